@@ -1,0 +1,3 @@
+// Package stale decides which earlier ledger rows a new trial invalidates,
+// and says why.
+package stale

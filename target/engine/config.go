@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Config is one engine's configuration. Field names are vLLM's engine
+// arguments in snake_case (max_num_seqs is `--max-num-seqs`), so one spec
+// drives both the simulator and `vllm serve`. Zero values mean "the engine's
+// default" and are not rendered as flags.
+type Config struct {
+	Model                string  `yaml:"model" json:"model" validate:"required"`
+	MaxModelLen          int     `yaml:"max_model_len,omitempty" json:"max_model_len,omitempty" validate:"gte=0"`
+	MaxNumSeqs           int     `yaml:"max_num_seqs,omitempty" json:"max_num_seqs,omitempty" validate:"gte=0"`
+	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens,omitempty" json:"max_num_batched_tokens,omitempty" validate:"gte=0"`
+	BlockSize            int     `yaml:"block_size,omitempty" json:"block_size,omitempty" validate:"gte=0"`
+	NumGPUBlocksOverride int     `yaml:"num_gpu_blocks_override,omitempty" json:"num_gpu_blocks_override,omitempty" validate:"gte=0"`
+	EnablePrefixCaching  *bool   `yaml:"enable_prefix_caching,omitempty" json:"enable_prefix_caching,omitempty"`
+	TensorParallelSize   int     `yaml:"tensor_parallel_size,omitempty" json:"tensor_parallel_size,omitempty" validate:"gte=0"`
+	DataParallelSize     int     `yaml:"data_parallel_size,omitempty" json:"data_parallel_size,omitempty" validate:"gte=0"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty" json:"gpu_memory_utilization,omitempty" validate:"gte=0,lte=1"`
+	// Dtype and Quantization set numeric precision. The simulator perturbs
+	// logprobs for anything below full precision so the quality gate can see it.
+	Dtype        string `yaml:"dtype,omitempty" json:"dtype,omitempty"`
+	Quantization string `yaml:"quantization,omitempty" json:"quantization,omitempty"`
+	// ExtraArgs are passed to vLLM verbatim as --key value (key in snake_case
+	// or kebab-case); the simulator ignores them.
+	ExtraArgs map[string]string `yaml:"extra_args,omitempty" json:"extra_args,omitempty"`
+}
+
+// PrefixCaching reports whether prefix caching is on (vLLM's default: on).
+func (c Config) PrefixCaching() bool { return c.EnablePrefixCaching == nil || *c.EnablePrefixCaching }
+
+// Args renders c as vLLM CLI flags in a stable order. The model is not
+// included: `vllm serve` takes it as a positional argument.
+func (c Config) Args() []string {
+	var args []string
+	add := func(flag string, v int) {
+		if v != 0 {
+			args = append(args, flag, strconv.Itoa(v))
+		}
+	}
+	add("--max-model-len", c.MaxModelLen)
+	add("--max-num-seqs", c.MaxNumSeqs)
+	add("--max-num-batched-tokens", c.MaxNumBatchedTokens)
+	add("--block-size", c.BlockSize)
+	add("--num-gpu-blocks-override", c.NumGPUBlocksOverride)
+	add("--tensor-parallel-size", c.TensorParallelSize)
+	add("--data-parallel-size", c.DataParallelSize)
+	if c.GPUMemoryUtilization != 0 {
+		args = append(args, "--gpu-memory-utilization", strconv.FormatFloat(c.GPUMemoryUtilization, 'f', -1, 64))
+	}
+	if c.EnablePrefixCaching != nil {
+		if *c.EnablePrefixCaching {
+			args = append(args, "--enable-prefix-caching")
+		} else {
+			args = append(args, "--no-enable-prefix-caching")
+		}
+	}
+	if c.Dtype != "" {
+		args = append(args, "--dtype", c.Dtype)
+	}
+	if c.Quantization != "" {
+		args = append(args, "--quantization", c.Quantization)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.ExtraArgs)) {
+		flag := "--" + strings.ReplaceAll(strings.TrimLeft(k, "-"), "_", "-")
+		if v := c.ExtraArgs[k]; v != "" {
+			args = append(args, flag, v)
+		} else {
+			args = append(args, flag)
+		}
+	}
+	return args
+}
+
+// Hash is a stable digest of c's canonical JSON. Rows with equal hashes ran
+// the same engine configuration.
+func (c Config) Hash() (string, error) {
+	b, err := json.Marshal(c) // encoding/json sorts map keys: canonical
+	if err != nil {
+		return "", fmt.Errorf("hashing engine config: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}

@@ -1,0 +1,69 @@
+package tokenizer
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestTokenizeSplitsWordsAndPunctuation(t *testing.T) {
+	got := Tokenize("Hello, the world!  42x")
+	if len(got) != 6 {
+		t.Fatalf("Tokenize gave %d ids %v, want 6 (Hello , the world ! 42x)", len(got), got)
+	}
+	if got[2] != vocabIndex["the"] || got[1] != vocabIndex[","] {
+		t.Fatalf("vocabulary words must map to their index: got %v", got)
+	}
+	if Count("Hello, the world!  42x") != len(got) {
+		t.Fatal("Count disagrees with Tokenize")
+	}
+}
+
+func TestTokenizeIsStableAndInRange(t *testing.T) {
+	a := Tokenize("an unknownword and Another")
+	b := Tokenize("an unknownword and Another")
+	if !slices.Equal(a, b) {
+		t.Fatalf("not deterministic: %v vs %v", a, b)
+	}
+	for _, id := range a {
+		if id <= 0 || id >= VocabSize {
+			t.Fatalf("id %d out of range (0, %d)", id, VocabSize)
+		}
+	}
+}
+
+func TestGenerateHasExactCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 3, 17, 128, 2048} {
+		text := Generate(r, n)
+		if got := Count(text); got != n {
+			t.Fatalf("Generate(%d) has %d tokens: %q", n, got, text)
+		}
+	}
+}
+
+func TestGenerateIsSeeded(t *testing.T) {
+	a := Generate(rand.New(rand.NewPCG(7, 7)), 64)
+	b := Generate(rand.New(rand.NewPCG(7, 7)), 64)
+	c := Generate(rand.New(rand.NewPCG(7, 8)), 64)
+	if a != b {
+		t.Fatal("same seed gave different text")
+	}
+	if a == c {
+		t.Fatal("different seeds gave the same text")
+	}
+}
+
+func TestDetokenizeRoundTripsVocabularyText(t *testing.T) {
+	text := "the model, the cache."
+	if got := Detokenize(Tokenize(text)); got != text {
+		t.Fatalf("Detokenize(Tokenize(%q)) = %q", text, got)
+	}
+	var streamed string
+	for i, id := range Tokenize(text) {
+		streamed += Piece(id, i == 0)
+	}
+	if streamed != text {
+		t.Fatalf("concatenated pieces = %q, want %q", streamed, text)
+	}
+}
