@@ -1,0 +1,171 @@
+package failure
+
+import "fmt"
+
+// Kind is a failure's stable name. Names never change once released: the
+// ledger stores them and users query them.
+type Kind string
+
+// The closed set of kinds.
+const (
+	KindRouterStartupFailed   Kind = "RouterStartupFailed"
+	KindRouterPoolExhausted   Kind = "RouterPoolExhausted"
+	KindPDConnectorTimeout    Kind = "PDConnectorTimeout"
+	KindRouterPolicyInvariant Kind = "RouterPolicyInvariant"
+	KindWorkerStartupFailed   Kind = "WorkerStartupFailed"
+	KindWorkerCrashed         Kind = "WorkerCrashed"
+	KindQualityGateFailed     Kind = "QualityGateFailed"
+	KindDriverOverloaded      Kind = "DriverOverloaded"
+	KindUnknown               Kind = "Unknown"
+)
+
+// Kinds lists every kind, in classification precedence order except
+// Unknown, which is last.
+func Kinds() []Kind {
+	return []Kind{
+		KindRouterStartupFailed, KindWorkerStartupFailed, KindWorkerCrashed, KindRouterPolicyInvariant,
+		KindPDConnectorTimeout, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
+		KindUnknown,
+	}
+}
+
+// Failure is one typed trial failure. Error gives a one-line human summary.
+type Failure interface {
+	error
+	Kind() Kind
+}
+
+// StartupReason says why the router did not start.
+type StartupReason string
+
+// Router startup reasons.
+const (
+	ReasonBinaryMissing StartupReason = "binary_missing"
+	ReasonPortInUse     StartupReason = "port_in_use"
+	ReasonFlagInvalid   StartupReason = "flag_invalid"
+	ReasonTimeout       StartupReason = "timeout"
+	// ReasonExited: the process exited before it was live for a reason none
+	// of the above explains; Detail holds its exit status and stderr tail.
+	ReasonExited StartupReason = "exited"
+)
+
+// RouterStartupFailed: the router never became live.
+type RouterStartupFailed struct {
+	Reason StartupReason `json:"reason"`
+	Detail string        `json:"detail,omitempty"`
+}
+
+// RouterPoolExhausted: the pool was saturated — requests were refused by
+// backpressure (queue_full, queue_timeout) or ran out of retries while every
+// worker was busy or had its circuit open (pool_exhausted, 503). This is a
+// capacity result about the deployment under this load, not a broken worker.
+type RouterPoolExhausted struct {
+	// ErrorType is the router error type that dominated (pool_exhausted,
+	// queue_full, queue_timeout, no_available_workers, or http_503/http_429
+	// when the router gave no typed body).
+	ErrorType    string `json:"error_type"`
+	Count        int    `json:"count"`
+	Retries      int    `json:"retries"`
+	PoolSize     int    `json:"pool_size"`
+	OpenCircuits int    `json:"open_circuits"`
+}
+
+// PDConnectorTimeout: a prefill/decode KV transfer leg did not finish in time.
+type PDConnectorTimeout struct {
+	Leg         string  `json:"leg"`
+	TimeoutSecs float64 `json:"timeout_secs"`
+	RequestID   string  `json:"request_id"`
+	Count       int     `json:"count"`
+}
+
+// RouterPolicyInvariant: a router counter broke an invariant, e.g. a worker
+// load that is not 0 after all traffic stopped.
+type RouterPolicyInvariant struct {
+	Counter string  `json:"counter"`
+	Value   float64 `json:"value"`
+}
+
+// WorkerStartupFailed: a worker never became healthy.
+type WorkerStartupFailed struct {
+	Worker   string `json:"worker"`
+	Detail   string `json:"detail,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+}
+
+// WorkerCrashed: a worker process exited while the trial ran.
+type WorkerCrashed struct {
+	Worker   string `json:"worker"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// QualityGateFailed: the deployment's outputs diverged from the reference.
+type QualityGateFailed struct {
+	KLMean    float64 `json:"kl_mean"`
+	KLMax     float64 `json:"kl_max"`
+	Threshold float64 `json:"threshold"`
+}
+
+// DriverOverloaded: the client could not send on schedule, so the numbers
+// measure the client rather than the deployment.
+type DriverOverloaded struct {
+	P99ScheduleDelayMs float64 `json:"p99_schedule_delay_ms"`
+	MaxScheduleDelayMs float64 `json:"max_schedule_delay_ms"`
+	ThresholdMs        float64 `json:"threshold_ms"`
+}
+
+// Unknown: the trial failed in a way no rule recognises.
+type Unknown struct {
+	Message string `json:"message"`
+}
+
+// Kind implementations.
+func (RouterStartupFailed) Kind() Kind   { return KindRouterStartupFailed }
+func (RouterPoolExhausted) Kind() Kind   { return KindRouterPoolExhausted }
+func (PDConnectorTimeout) Kind() Kind    { return KindPDConnectorTimeout }
+func (RouterPolicyInvariant) Kind() Kind { return KindRouterPolicyInvariant }
+func (WorkerStartupFailed) Kind() Kind   { return KindWorkerStartupFailed }
+func (WorkerCrashed) Kind() Kind         { return KindWorkerCrashed }
+func (QualityGateFailed) Kind() Kind     { return KindQualityGateFailed }
+func (DriverOverloaded) Kind() Kind      { return KindDriverOverloaded }
+func (Unknown) Kind() Kind               { return KindUnknown }
+
+func (f RouterStartupFailed) Error() string {
+	return fmt.Sprintf("router did not start (%s): %s", f.Reason, f.Detail)
+}
+
+func (f RouterPoolExhausted) Error() string {
+	return fmt.Sprintf("router pool exhausted: %d× %s (retries %d, pool size %d, open circuits %d)",
+		f.Count, f.ErrorType, f.Retries, f.PoolSize, f.OpenCircuits)
+}
+
+func (f PDConnectorTimeout) Error() string {
+	return fmt.Sprintf("PD connector %s leg timed out after %gs (request %s, %d in total)",
+		f.Leg, f.TimeoutSecs, f.RequestID, f.Count)
+}
+
+func (f RouterPolicyInvariant) Error() string {
+	return fmt.Sprintf("router invariant broken: %s = %g", f.Counter, f.Value)
+}
+
+func (f WorkerStartupFailed) Error() string {
+	return fmt.Sprintf("worker %s did not start: %s", f.Worker, f.Detail)
+}
+
+func (f WorkerCrashed) Error() string {
+	if f.Signal != "" {
+		return fmt.Sprintf("worker %s crashed: %s", f.Worker, f.Signal)
+	}
+	return fmt.Sprintf("worker %s crashed: exit status %d", f.Worker, f.ExitCode)
+}
+
+func (f QualityGateFailed) Error() string {
+	return fmt.Sprintf("quality gate failed: KL mean %g, max %g > threshold %g", f.KLMean, f.KLMax, f.Threshold)
+}
+
+func (f DriverOverloaded) Error() string {
+	return fmt.Sprintf("driver overloaded: p99 schedule delay %gms (max %gms) > %gms",
+		f.P99ScheduleDelayMs, f.MaxScheduleDelayMs, f.ThresholdMs)
+}
+
+func (f Unknown) Error() string { return "trial failed: " + f.Message }
