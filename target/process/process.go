@@ -1,0 +1,191 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/autoinfer/autoinfer/target"
+)
+
+// Defaults for Options' zero values.
+const (
+	DefaultStartupTimeout  = 10 * time.Minute // vLLM loading a large model
+	DefaultStopGracePeriod = 30 * time.Second
+	DefaultHost            = "127.0.0.1"
+)
+
+// Options configure the process target.
+type Options struct {
+	// Command is the template run once per worker (see ParseTemplate).
+	Command string
+	// Host is where workers listen ({host}) and where health probes go.
+	Host string
+	// HealthPath is probed with GET until it answers 200.
+	HealthPath string
+	// StartupTimeout bounds each worker's wait for health.
+	StartupTimeout time.Duration
+	// StopGracePeriod is how long a worker may take to exit after SIGTERM
+	// before its process group is killed.
+	StopGracePeriod time.Duration
+	// Env is added to autoinfer's own environment; values may use
+	// placeholders ("CUDA_VISIBLE_DEVICES": "{index}").
+	Env map[string]string
+	// LogDir receives one {role}-{rank}.log per worker (stdout and stderr).
+	// Empty means a new temporary directory per deployment, kept after
+	// Close so the logs can be read.
+	LogDir string
+	// Logger reports starts and stops; nil discards.
+	Logger *slog.Logger
+}
+
+// Provisioner starts workers as child processes.
+type Provisioner struct {
+	opts Options
+	tmpl Template
+	log  *slog.Logger
+}
+
+var _ target.Provisioner = (*Provisioner)(nil)
+
+// New checks the options and fills in defaults.
+func New(opts Options) (*Provisioner, error) {
+	tmpl, err := ParseTemplate(opts.Command)
+	if err != nil {
+		return nil, fmt.Errorf("process target command: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.Env)) {
+		if err := CheckEnvValue(opts.Env[k]); err != nil {
+			return nil, fmt.Errorf("process target env %s: %w", k, err)
+		}
+	}
+	if opts.Host == "" {
+		opts.Host = DefaultHost
+	}
+	if opts.HealthPath == "" {
+		opts.HealthPath = target.DefaultHealthPath
+	}
+	if opts.StartupTimeout <= 0 {
+		opts.StartupTimeout = DefaultStartupTimeout
+	}
+	if opts.StopGracePeriod <= 0 {
+		opts.StopGracePeriod = DefaultStopGracePeriod
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Provisioner{opts: opts, tmpl: tmpl, log: log}, nil
+}
+
+// Provision starts one process per worker, all at once, and waits until
+// every one is healthy. The first worker that fails to start stops the
+// others; its *target.StartupError is returned.
+func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*target.Deployment, error) {
+	if err := topo.Validate(); err != nil {
+		return nil, err
+	}
+	logDir := p.opts.LogDir
+	if logDir == "" {
+		dir, err := os.MkdirTemp("", "autoinfer-workers-")
+		if err != nil {
+			return nil, fmt.Errorf("creating log directory: %w", err)
+		}
+		logDir = dir
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating log directory: %w", err)
+	}
+
+	var procs []*proc
+	stopAll := func(ctx context.Context) error {
+		g := new(errgroup.Group)
+		var errs = make([]error, len(procs))
+		for i, pr := range procs {
+			g.Go(func() error { errs[i] = pr.stop(ctx, p.opts.StopGracePeriod); return nil })
+		}
+		_ = g.Wait()
+		return errors.Join(errs...)
+	}
+	for i, slot := range topo.Slots() {
+		pr, err := p.start(slot, i, topo, logDir)
+		if err != nil {
+			return nil, errors.Join(err, stopAll(context.WithoutCancel(ctx)))
+		}
+		procs = append(procs, pr)
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	for _, pr := range procs {
+		g.Go(func() error { return p.waitReady(gctx, pr) })
+	}
+	if err := g.Wait(); err != nil {
+		// Stopping must finish even when ctx is what failed.
+		return nil, errors.Join(err, stopAll(context.WithoutCancel(ctx)))
+	}
+	workers := make([]target.Worker, len(procs))
+	for i, pr := range procs {
+		workers[i] = pr.worker
+	}
+	return target.NewDeployment(workers, stopAll), nil
+}
+
+// start launches one worker.
+func (p *Provisioner) start(slot target.Worker, index int, topo target.Topology, logDir string) (*proc, error) {
+	port, err := target.FreePort(p.opts.Host)
+	if err != nil {
+		return nil, err
+	}
+	vars := Vars{
+		Model: topo.Engine.Model, Host: p.opts.Host, Port: port, EngineArgs: topo.Engine.Args(),
+		Role: slot.Role, Rank: slot.Rank, Index: index,
+	}
+	w := slot
+	w.URL = "http://" + net.JoinHostPort(p.opts.Host, strconv.Itoa(port))
+	w.LogPath = filepath.Join(logDir, fmt.Sprintf("%s-%d.log", slot.Role, slot.Rank))
+	env := os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(p.opts.Env)) {
+		env = append(env, k+"="+vars.Expand(p.opts.Env[k]))
+	}
+	pr, err := startProc(w, p.tmpl.Argv(vars), env)
+	if err != nil {
+		return nil, err
+	}
+	p.log.Info("worker started", "worker", w.String(), "pid", pr.cmd.Process.Pid, "log", w.LogPath)
+	return pr, nil
+}
+
+// waitReady waits for pr's health endpoint within the startup timeout.
+func (p *Provisioner) waitReady(ctx context.Context, pr *proc) error {
+	wctx, cancel := context.WithTimeout(ctx, p.opts.StartupTimeout)
+	defer cancel()
+	err := target.Health{Client: &http.Client{Timeout: 5 * time.Second}}.Wait(wctx, pr.worker.URL+p.opts.HealthPath, pr.done)
+	if err == nil {
+		p.log.Info("worker healthy", "worker", pr.worker.String())
+		return nil
+	}
+	select {
+	case <-pr.done:
+		return &target.StartupError{Worker: pr.worker, Reason: "exited during startup", Err: pr.waitErr, LogTail: tail(pr.worker.LogPath)}
+	default:
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("waiting for worker %s: %w", pr.worker, ctx.Err())
+	}
+	return &target.StartupError{
+		Worker:  pr.worker,
+		Reason:  fmt.Sprintf("not healthy after %s (GET %s)", p.opts.StartupTimeout, p.opts.HealthPath),
+		Err:     errors.Unwrap(err),
+		LogTail: tail(pr.worker.LogPath),
+	}
+}

@@ -1,0 +1,252 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/engine"
+)
+
+// helperOptions runs this test binary in the given mode as every worker.
+func helperOptions(t *testing.T, mode string) Options {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Command:         fmt.Sprintf("'%s' %s {port}", exe, mode),
+		Env:             map[string]string{helperEnv: "1", "HELPER_ROLE": "{role}-{rank}", "HELPER_INDEX": "{index}"},
+		StartupTimeout:  20 * time.Second,
+		StopGracePeriod: 10 * time.Second,
+		LogDir:          t.TempDir(),
+	}
+}
+
+func provision(t *testing.T, opts Options, topo target.Topology) (*target.Deployment, error) {
+	t.Helper()
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	return p.Provision(ctx, topo)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// gone reports whether pid no longer runs (absent, or a zombie whose parent
+// has not reaped it yet).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// waitGone polls until pid is gone, bounded by 10 s.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running", pid)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not synchronising
+	}
+}
+
+func TestProvisionPDWorkersAndStopGracefully(t *testing.T) {
+	topo := target.Topology{Prefill: 1, Decode: 2, Engine: engine.Config{Model: "m"}}
+	d, err := provision(t, helperOptions(t, "serve"), topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(d.URLs(target.Prefill)); got != 1 {
+		t.Errorf("prefill URLs = %d, want 1", got)
+	}
+	if got := len(d.URLs(target.Decode)); got != 2 {
+		t.Errorf("decode URLs = %d, want 2", got)
+	}
+	var pids []int
+	seen := map[string]bool{}
+	for i, w := range d.Workers {
+		if seen[w.URL] {
+			t.Errorf("URL %s used twice", w.URL)
+		}
+		seen[w.URL] = true
+		var pid, child int
+		var role, index string
+		if _, err := fmt.Sscanf(get(t, w.URL+"/info"), "%d %d %s %s", &pid, &child, &role, &index); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%s-%d", w.Role, w.Rank); role != want {
+			t.Errorf("worker %d env HELPER_ROLE = %q, want %q", i, role, want)
+		}
+		if index != fmt.Sprint(i) {
+			t.Errorf("worker %d env HELPER_INDEX = %q", i, index)
+		}
+		pids = append(pids, pid)
+	}
+	if err := d.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range d.Workers {
+		if log := readLog(t, w.LogPath); !strings.Contains(log, "graceful shutdown") {
+			t.Errorf("worker %s did not see SIGTERM; log:\n%s", w, log)
+		}
+		if !gone(pids[i]) {
+			t.Errorf("worker %s (pid %d) still running after Close", w, pids[i])
+		}
+	}
+}
+
+func TestStopKillsGroupAfterGracePeriod(t *testing.T) {
+	opts := helperOptions(t, "stubborn")
+	opts.StopGracePeriod = 200 * time.Millisecond
+	d, err := provision(t, opts, target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.Workers[0]
+	var pid, child int
+	var role, index string
+	if _, err := fmt.Sscanf(get(t, w.URL+"/info"), "%d %d %s %s", &pid, &child, &role, &index); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(pid) {
+		t.Errorf("worker pid %d survived Close", pid)
+	}
+	waitGone(t, child) // the worker's own child, killed with the group
+	if log := readLog(t, w.LogPath); !strings.Contains(log, "ignoring SIGTERM") {
+		t.Errorf("SIGTERM was not sent before SIGKILL; log:\n%s", log)
+	}
+}
+
+func TestStartupTimeoutReportsLogTail(t *testing.T) {
+	opts := helperOptions(t, "unhealthy")
+	opts.StartupTimeout = 300 * time.Millisecond
+	_, err := provision(t, opts, target.Topology{Replicas: 2, Engine: engine.Config{Model: "m"}})
+	var se *target.StartupError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want *target.StartupError", err)
+	}
+	if !strings.Contains(se.Reason, "not healthy after 300ms") {
+		t.Errorf("reason = %q", se.Reason)
+	}
+	if se.Err == nil || !strings.Contains(se.Err.Error(), "503") {
+		t.Errorf("cause = %v, want the 503 of the last probe", se.Err)
+	}
+	if !strings.Contains(se.LogTail, "loading weights") {
+		t.Errorf("log tail = %q", se.LogTail)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(se.LogTail, "pid=%d", &pid); err != nil {
+		t.Fatalf("no pid in log tail: %v", err)
+	}
+	if !gone(pid) {
+		t.Errorf("unhealthy worker pid %d left running", pid)
+	}
+}
+
+func TestCrashAtStartIsTyped(t *testing.T) {
+	_, err := provision(t, helperOptions(t, "crash"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+	var se *target.StartupError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want *target.StartupError", err)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("cause = %v, want exit status 3", se.Err)
+	}
+	if se.Reason != "exited during startup" || !strings.Contains(se.LogTail, "boom: cannot load model weights") {
+		t.Errorf("reason %q, tail %q", se.Reason, se.LogTail)
+	}
+	if !strings.Contains(err.Error(), "boom") {
+		t.Errorf("error text lacks the log tail: %v", err)
+	}
+}
+
+func TestMissingExecutable(t *testing.T) {
+	opts := helperOptions(t, "serve")
+	opts.Command = "/nonexistent/autoinfer-no-such-binary --port {port}"
+	_, err := provision(t, opts, target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+	var se *target.StartupError
+	if !errors.As(err, &se) || !strings.Contains(se.Reason, "could not start") {
+		t.Fatalf("err = %v, want a StartupError naming the start failure", err)
+	}
+}
+
+func TestCancelledProvisionStopsWorkers(t *testing.T) {
+	opts := helperOptions(t, "unhealthy")
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Provision(ctx, target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+		done <- err
+	}()
+	log := opts.LogDir + "/collocated-0.log"
+	deadline := time.Now().Add(10 * time.Second)
+	for b, _ := os.ReadFile(log); !strings.Contains(string(b), "loading weights"); b, _ = os.ReadFile(log) {
+		if time.Now().After(deadline) {
+			t.Fatal("worker never started")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition
+	}
+	cancel()
+	err = <-done
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	var pid int
+	if _, err := fmt.Sscanf(readLog(t, log), "pid=%d", &pid); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(pid) {
+		t.Errorf("worker pid %d left running after cancelled provisioning", pid)
+	}
+}

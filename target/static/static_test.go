@@ -1,0 +1,76 @@
+package static
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autoinfer/autoinfer/target"
+)
+
+func healthy(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestProvisionHealthyPD(t *testing.T) {
+	p0, d0, d1 := healthy(t), healthy(t), healthy(t)
+	prov := New(Options{Prefill: []string{p0.URL + "/"}, Decode: []string{d0.URL, d1.URL}})
+	d, err := prov.Provision(t.Context(), target.Topology{Prefill: 1, Decode: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.URLs(target.Prefill); !slices.Equal(got, []string{p0.URL}) {
+		t.Errorf("prefill = %v (trailing slash must be trimmed)", got)
+	}
+	if got := d.URLs(target.Decode); !slices.Equal(got, []string{d0.URL, d1.URL}) {
+		t.Errorf("decode = %v", got)
+	}
+	if err := d.Close(context.Background()); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	// Close must not have touched the workers.
+	if resp, err := http.Get(d0.URL + "/health"); err != nil {
+		t.Errorf("worker gone after Close: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+}
+
+func TestUnhealthyWorkerIsNamed(t *testing.T) {
+	good := healthy(t)
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer bad.Close()
+	prov := New(Options{Workers: []string{good.URL, bad.URL}, HealthTimeout: 200 * time.Millisecond})
+	_, err := prov.Provision(t.Context(), target.Topology{Replicas: 2})
+	var se *target.StartupError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v, want *target.StartupError", err)
+	}
+	if se.Worker.URL != bad.URL || se.Worker.Rank != 1 {
+		t.Errorf("named worker %s, want rank 1 %s", se.Worker, bad.URL)
+	}
+	if !strings.Contains(err.Error(), bad.URL) || !strings.Contains(err.Error(), "503") || strings.Contains(err.Error(), good.URL+":") {
+		t.Errorf("error text = %v", err)
+	}
+}
+
+func TestCountMismatch(t *testing.T) {
+	_, err := New(Options{Workers: []string{"http://127.0.0.1:1"}}).Provision(t.Context(), target.Topology{Replicas: 2})
+	if err == nil || !strings.Contains(err.Error(), "wants 2 collocated workers, 1 URLs given") {
+		t.Errorf("err = %v", err)
+	}
+}
