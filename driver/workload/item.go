@@ -1,0 +1,113 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+)
+
+// Source returns the random source for one purpose and index. The same
+// arguments must always give the same sequence, and different arguments
+// independent ones: item i of a workload then never depends on how many
+// items follow it.
+type Source func(purpose string, index int) *rand.Rand
+
+// Item is one abstract request: texts and lengths, before it is rendered
+// for an endpoint.
+type Item struct {
+	// Session is the index of the first item of this item's session, or the
+	// item's own index when it shares no session.
+	Session int
+	// Turn counts from 0 within a multi_turn session; Prev is the index of
+	// the turn before it (-1 for none). A turn is due Think after its
+	// previous turn has finished.
+	Turn  int
+	Prev  int
+	Think time.Duration
+	// System is sent as a system message to chat endpoints and prepended
+	// (space separated) to the prompt on completions.
+	System string
+	// Prompt is the user text (multi_turn: this turn's message only).
+	Prompt string
+	// Answer is the assistant text later turns carry in their history when
+	// History is synthetic.
+	Answer string
+	// InputTokens counts System and Prompt with the shared tokenizer.
+	InputTokens  int
+	OutputTokens int
+	// Offset is the intended send offset from a trace's timestamps; Timed
+	// says whether it is set (otherwise the arrival process decides).
+	Offset time.Duration
+	Timed  bool
+}
+
+// Build returns the items of w. n is the number of requests asked for; 0
+// means the workload's natural count (groups × prompts per group, sessions
+// × turns, the trace's lines). random needs n > 0.
+func Build(w Workload, n int, src Source) ([]Item, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("num_prompts: must be >= 0, got %d", n)
+	}
+	w = w.WithDefaults()
+	switch w.Kind {
+	case Random:
+		return buildRandom(w, n, src)
+	case SharedPrefix:
+		return buildSharedPrefix(w, n, src)
+	case MultiTurn:
+		return buildMultiTurn(w, n, src)
+	default:
+		return buildTrace(w, n, src)
+	}
+}
+
+// length draws a length uniform in [⌊L(1−r)⌋, ⌊L(1+r)⌋] as vllm's random
+// dataset does, never below 1.
+func length(r *rand.Rand, l int, ratio float64) int {
+	lo, hi := int(float64(l)*(1-ratio)), int(float64(l)*(1+ratio))
+	lo = max(lo, 1)
+	hi = max(hi, lo)
+	return lo + r.IntN(hi-lo+1)
+}
+
+// join concatenates texts with a space, skipping empty ones. Because white
+// space only separates tokens, the token count of the result is the sum of
+// the parts'.
+func join(parts ...string) string {
+	out := ""
+	for _, p := range parts {
+		switch {
+		case p == "":
+		case out == "":
+			out = p
+		default:
+			out += " " + p
+		}
+	}
+	return out
+}
+
+func single(i int) Item { return Item{Session: i, Prev: -1} }
+
+func buildRandom(w Workload, n int, src Source) ([]Item, error) {
+	if n == 0 {
+		return nil, fmt.Errorf("num_prompts: kind random needs the number of requests (> 0)")
+	}
+	prefix := tokenizer.Generate(src("prefix", 0), w.PrefixLen)
+	items := make([]Item, n)
+	for i := range items {
+		r := src("request", i)
+		in, out := length(r, w.InputLen, w.RangeRatio), length(r, w.OutputLen, w.RangeRatio)
+		it := single(i)
+		it.Prompt = join(prefix, tokenizer.Generate(r, in))
+		it.InputTokens = w.PrefixLen + in
+		it.OutputTokens = out
+		items[i] = it
+	}
+	return items, nil
+}
