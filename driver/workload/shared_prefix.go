@@ -75,4 +75,3 @@ func zipfCDF(n int, s float64) []float64 {
 	}
 	return cdf
 }
-
