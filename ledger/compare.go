@@ -1,0 +1,209 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+)
+
+// CompareOptions tune the bootstrap. Zero values take the defaults.
+type CompareOptions struct {
+	Resamples  int     // default 2000
+	Confidence float64 // default 0.95
+	Seed       uint64  // default 1; equal seeds give equal intervals
+}
+
+// Side is one side of a comparison: one trial, or every ok trial of a sweep.
+type Side struct {
+	Ref      string  `json:"ref"`
+	Resolved string  `json:"resolved"` // "trial", "sweep" or "name"
+	Trials   []Trial `json:"-"`
+	IDs      []int64 `json:"trial_ids"`
+	Requests int     `json:"requests"`
+}
+
+// MetricDelta is one metric side by side. With several trials on a side
+// its value is their mean.
+type MetricDelta struct {
+	Metric    string  `json:"metric"`
+	Direction string  `json:"direction"`
+	A         float64 `json:"a"`
+	B         float64 `json:"b"`
+	Diff      float64 `json:"diff"`   // B − A
+	Better    string  `json:"better"` // "A", "B" or "" when equal
+}
+
+// Interval is a bootstrap confidence interval on B − A of one latency
+// percentile, computed from the per-request records.
+type Interval struct {
+	Metric      string  `json:"metric"` // p50_ttft_ms, p99_ttft_ms, p50_tpot_ms, p99_tpot_ms
+	A           float64 `json:"a"`
+	B           float64 `json:"b"`
+	Diff        float64 `json:"diff"`
+	Lo          float64 `json:"ci_low"`
+	Hi          float64 `json:"ci_high"`
+	Significant bool    `json:"significant"` // the interval excludes 0
+	Better      string  `json:"better"`      // "A" or "B" when significant (lower latency wins)
+	NA          int     `json:"n_a"`
+	NB          int     `json:"n_b"`
+}
+
+// Comparison is Compare's answer.
+type Comparison struct {
+	A, B       Side
+	Metrics    []MetricDelta
+	Intervals  []Interval
+	Resamples  int
+	Confidence float64
+	Seed       uint64
+}
+
+// Compare resolves two references (see Resolve), puts every metric side by
+// side and bootstraps the differences of TTFT and TPOT p50 and p99.
+func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOptions) (Comparison, error) {
+	if opt.Resamples == 0 {
+		opt.Resamples = 2000
+	}
+	if opt.Confidence == 0 {
+		opt.Confidence = 0.95
+	}
+	if opt.Seed == 0 {
+		opt.Seed = 1
+	}
+	if opt.Resamples < 0 || opt.Confidence <= 0 || opt.Confidence >= 1 {
+		return Comparison{}, fmt.Errorf("compare: resamples %d and confidence %g must be > 0 and in (0, 1)", opt.Resamples, opt.Confidence)
+	}
+	a, err := l.Resolve(ctx, refA)
+	if err != nil {
+		return Comparison{}, err
+	}
+	b, err := l.Resolve(ctx, refB)
+	if err != nil {
+		return Comparison{}, err
+	}
+	c := Comparison{A: a, B: b, Resamples: opt.Resamples, Confidence: opt.Confidence, Seed: opt.Seed}
+	for _, m := range MetricList() {
+		va, vb := mean(m, a.Trials), mean(m, b.Trials)
+		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: va, B: vb, Diff: vb - va}
+		switch {
+		case m.Direction.Better(va, vb):
+			d.Better = "A"
+		case m.Direction.Better(vb, va):
+			d.Better = "B"
+		}
+		c.Metrics = append(c.Metrics, d)
+	}
+	sa, err := l.samples(ctx, &c.A)
+	if err != nil {
+		return Comparison{}, err
+	}
+	sb, err := l.samples(ctx, &c.B)
+	if err != nil {
+		return Comparison{}, err
+	}
+	qs := []float64{0.5, 0.99}
+	for i, metric := range []string{"ttft", "tpot"} {
+		xa, xb := sa[metric], sb[metric]
+		if len(xa) == 0 || len(xb) == 0 {
+			continue // no per-request records: no interval
+		}
+		// One stream per metric, so adding a metric never shifts another's interval.
+		rng := rand.New(rand.NewPCG(opt.Seed, uint64(i)))
+		diff, lo, hi := bootstrapDiff(xa, xb, qs, opt.Resamples, opt.Confidence, rng)
+		for j, q := range qs {
+			iv := Interval{Metric: fmt.Sprintf("p%d_%s_ms", int(q*100), metric), Diff: diff[j], Lo: lo[j], Hi: hi[j],
+				NA: len(xa), NB: len(xb)}
+			iv.A, iv.B = percentileOf(xa, q), percentileOf(xb, q)
+			iv.Significant = lo[j] > 0 || hi[j] < 0
+			if iv.Significant {
+				iv.Better = "A"
+				if hi[j] < 0 {
+					iv.Better = "B"
+				}
+			}
+			c.Intervals = append(c.Intervals, iv)
+		}
+	}
+	return c, nil
+}
+
+// Resolve turns a reference into trials. Rules, first match wins:
+//  1. a decimal integer is a trial id (any status);
+//  2. a sweep id is every ok trial of that sweep, stale or not;
+//  3. a name is the latest ok trial with that name.
+func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
+	side := Side{Ref: ref}
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		t, err := l.Get(ctx, id)
+		if err != nil {
+			return Side{}, err
+		}
+		side.Resolved, side.Trials = "trial", []Trial{t}
+	} else if ts, err := l.List(ctx, Filter{SweepID: ref, Status: StatusOK, IncludeStale: true}); err != nil {
+		return Side{}, err
+	} else if len(ts) > 0 {
+		side.Resolved, side.Trials = "sweep", ts
+	} else {
+		var id int64
+		err := l.db.GetContext(ctx, &id, `SELECT id FROM trials WHERE name = ? AND status = 'ok' ORDER BY started_at DESC, id DESC LIMIT 1`, ref)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Side{}, fmt.Errorf("%q is no trial id, sweep id or name of an ok trial: %w", ref, ErrNotFound)
+		}
+		if err != nil {
+			return Side{}, fmt.Errorf("resolving %q: %w", ref, err)
+		}
+		t, err := l.Get(ctx, id)
+		if err != nil {
+			return Side{}, err
+		}
+		side.Resolved, side.Trials = "name", []Trial{t}
+	}
+	for _, t := range side.Trials {
+		side.IDs = append(side.IDs, t.ID)
+	}
+	return side, nil
+}
+
+// samples loads the latency samples of a side's completed requests: every
+// TTFT, and the TPOT of requests with more than one output token (TPOT is
+// undefined otherwise, as in vllm bench serve).
+func (l *Ledger) samples(ctx context.Context, s *Side) (map[string][]float64, error) {
+	out := map[string][]float64{}
+	for _, id := range s.IDs {
+		var rows []struct {
+			TTFT float64 `db:"ttft_ms"`
+			TPOT float64 `db:"tpot_ms"`
+			Out  int     `db:"output_tokens"`
+		}
+		if err := l.db.SelectContext(ctx, &rows, `SELECT ttft_ms, tpot_ms, output_tokens FROM requests
+			WHERE trial_id = ? AND status = 'ok'`, id); err != nil {
+			return nil, fmt.Errorf("reading requests of trial %d: %w", id, err)
+		}
+		s.Requests += len(rows)
+		for _, r := range rows {
+			out["ttft"] = append(out["ttft"], r.TTFT)
+			if r.Out > 1 {
+				out["tpot"] = append(out["tpot"], r.TPOT)
+			}
+		}
+	}
+	return out, nil
+}
+
+func mean(m Metric, ts []Trial) float64 {
+	if len(ts) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, t := range ts {
+		sum += m.Value(t)
+	}
+	return sum / float64(len(ts))
+}
+
+func percentileOf(sample []float64, q float64) float64 {
+	return percentile(newResampler(sample).sorted, q)
+}

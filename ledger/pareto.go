@@ -1,0 +1,110 @@
+package ledger
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+)
+
+// ParetoQuery asks for the front of two metrics over the ok rows the
+// filter selects (Filter.Status is ignored).
+type ParetoQuery struct {
+	X, Y   string
+	Filter Filter
+}
+
+// Point is one ok row in metric space.
+type Point struct {
+	ID      int64   `db:"id" json:"id"`
+	Name    string  `db:"name" json:"name"`
+	SweepID string  `db:"sweep_id" json:"sweep_id"`
+	Stale   bool    `db:"stale" json:"stale"`
+	X       float64 `db:"x" json:"x"`
+	Y       float64 `db:"y" json:"y"`
+	OnFront bool    `db:"-" json:"on_front"`
+}
+
+// Front is a Pareto query's answer: every matching ok row (stale ones too,
+// so a plot can show them) ordered best-first on X, with OnFront set on the
+// rows no eligible row dominates. Stale rows are eligible only with
+// Filter.IncludeStale.
+type Front struct {
+	X, Y   Metric
+	Points []Point
+}
+
+// OnFront returns the front's points, best X first.
+func (f Front) OnFront() []Point {
+	var out []Point
+	for _, p := range f.Points {
+		if p.OnFront {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Pareto computes the front in one scan of the matching rows; the metric
+// names are checked against MetricList before they reach SQL.
+func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
+	x, err := LookupMetric(q.X)
+	if err != nil {
+		return Front{}, fmt.Errorf("x: %w", err)
+	}
+	y, err := LookupMetric(q.Y)
+	if err != nil {
+		return Front{}, fmt.Errorf("y: %w", err)
+	}
+	f := q.Filter
+	f.Status, f.Limit = StatusOK, 0
+	includeStale := f.IncludeStale
+	f.IncludeStale = true
+	where, args, err := f.sql()
+	if err != nil {
+		return Front{}, err
+	}
+	var pts []Point
+	sqlq := fmt.Sprintf("SELECT id, name, sweep_id, stale, %s AS x, %s AS y FROM trials%s", x.Name, y.Name, where)
+	if err := l.db.SelectContext(ctx, &pts, sqlq, args...); err != nil {
+		return Front{}, fmt.Errorf("pareto query: %w", err)
+	}
+	markFront(pts, x.Direction, y.Direction, includeStale)
+	return Front{X: x, Y: y, Points: pts}, nil
+}
+
+// markFront sorts points best-first on x (then y, then id) and sets OnFront
+// on the eligible points that no other eligible point dominates (at least
+// as good on both axes, strictly better on one). Equal points are all on
+// the front. One pass after the sort: a point is dominated exactly when a
+// point with strictly better x has y at least as good, or a point with the
+// same x has strictly better y.
+func markFront(pts []Point, xd, yd Direction, includeStale bool) {
+	order := func(d Direction, a, b float64) int {
+		if d == Maximize {
+			return cmp.Compare(b, a)
+		}
+		return cmp.Compare(a, b)
+	}
+	slices.SortFunc(pts, func(a, b Point) int {
+		return cmp.Or(order(xd, a.X, b.X), order(yd, a.Y, b.Y), cmp.Compare(a.ID, b.ID))
+	})
+	var haveBest, haveGroup bool
+	var bestY, groupX, groupY float64 // groupY: the first (best) y of the current equal-x group
+	for i := range pts {
+		p := &pts[i]
+		if p.Stale && !includeStale {
+			continue
+		}
+		if !haveGroup || p.X != groupX {
+			// A new x group: the previous group now has strictly better x.
+			if haveGroup && (!haveBest || yd.Better(groupY, bestY)) {
+				bestY, haveBest = groupY, true
+			}
+			groupX, groupY, haveGroup = p.X, p.Y, true
+		}
+		dominatedByBetterX := haveBest && !yd.Better(p.Y, bestY)
+		dominatedInGroup := yd.Better(groupY, p.Y)
+		p.OnFront = !dominatedByBetterX && !dominatedInGroup
+	}
+}

@@ -1,0 +1,141 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/autoinfer/autoinfer/failure"
+)
+
+// ErrNotFound is returned by Get for an id the ledger does not hold.
+var ErrNotFound = errors.New("no such trial")
+
+// Get returns one row by id.
+func (l *Ledger) Get(ctx context.Context, id int64) (Trial, error) {
+	var row trialRow
+	err := l.db.GetContext(ctx, &row, selectTrials()+" WHERE id = ?", id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Trial{}, fmt.Errorf("trial %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Trial{}, fmt.Errorf("reading trial %d: %w", id, err)
+	}
+	return row.decode()
+}
+
+// Requests returns a trial's per-request records in index order.
+func (l *Ledger) Requests(ctx context.Context, id int64) ([]Request, error) {
+	var rows []requestRow
+	q := "SELECT " + strings.Join(requestColumns(), ", ") + " FROM requests WHERE trial_id = ? ORDER BY request_index"
+	if err := l.db.SelectContext(ctx, &rows, q, id); err != nil {
+		return nil, fmt.Errorf("reading requests of trial %d: %w", id, err)
+	}
+	out := make([]Request, len(rows))
+	for i, r := range rows {
+		out[i] = r.Request
+	}
+	return out, nil
+}
+
+// Filter selects rows. Zero fields do not filter.
+type Filter struct {
+	Name    string
+	SweepID string
+	Status  Status
+	// IncludeStale keeps stale rows; they are left out otherwise.
+	IncludeStale bool
+	// Where holds equality filters on the keys WhereKeys lists.
+	Where map[string]string
+	// Limit caps the number of rows (0: no cap); the newest come first.
+	Limit int
+}
+
+// whereExprs maps a --where key to the SQL expression it compares.
+func whereExprs() map[string]string {
+	return map[string]string{
+		"name": "name", "sweep_id": "sweep_id", "status": "status", "seed": "seed", "spec_hash": "spec_hash",
+		"engine_hash": "engine_hash", "router_hash": "router_hash", "failure_kind": "failure_kind",
+		"replicas": "replicas", "prefill": "prefill", "decode": "decode",
+		"model":  "json_extract(engine_config, '$.model')",
+		"policy": "json_extract(router_config, '$.policy')",
+	}
+}
+
+// WhereKeys lists the keys Filter.Where accepts.
+func WhereKeys() []string { return slices.Sorted(maps.Keys(whereExprs())) }
+
+// sql renders the filter as a WHERE clause and its arguments.
+func (f Filter) sql() (string, []any, error) {
+	var conds []string
+	var args []any
+	add := func(expr string, v any) {
+		conds = append(conds, expr+" = ?")
+		args = append(args, v)
+	}
+	if f.Name != "" {
+		add("name", f.Name)
+	}
+	if f.SweepID != "" {
+		add("sweep_id", f.SweepID)
+	}
+	if f.Status != "" {
+		add("status", string(f.Status))
+	}
+	if !f.IncludeStale {
+		conds = append(conds, "stale = 0")
+	}
+	exprs := whereExprs()
+	for _, k := range slices.Sorted(maps.Keys(f.Where)) {
+		expr, ok := exprs[k]
+		if !ok {
+			return "", nil, fmt.Errorf("where: unknown key %q (valid: %s)", k, strings.Join(WhereKeys(), ", "))
+		}
+		// A text argument compared with an INTEGER column takes the
+		// column's numeric affinity, so "2" matches 2.
+		add(expr, f.Where[k])
+	}
+	if len(conds) == 0 {
+		return "", nil, nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args, nil
+}
+
+// List returns the rows f selects, newest first.
+func (l *Ledger) List(ctx context.Context, f Filter) ([]Trial, error) {
+	where, args, err := f.sql()
+	if err != nil {
+		return nil, err
+	}
+	q := selectTrials() + where + " ORDER BY id DESC"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	var rows []trialRow
+	if err := l.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("listing trials: %w", err)
+	}
+	out := make([]Trial, len(rows))
+	for i, r := range rows {
+		if out[i], err = r.decode(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func selectTrials() string { return "SELECT " + strings.Join(trialColumns(), ", ") + " FROM trials" }
+
+func (r trialRow) decode() (Trial, error) {
+	f, err := failure.Decode(r.FailureKind, []byte(r.FailureJSON))
+	if err != nil {
+		return Trial{}, fmt.Errorf("trial %d: %w", r.ID, err)
+	}
+	t := r.Trial
+	t.Failure = f
+	return t, nil
+}

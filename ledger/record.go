@@ -1,0 +1,216 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/stale"
+)
+
+// trialRow is a Trial as stored: the typed failure travels as its JSON.
+type trialRow struct {
+	Trial
+	FailureJSON string `db:"failure"`
+}
+
+// requestRow is a Request as stored, keyed by its trial.
+type requestRow struct {
+	TrialID int64 `db:"trial_id"`
+	Request
+}
+
+func trialColumns() []string   { return columns(reflect.TypeFor[trialRow]()) }
+func requestColumns() []string { return columns(reflect.TypeFor[requestRow]()) }
+
+// Recorded is what Record wrote: the new row's id and the earlier rows it
+// made stale.
+type Recorded struct {
+	ID          int64
+	MarkedStale []stale.Mark
+}
+
+// Record writes t and its per-request records, and marks the earlier rows
+// it invalidates stale (package stale), all in one transaction: either all
+// of it is in the ledger or none of it.
+func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded, error) {
+	row, err := prepare(t)
+	if err != nil {
+		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
+	}
+	tx, err := l.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
+	}
+	defer tx.Rollback()
+	rec, err := record(ctx, tx, row, reqs)
+	if err != nil {
+		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Recorded{}, fmt.Errorf("recording trial %q: committing: %w", t.Name, err)
+	}
+	return rec, nil
+}
+
+func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs []Request) (Recorded, error) {
+	res, err := tx.NamedExecContext(ctx, insertSQL("trials", trialColumns(), "id"), row)
+	if err != nil {
+		return Recorded{}, fmt.Errorf("inserting row: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Recorded{}, fmt.Errorf("inserting row: %w", err)
+	}
+	if err := insertRequests(ctx, tx, id, reqs); err != nil {
+		return Recorded{}, err
+	}
+	marks, err := markStale(ctx, tx, id, row.Trial)
+	if err != nil {
+		return Recorded{}, err
+	}
+	return Recorded{ID: id, MarkedStale: marks}, nil
+}
+
+func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareNamedContext(ctx, insertSQL("requests", requestColumns()))
+	if err != nil {
+		return fmt.Errorf("inserting requests: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range reqs {
+		if _, err := stmt.ExecContext(ctx, requestRow{TrialID: id, Request: r}); err != nil {
+			return fmt.Errorf("inserting request %d: %w", r.Index, err)
+		}
+	}
+	return nil
+}
+
+// markStale applies the stale rule to the earlier rows of the same engine
+// config that are not stale yet and ran under another router config.
+func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mark, error) {
+	if t.Status != StatusOK || t.RouterHash == "" {
+		return nil, nil
+	}
+	var rows []struct {
+		ID     int64  `db:"id"`
+		Status string `db:"status"`
+		Router JSON   `db:"router_config"`
+	}
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config FROM trials
+		WHERE engine_hash = ? AND stale = 0 AND id <> ? AND router_hash <> '' AND router_hash <> ? ORDER BY id`,
+		t.EngineHash, id, t.RouterHash); err != nil {
+		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
+	}
+	earlier := make([]stale.Row, len(rows))
+	for i, r := range rows {
+		earlier[i] = stale.Row{ID: r.ID, Status: r.Status, EngineHash: t.EngineHash, RouterConfig: json.RawMessage(r.Router)}
+	}
+	marks, err := stale.Marks(stale.Row{ID: id, Status: string(t.Status), EngineHash: t.EngineHash,
+		RouterConfig: json.RawMessage(t.RouterConfig)}, earlier)
+	if err != nil {
+		return nil, fmt.Errorf("marking stale rows: %w", err)
+	}
+	at := t.FinishedAt
+	for _, m := range marks {
+		if _, err := tx.ExecContext(ctx, `UPDATE trials SET stale = 1, stale_reason = ?, stale_at = ? WHERE id = ?`,
+			m.Reason, at, m.ID); err != nil {
+			return nil, fmt.Errorf("marking row %d stale: %w", m.ID, err)
+		}
+	}
+	return marks, nil
+}
+
+// prepare validates t and fills in what the ledger computes: hashes,
+// failure kind and JSON, UTC times; it clears the stale fields.
+func prepare(t Trial) (trialRow, error) {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if t.Name == "" {
+		bad("name: required")
+	}
+	switch t.Status {
+	case StatusOK:
+		if t.Failure != nil {
+			bad("failure: an ok trial has no failure (got %s)", t.Failure.Kind())
+		}
+	case StatusFailed:
+		if t.Failure == nil {
+			bad("failure: required when status is failed")
+		}
+	case StatusAborted:
+	default:
+		bad("status: %q is not one of ok, failed, aborted", t.Status)
+	}
+	if t.StartedAt.IsZero() || t.FinishedAt.IsZero() {
+		bad("started_at, finished_at: required")
+	} else if t.FinishedAt.Before(t.StartedAt) {
+		bad("finished_at: %s is before started_at %s", t.FinishedAt, t.StartedAt)
+	}
+	if t.Replicas < 0 || t.Prefill < 0 || t.Decode < 0 ||
+		(t.Replicas > 0) == (t.Prefill > 0 || t.Decode > 0) || (t.Prefill > 0) != (t.Decode > 0) {
+		bad("topology: want replicas, or prefill and decode counts (got replicas %d, prefill %d, decode %d)",
+			t.Replicas, t.Prefill, t.Decode)
+	}
+	engine, err := canonical("engine_config", t.EngineConfig, true)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := canonical("workload", t.Workload, false); err != nil {
+		errs = append(errs, err)
+	}
+	routerID, err := stale.Identity(json.RawMessage(t.RouterConfig))
+	if err != nil {
+		bad("router_config: %w", err)
+	}
+	if routerID == nil && t.NeedsRouter() {
+		bad("router_config: required with %d replicas, %d prefill, %d decode workers", t.Replicas, t.Prefill, t.Decode)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return trialRow{}, err
+	}
+	t.ID = 0
+	t.EngineHash = hash(engine)
+	t.RouterHash = ""
+	if routerID != nil {
+		t.RouterHash = hash(routerID)
+	}
+	t.StartedAt, t.FinishedAt = t.StartedAt.UTC(), t.FinishedAt.UTC()
+	t.Stale, t.StaleReason, t.StaleAt = false, "", nil
+	kind, data, err := failure.Encode(t.Failure)
+	if err != nil {
+		return trialRow{}, err
+	}
+	t.FailureKind = kind
+	return trialRow{Trial: t, FailureJSON: string(data)}, nil
+}
+
+func canonical(field string, doc JSON, required bool) ([]byte, error) {
+	if len(doc) == 0 {
+		if required {
+			return nil, fmt.Errorf("%s: required", field)
+		}
+		return nil, nil
+	}
+	b, err := stale.Canonical(json.RawMessage(doc))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return b, nil
+}
+
+// hash is the first 16 hex digits of the SHA-256 of a canonical document.
+func hash(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,197 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/autoinfer/autoinfer/failure"
+)
+
+func TestEveryColumnRoundTrips(t *testing.T) {
+	l, _ := openTemp(t)
+	ctx := context.Background()
+	in := fullTrial()
+	// Prefill and Decode exclude Replicas: the PD row below covers them.
+	assertNoZeroFields(t, reflect.ValueOf(in), "Trial", "ID", "EngineHash", "RouterHash", "FailureKind", "Stale", "StaleReason", "StaleAt",
+		"Prefill", "Decode")
+	reqs := requests(5, func(i int) float64 { return 10 + float64(i) })
+	reqs[4].Status, reqs[4].ErrorType, reqs[4].Error = "error", "pool_exhausted", "503 pool exhausted"
+	assertNoZeroFields(t, reflect.ValueOf(reqs[4]), "Request", "Index")
+
+	rec, err := l.Record(ctx, in, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Get(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in
+	want.ID, want.FailureKind = rec.ID, failure.KindRouterPoolExhausted
+	want.EngineHash, want.RouterHash = got.EngineHash, got.RouterHash
+	if len(got.EngineHash) != 16 || len(got.RouterHash) != 16 {
+		t.Errorf("hashes %q, %q: want 16 hex digits each", got.EngineHash, got.RouterHash)
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b JSON) bool { return string(a) == string(b) })); diff != "" {
+		t.Errorf("trial round trip (-want +got):\n%s", diff)
+	}
+	pd := trial("pd", `{"pd_disaggregation":true,"prefill_policy":"round_robin","decode_policy":"power_of_two"}`)
+	pd.Replicas, pd.Prefill, pd.Decode = 0, 2, 6
+	pdRec, err := l.Record(ctx, pd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.Get(ctx, pdRec.ID); err != nil || got.Topology != pd.Topology {
+		t.Errorf("PD topology: got %+v, %v; want %+v", got.Topology, err, pd.Topology)
+	}
+	gotReqs, err := l.Requests(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(reqs, gotReqs); diff != "" {
+		t.Errorf("requests round trip (-want +got):\n%s", diff)
+	}
+}
+
+// TestEveryFailureKindRoundTripsThroughTheLedger stores one row per kind.
+func TestEveryFailureKindRoundTripsThroughTheLedger(t *testing.T) {
+	l, _ := openTemp(t)
+	ctx := context.Background()
+	fs := []failure.Failure{
+		failure.RouterStartupFailed{Reason: failure.ReasonTimeout, Detail: "no liveness after 10s"},
+		failure.RouterPoolExhausted{ErrorType: "queue_full", Count: 3, PoolSize: 2},
+		failure.PDConnectorTimeout{Leg: "prefill", TimeoutSecs: 5, RequestID: "r1", Count: 1},
+		failure.RouterPolicyInvariant{Counter: "vllm_router_worker_load", Value: 1},
+		failure.WorkerStartupFailed{Worker: "w", Detail: "exit", ExitCode: 1},
+		failure.WorkerCrashed{Worker: "w", ExitCode: 137, Signal: "killed"},
+		failure.QualityGateFailed{KLMean: 0.2, KLMax: 0.7, Threshold: 0.1},
+		failure.DriverOverloaded{P99ScheduleDelayMs: 200, MaxScheduleDelayMs: 500, ThresholdMs: 100},
+		failure.Unknown{Message: "boom"},
+	}
+	if len(fs) != len(failure.Kinds()) {
+		t.Fatalf("%d cases for %d kinds", len(fs), len(failure.Kinds()))
+	}
+	for _, f := range fs {
+		tr := trial(string(f.Kind()), routerRR)
+		tr.Status, tr.Failure = StatusFailed, f
+		rec, err := l.Record(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Get(ctx, rec.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.FailureKind != f.Kind() || !cmp.Equal(got.Failure, f) {
+			t.Errorf("%s: got %s %#v", f.Kind(), got.FailureKind, got.Failure)
+		}
+	}
+}
+
+func TestRecordRejectsInvalidRows(t *testing.T) {
+	l, _ := openTemp(t)
+	cases := []struct {
+		name   string
+		modify func(*Trial)
+		want   string
+	}{
+		{"no name", func(t *Trial) { t.Name = "" }, "name: required"},
+		{"bad status", func(t *Trial) { t.Status = "great" }, `status: "great"`},
+		{"ok with failure", func(t *Trial) { t.Failure = failure.Unknown{Message: "x"} }, "an ok trial has no failure"},
+		{"failed without failure", func(t *Trial) { t.Status = StatusFailed }, "required when status is failed"},
+		{"no engine", func(t *Trial) { t.EngineConfig = nil }, "engine_config: required"},
+		{"bad engine JSON", func(t *Trial) { t.EngineConfig = JSON(`{"model":`) }, "engine_config:"},
+		{"router missing for 2 replicas", func(t *Trial) { t.RouterConfig = nil }, "router_config: required"},
+		{"both topologies", func(t *Trial) { t.Prefill, t.Decode = 1, 1 }, "topology:"},
+		{"prefill without decode", func(t *Trial) { t.Replicas, t.Prefill = 0, 2 }, "topology:"},
+		{"time reversed", func(t *Trial) { t.FinishedAt = t.StartedAt.Add(-1) }, "finished_at:"},
+	}
+	for _, c := range cases {
+		tr := trial("bad", routerRR)
+		c.modify(&tr)
+		_, err := l.Record(context.Background(), tr, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	one := trial("single", "")
+	one.Replicas = 1
+	if _, err := l.Record(context.Background(), one, nil); err != nil {
+		t.Errorf("one replica without a router: %v", err)
+	}
+	if n := count(t, l, "SELECT count(*) FROM trials"); n != 1 {
+		t.Errorf("%d rows after rejected records, want 1", n)
+	}
+}
+
+func TestGetMissingIsNotFound(t *testing.T) {
+	l, _ := openTemp(t)
+	if _, err := l.Get(context.Background(), 99); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(99) = %v, want ErrNotFound", err)
+	}
+}
+
+func TestMetricListMatchesColumns(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range MetricList() {
+		if seen[m.Name] {
+			t.Errorf("metric %s listed twice", m.Name)
+		}
+		seen[m.Name] = true
+	}
+	for _, name := range []string{"p99_ttft_ms", "median_tpot_ms", "output_throughput", "request_goodput", "p99_schedule_delay_ms"} {
+		if !seen[name] {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	for name, want := range map[string]Direction{"p99_ttft_ms": Minimize, "output_throughput": Maximize, "failed": Minimize,
+		"request_goodput": Maximize, "prefix_cache_hit_rate": Maximize, "gate_kl_max": Minimize} {
+		if m, _ := LookupMetric(name); m.Direction != want {
+			t.Errorf("%s direction %v, want %v", name, m.Direction, want)
+		}
+	}
+	_, err := LookupMetric("p99_tft_ms")
+	if err == nil || !strings.Contains(err.Error(), `"p99_tft_ms"`) || !strings.Contains(err.Error(), "p99_ttft_ms") {
+		t.Errorf("unknown metric error %v: want it to name the metric and list valid ones", err)
+	}
+}
+
+func assertNoZeroFields(t *testing.T, v reflect.Value, path string, skip ...string) {
+	t.Helper()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if contains(skip, f.Name) {
+			continue
+		}
+		if f.Anonymous {
+			assertNoZeroFields(t, v.Field(i), path+"."+f.Name, skip...)
+			continue
+		}
+		if v.Field(i).IsZero() {
+			t.Errorf("%s.%s is zero in the round-trip fixture: give it a value", path, f.Name)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func count(t testing.TB, l *Ledger, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := l.db.Get(&n, q, args...); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,123 @@
+package ledger
+
+// migration is one schema step. Versions are 1-based and contiguous: the
+// database's PRAGMA user_version is the number of migrations applied. A
+// released migration is never edited; a new column is a new migration.
+type migration struct {
+	name string
+	sql  string
+}
+
+// migrations returns the schema history, oldest first.
+func migrations() []migration {
+	return []migration{
+		{"trials", schemaTrials},
+		{"requests", schemaRequests},
+	}
+}
+
+// The summary metric columns come before the JSON documents so that scans
+// reading only metrics (Pareto) stop early in each record.
+const schemaTrials = `
+CREATE TABLE trials (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	name          TEXT    NOT NULL,
+	sweep_id      TEXT    NOT NULL DEFAULT '',
+	status        TEXT    NOT NULL CHECK (status IN ('ok', 'failed', 'aborted')),
+	stale         INTEGER NOT NULL DEFAULT 0 CHECK (stale IN (0, 1)),
+	started_at    DATETIME NOT NULL,
+	finished_at   DATETIME NOT NULL,
+	seed          INTEGER NOT NULL DEFAULT 0,
+	spec_hash     TEXT    NOT NULL DEFAULT '',
+	engine_hash   TEXT    NOT NULL,
+	router_hash   TEXT    NOT NULL DEFAULT '',
+	replicas      INTEGER NOT NULL DEFAULT 0,
+	prefill       INTEGER NOT NULL DEFAULT 0,
+	decode        INTEGER NOT NULL DEFAULT 0,
+	warmup_requests INTEGER NOT NULL DEFAULT 0,
+	fresh_router  INTEGER NOT NULL DEFAULT 0,
+
+	duration                REAL    NOT NULL DEFAULT 0,
+	completed               INTEGER NOT NULL DEFAULT 0,
+	failed                  INTEGER NOT NULL DEFAULT 0,
+	total_input_tokens      INTEGER NOT NULL DEFAULT 0,
+	total_output_tokens     INTEGER NOT NULL DEFAULT 0,
+	request_throughput      REAL    NOT NULL DEFAULT 0,
+	request_goodput         REAL    NOT NULL DEFAULT 0,
+	output_throughput       REAL    NOT NULL DEFAULT 0,
+	total_token_throughput  REAL    NOT NULL DEFAULT 0,
+	max_output_tokens_per_s REAL    NOT NULL DEFAULT 0,
+	max_concurrent_requests INTEGER NOT NULL DEFAULT 0,
+	mean_ttft_ms   REAL NOT NULL DEFAULT 0,
+	median_ttft_ms REAL NOT NULL DEFAULT 0,
+	std_ttft_ms    REAL NOT NULL DEFAULT 0,
+	p50_ttft_ms    REAL NOT NULL DEFAULT 0,
+	p90_ttft_ms    REAL NOT NULL DEFAULT 0,
+	p99_ttft_ms    REAL NOT NULL DEFAULT 0,
+	mean_tpot_ms   REAL NOT NULL DEFAULT 0,
+	median_tpot_ms REAL NOT NULL DEFAULT 0,
+	std_tpot_ms    REAL NOT NULL DEFAULT 0,
+	p50_tpot_ms    REAL NOT NULL DEFAULT 0,
+	p90_tpot_ms    REAL NOT NULL DEFAULT 0,
+	p99_tpot_ms    REAL NOT NULL DEFAULT 0,
+	mean_itl_ms    REAL NOT NULL DEFAULT 0,
+	median_itl_ms  REAL NOT NULL DEFAULT 0,
+	std_itl_ms     REAL NOT NULL DEFAULT 0,
+	p50_itl_ms     REAL NOT NULL DEFAULT 0,
+	p90_itl_ms     REAL NOT NULL DEFAULT 0,
+	p99_itl_ms     REAL NOT NULL DEFAULT 0,
+	mean_e2el_ms   REAL NOT NULL DEFAULT 0,
+	median_e2el_ms REAL NOT NULL DEFAULT 0,
+	std_e2el_ms    REAL NOT NULL DEFAULT 0,
+	p50_e2el_ms    REAL NOT NULL DEFAULT 0,
+	p90_e2el_ms    REAL NOT NULL DEFAULT 0,
+	p99_e2el_ms    REAL NOT NULL DEFAULT 0,
+	mean_schedule_delay_ms REAL NOT NULL DEFAULT 0,
+	p99_schedule_delay_ms  REAL NOT NULL DEFAULT 0,
+	max_schedule_delay_ms  REAL NOT NULL DEFAULT 0,
+	achieved_request_rate  REAL NOT NULL DEFAULT 0,
+	prefix_cache_hit_rate  REAL NOT NULL DEFAULT 0,
+	gate_passed       INTEGER CHECK (gate_passed IN (0, 1)),
+	gate_kl_mean      REAL NOT NULL DEFAULT 0,
+	gate_kl_max       REAL NOT NULL DEFAULT 0,
+	gate_kl_threshold REAL NOT NULL DEFAULT 0,
+	load_balancing_events INTEGER NOT NULL DEFAULT 0,
+
+	failure_kind  TEXT NOT NULL DEFAULT '',
+	stale_reason  TEXT NOT NULL DEFAULT '',
+	stale_at      DATETIME,
+	router_metrics_url TEXT NOT NULL DEFAULT '',
+	engine_config TEXT NOT NULL,
+	router_config TEXT NOT NULL DEFAULT '',
+	workload      TEXT NOT NULL DEFAULT '',
+	policy_decisions TEXT NOT NULL DEFAULT 'null',
+	final_loads   TEXT NOT NULL DEFAULT 'null',
+	failure       TEXT NOT NULL DEFAULT '',
+	CHECK ((status = 'ok') = (failure_kind = '') OR status = 'aborted')
+);
+CREATE INDEX trials_engine ON trials (engine_hash, stale);
+CREATE INDEX trials_name ON trials (name, started_at);
+CREATE INDEX trials_sweep ON trials (sweep_id);
+`
+
+// Per-request records, written in the same transaction as their trial.
+const schemaRequests = `
+CREATE TABLE requests (
+	trial_id         INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+	request_index    INTEGER NOT NULL,
+	status           TEXT    NOT NULL DEFAULT 'ok',
+	ttft_ms          REAL    NOT NULL DEFAULT 0,
+	tpot_ms          REAL    NOT NULL DEFAULT 0,
+	e2el_ms          REAL    NOT NULL DEFAULT 0,
+	intended_send_ms REAL    NOT NULL DEFAULT 0,
+	actual_send_ms   REAL    NOT NULL DEFAULT 0,
+	input_tokens     INTEGER NOT NULL DEFAULT 0,
+	output_tokens    INTEGER NOT NULL DEFAULT 0,
+	cached_tokens    INTEGER NOT NULL DEFAULT 0,
+	session_id       TEXT    NOT NULL DEFAULT '',
+	error_type       TEXT    NOT NULL DEFAULT '',
+	error            TEXT    NOT NULL DEFAULT '',
+	itls             TEXT    NOT NULL DEFAULT 'null',
+	PRIMARY KEY (trial_id, request_index)
+) WITHOUT ROWID;
+`
