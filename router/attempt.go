@@ -1,0 +1,155 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// DPRankHeader tells a data-parallel worker which rank serves the request.
+const DPRankHeader = "X-data-parallel-rank"
+
+// attempt sends in to one target and, unless the worker's answer is
+// retryable, relays it to the client. The target's load is held by a guard
+// for exactly the attempt's lifetime — through the end of a streamed body —
+// and released by the deferred call whatever happens. It returns nil once
+// the response went to the client.
+func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, t target) *attemptFailure {
+	g := pool.Acquire(t)
+	defer g.Release()
+	r.m.processed.WithLabelValues(t.w.url).Inc()
+
+	req, err := http.NewRequestWithContext(ctx, in.method, t.w.url+in.uri, bytes.NewReader(in.body))
+	if err != nil {
+		return &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
+	}
+	forwardHeaders(req.Header, in.header)
+	req.Header.Set("X-Request-Id", in.reqID)
+	if len(t.w.ranks) > 1 {
+		req.Header.Set(DPRankHeader, strconv.Itoa(t.rank))
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return r.transportFailure(ctx, t.w, err)
+	}
+	defer resp.Body.Close()
+
+	status := resp.StatusCode
+	var head []byte // the start of a 500 body, read to tell validation errors apart
+	validation := false
+	if status == http.StatusInternalServerError {
+		head, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		validation = isValidationError(head)
+	}
+	if kind, retry := retryable(status); retry && !validation {
+		if head == nil {
+			head, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		}
+		if status >= 500 {
+			r.recordOutcome(t.w, false)
+		}
+		return &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
+	}
+
+	copyResponseHeaders(w.Header(), resp.Header)
+	w.WriteHeader(status)
+	var tap *usageTap
+	if in.runID != "" {
+		tap = newUsageTap(resp.Header.Get("Content-Type"))
+	}
+	readErr, writeErr := relayBody(w, io.MultiReader(bytes.NewReader(head), resp.Body), tap)
+	switch {
+	case writeErr != nil || ctx.Err() != nil:
+		// The client left or the deadline cut the stream: not the worker's fault.
+	case readErr != nil:
+		r.log.Warn("worker stream broke", "worker", t.w.url, "request_id", in.reqID, "err", readErr)
+		r.recordOutcome(t.w, false)
+	default:
+		r.recordOutcome(t.w, status < 500 || validation)
+	}
+	if tap != nil {
+		in.usage = tap.Usage()
+	}
+	return nil
+}
+
+// transportFailure classifies a failed round trip.
+func (r *Router) transportFailure(ctx context.Context, w *Worker, err error) *attemptFailure {
+	switch {
+	case errors.Is(context.Cause(ctx), errRequestTimeout):
+		r.recordOutcome(w, false)
+		return &attemptFailure{kind: failTimeout, worker: w.url, detail: "request timed out"}
+	case ctx.Err() != nil:
+		return &attemptFailure{kind: failClient, worker: w.url, detail: "client went away"}
+	}
+	r.recordOutcome(w, false)
+	return &attemptFailure{kind: failUpstream, worker: w.url, detail: err.Error()}
+}
+
+func (r *Router) recordOutcome(w *Worker, ok bool) {
+	outcome := "success"
+	if !ok {
+		outcome = "failure"
+	}
+	r.m.cbOutcomes.WithLabelValues(w.url, outcome).Inc()
+	w.breaker.Record(ok)
+}
+
+// retryable reports whether a worker status may be retried elsewhere, and
+// how to classify it if it is the last one.
+func retryable(status int) (failKind, bool) {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return failSaturated, true
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return failTimeout, true
+	case http.StatusInternalServerError, http.StatusBadGateway:
+		return failUpstream, true
+	}
+	return 0, false
+}
+
+// isValidationError recognises vLLM input-validation failures reported as
+// 500 (too-long prompts, bad parameters): they are the client's fault, so
+// they neither trip the circuit nor get retried.
+func isValidationError(body []byte) bool {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return false
+	}
+	typ := strings.ToLower(e.Error.Type + " " + e.Type)
+	msg := strings.ToLower(e.Error.Message + " " + e.Message)
+	return strings.Contains(typ, "badrequest") || strings.Contains(typ, "invalid_request") ||
+		strings.Contains(typ, "validation") || strings.Contains(msg, "maximum context length") ||
+		strings.Contains(msg, "validation error")
+}
+
+// errorMessage extracts a short message from an error body.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,143 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/autoinfer/autoinfer/router/policy"
+)
+
+// errRequestTimeout is the cause of a request's context when
+// request_timeout_secs passed.
+var errRequestTimeout = errors.New("request_timeout_secs exceeded")
+
+// failKind classifies an attempt that did not reach the client.
+type failKind int
+
+const (
+	failUpstream  failKind = iota // transport error or 500/502
+	failSaturated                 // 429 or 503: the worker is full
+	failTimeout                   // 408/504 from the worker, or our deadline
+	failClient                    // the client went away
+)
+
+// attemptFailure describes why an attempt was not relayed.
+type attemptFailure struct {
+	kind   failKind
+	worker string
+	detail string
+}
+
+// dispatch routes in to pool: it picks a target with pol (nil: the pool's
+// policy, whose decisions are counted in metrics), runs one attempt, and on a
+// retryable failure backs off and picks again (possibly another worker),
+// until an attempt reaches the client or the attempts run out. It reports
+// the error type it answered with ("" on success).
+func (r *Router) dispatch(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, pol policy.Policy) string {
+	attempts := r.cfg.Retry.MaxRetries
+	if r.cfg.Retry.Disable {
+		attempts = 1
+	}
+	withQueue := r.cfg.LoadSignal == LoadSignalInFlightQueue
+	var last *attemptFailure
+	saturated, n := false, 0
+	for n < attempts {
+		t, d, ok := pool.Pick(pol, in.policy, withQueue)
+		if !ok {
+			break
+		}
+		if pol == nil {
+			r.recordDecision(pool, t, d)
+		}
+		n++
+		f := r.attempt(ctx, w, in, pool, t)
+		if f == nil {
+			return ""
+		}
+		last = f
+		saturated = saturated || f.kind == failSaturated
+		if f.kind == failClient || ctx.Err() != nil {
+			break
+		}
+		if n < attempts {
+			r.m.retries.WithLabelValues(in.route).Inc()
+			if !r.backoff(ctx, n) {
+				break
+			}
+		}
+	}
+	if n == attempts && last != nil {
+		r.m.retriesExhausted.WithLabelValues(in.route).Inc()
+	}
+	e := r.dispatchError(ctx, pool, last, saturated, n)
+	if e == nil {
+		return "client_gone"
+	}
+	writeError(w, e)
+	return e.Type
+}
+
+// dispatchError turns the last failure into the client's answer; nil when
+// the client is gone and nobody is listening.
+func (r *Router) dispatchError(ctx context.Context, pool *Pool, last *attemptFailure, saturated bool, n int) *apiError {
+	size, healthy, open := pool.availability()
+	switch {
+	case errors.Is(context.Cause(ctx), errRequestTimeout):
+		return newAPIError(http.StatusGatewayTimeout, ErrTypeUpstreamTimeout,
+			fmt.Sprintf("no response within request_timeout_secs (%gs) after %d attempt(s)", r.cfg.RequestTimeoutSecs, n))
+	case ctx.Err() != nil || (last != nil && last.kind == failClient):
+		return nil
+	case n == 0:
+		return newAPIError(http.StatusServiceUnavailable, ErrTypeNoAvailableWorkers,
+			fmt.Sprintf("no available workers: %d in pool %q, %d healthy, %d with open circuits", size, pool.name, healthy, open))
+	case saturated:
+		e := newAPIError(http.StatusServiceUnavailable, ErrTypePoolExhausted,
+			fmt.Sprintf("pool %q exhausted: %d attempt(s) failed while workers were saturated (last: %s %s)", pool.name, n, last.worker, last.detail))
+		e.Retries, e.PoolSize, e.OpenCircuits = &n, &size, &open
+		return e
+	case last.kind == failTimeout:
+		return newAPIError(http.StatusGatewayTimeout, ErrTypeUpstreamTimeout,
+			fmt.Sprintf("worker timed out after %d attempt(s) (last: %s %s)", n, last.worker, last.detail))
+	}
+	return newAPIError(http.StatusBadGateway, ErrTypeUpstreamError,
+		fmt.Sprintf("workers failed after %d attempt(s) (last: %s %s)", n, last.worker, last.detail))
+}
+
+// backoff sleeps before retry n (1-based): initial × multiplier^(n-1),
+// capped, with ±jitter. It reports false if ctx ended first.
+func (r *Router) backoff(ctx context.Context, n int) bool {
+	rc := r.cfg.Retry
+	d := float64(rc.InitialBackoffMs) * math.Pow(rc.BackoffMultiplier, float64(n-1))
+	d = min(d, float64(rc.MaxBackoffMs))
+	d *= 1 + rc.JitterFactor*(2*r.rnd.Float64()-1)
+	sleep := time.Duration(d * float64(time.Millisecond))
+	r.m.backoff.WithLabelValues(strconv.Itoa(n)).Observe(sleep.Seconds())
+	if sleep <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(sleep)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (r *Router) recordDecision(pool *Pool, t target, d policy.Decision) {
+	r.m.decisions.WithLabelValues(pool.policy.Name(), t.id()).Inc()
+	switch d.Outcome {
+	case policy.OutcomeCacheHit:
+		r.m.cacheHits.Inc()
+	case policy.OutcomeCacheMiss:
+		r.m.cacheMisses.Inc()
+	case policy.OutcomeLoadBalance:
+		r.m.lbEvents.Inc()
+	}
+}

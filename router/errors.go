@@ -1,0 +1,59 @@
+package router
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Error types in the router's OpenAI-shaped error bodies. They are stable:
+// the trial runner's failure classifier and the driver branch on them.
+const (
+	ErrTypeNoAvailableWorkers = "no_available_workers" // 503: no healthy worker with a closed circuit
+	ErrTypePoolExhausted      = "pool_exhausted"       // 503: attempts spent while workers were saturated
+	ErrTypeQueueFull          = "queue_full"           // 429: in-flight limit reached and the queue is full
+	ErrTypeQueueTimeout       = "queue_timeout"        // 408: waited queue_timeout_secs for a slot
+	ErrTypePayloadTooLarge    = "payload_too_large"    // 413: body over max_payload_size
+	ErrTypeInvalidRequest     = "invalid_request"      // 400: body is not a JSON object, bad admin input
+	ErrTypeMethodNotAllowed   = "method_not_allowed"   // 405: wrong method on a known route
+	ErrTypeUpstreamError      = "upstream_error"       // 502: workers failed (transport or 5xx) on every attempt
+	ErrTypeUpstreamTimeout    = "upstream_timeout"     // 504: request_timeout_secs passed before a response
+	ErrTypeNotFound           = "not_found"            // 404: admin route on an unknown worker
+)
+
+// apiError is an error the router answers itself.
+type apiError struct {
+	Status  int    `json:"-"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   any    `json:"param"`
+	Code    int    `json:"code"`
+	// pool_exhausted details.
+	Retries      *int `json:"retries,omitempty"`
+	PoolSize     *int `json:"pool_size,omitempty"`
+	OpenCircuits *int `json:"open_circuits,omitempty"`
+}
+
+func (e *apiError) Error() string { return e.Type + ": " + e.Message }
+
+func newAPIError(status int, typ, msg string) *apiError {
+	return &apiError{Status: status, Message: msg, Type: typ, Code: status}
+}
+
+// writeError answers with the OpenAI error shape
+// {"error":{"message","type","param","code"}}.
+func writeError(w http.ResponseWriter, e *apiError) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error *apiError `json:"error"`
+	}{e})
+}
+
+// writeJSON answers status with v encoded as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,28 @@
+package router
+
+import "sync/atomic"
+
+// Guard is the load held by one attempt on one target. Acquire increments
+// the target's in-flight count; Release decrements it exactly once however
+// often it is called, so the attempt's single `defer g.Release()` covers
+// every ending — success, error status, retry, timeout, client cancel, a
+// worker removed mid-stream — and no code path adjusts counts by hand.
+type Guard struct {
+	pool     *Pool
+	t        target
+	released atomic.Bool
+}
+
+// Target returns the worker URL and rank this guard holds.
+func (g *Guard) Target() (url string, rank int) { return g.t.w.url, g.t.rank }
+
+// Release gives the load back. Only the first call has an effect.
+func (g *Guard) Release() {
+	if !g.released.CompareAndSwap(false, true) {
+		return
+	}
+	g.t.w.ranks[g.t.rank].Add(-1)
+	if g.t.w.removed.Load() {
+		g.pool.reap(g.t.w)
+	}
+}

@@ -1,0 +1,207 @@
+package router
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/autoinfer/autoinfer/router/policy"
+)
+
+// Pool is one set of workers with the policy that chooses among them. A
+// collocated router has one; prefill/decode mode has one per role. The pool
+// owns membership and exact load accounting; health checks, circuits and
+// metrics read it.
+type Pool struct {
+	name   string
+	policy policy.Policy
+	dp     int
+	newBrk func(url string) *Breaker
+
+	mu       sync.RWMutex
+	workers  map[string]*Worker
+	draining map[string]*Worker // removed with attempts still in flight
+}
+
+// NewPool builds a pool named name (a metrics and log label) choosing with
+// pol; each worker is addressed as dp ranks. newBreaker makes a worker's
+// circuit.
+func NewPool(name string, pol policy.Policy, dp int, newBreaker func(url string) *Breaker) *Pool {
+	return &Pool{name: name, policy: pol, dp: max(dp, 1), newBrk: newBreaker,
+		workers: map[string]*Worker{}, draining: map[string]*Worker{}}
+}
+
+// Name is the pool's label.
+func (p *Pool) Name() string { return p.name }
+
+// Policy is the pool's selection policy.
+func (p *Pool) Policy() policy.Policy { return p.policy }
+
+// Add puts url in the pool; it reports false if it was already a member. A
+// URL removed while its attempts drain comes back with those counts, so its
+// load stays exact.
+func (p *Pool) Add(url string) (*Worker, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w, ok := p.workers[url]; ok {
+		return w, false
+	}
+	w, ok := p.draining[url]
+	if ok && w.removed.Load() {
+		delete(p.draining, url)
+		w.removed.Store(false)
+	} else {
+		w = newWorker(url, p.dp, p.newBrk(url))
+	}
+	p.workers[url] = w
+	return w, true
+}
+
+// Remove takes url out of the pool; in-flight attempts finish and release
+// their load on the removed worker. It reports false for a non-member.
+func (p *Pool) Remove(url string) bool {
+	p.mu.Lock()
+	w, ok := p.workers[url]
+	if ok {
+		delete(p.workers, url)
+		w.removed.Store(true)
+		if w.Load() > 0 {
+			p.draining[url] = w
+		}
+	}
+	p.mu.Unlock()
+	if ok {
+		p.forget(w)
+	}
+	return ok
+}
+
+// reap drops a removed worker once its last attempt released.
+func (p *Pool) reap(w *Worker) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.draining[w.url] == w && w.Load() == 0 {
+		delete(p.draining, w.url)
+	}
+}
+
+// forget tells a stateful policy to drop every rank of w.
+func (p *Pool) forget(w *Worker) {
+	if f, ok := p.policy.(policy.Forgetter); ok {
+		for r := range w.ranks {
+			f.Forget(w.targetID(r))
+		}
+	}
+}
+
+// Get returns the member url, or nil.
+func (p *Pool) Get(url string) *Worker {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.workers[url]
+}
+
+// Workers returns the members sorted by URL.
+func (p *Pool) Workers() []*Worker {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]*Worker, 0, len(p.workers))
+	for _, url := range slices.Sorted(maps.Keys(p.workers)) {
+		out = append(out, p.workers[url])
+	}
+	return out
+}
+
+// Loads returns the exact in-flight count per worker URL, including removed
+// workers whose attempts are still running.
+func (p *Pool) Loads() map[string]int64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make(map[string]int64, len(p.workers)+len(p.draining))
+	for url, w := range p.workers {
+		out[url] = w.Load()
+	}
+	for url, w := range p.draining {
+		out[url] += w.Load()
+	}
+	return out
+}
+
+// candidates lists every rank of every healthy worker whose circuit admits
+// traffic, in a stable order, with its load signal.
+func (p *Pool) candidates(withQueue bool) ([]policy.Candidate, []target) {
+	var cands []policy.Candidate
+	var targets []target
+	for _, w := range p.Workers() {
+		if !w.Healthy() || !w.breaker.Allow() {
+			continue
+		}
+		var q int64
+		if withQueue {
+			q = w.queue.Load()
+		}
+		for r := range w.ranks {
+			cands = append(cands, policy.Candidate{ID: w.targetID(r), InFlight: w.ranks[r].Load(), Queue: q})
+			targets = append(targets, target{w, r})
+		}
+	}
+	return cands, targets
+}
+
+// Pick asks pol (nil: the pool's policy) for a target. ok is false when no
+// worker is available.
+func (p *Pool) Pick(pol policy.Policy, req policy.Request, withQueue bool) (target, policy.Decision, bool) {
+	if pol == nil {
+		pol = p.policy
+	}
+	cands, targets := p.candidates(withQueue)
+	d, ok := pol.Pick(req, cands)
+	if !ok || d.Index < 0 || d.Index >= len(targets) {
+		return target{}, d, false
+	}
+	return targets[d.Index], d, true
+}
+
+// Acquire binds one attempt to t: the load is held until the guard is released.
+func (p *Pool) Acquire(t target) *Guard {
+	t.w.ranks[t.rank].Add(1)
+	if t.w.removed.Load() {
+		// Picked just before a concurrent Remove: keep the load visible.
+		p.mu.Lock()
+		if p.workers[t.w.url] != t.w {
+			p.draining[t.w.url] = t.w
+		}
+		p.mu.Unlock()
+	}
+	return &Guard{pool: p, t: t}
+}
+
+// availability summarises the pool for pool_exhausted bodies and readiness.
+func (p *Pool) availability() (size, healthy, openCircuits int) {
+	for _, w := range p.Workers() {
+		size++
+		if w.Healthy() {
+			healthy++
+		}
+		if w.breaker.State() == BreakerOpen {
+			openCircuits++
+		}
+	}
+	return size, healthy, openCircuits
+}
+
+// setHealth records a health verdict; a worker turning unhealthy is dropped
+// from the policy's state (cache_aware's tree).
+func (p *Pool) setHealth(w *Worker, healthy bool) (changed bool) {
+	if w.healthy.Swap(healthy) == healthy {
+		return false
+	}
+	if !healthy {
+		p.forget(w)
+	}
+	return true
+}
+
+// clockNow is the wall clock, the default for breakers.
+func clockNow() time.Time { return time.Now() }

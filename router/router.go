@@ -1,0 +1,177 @@
+package router
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/autoinfer/autoinfer/router/policy"
+)
+
+// Router is one embedded router: its worker pool, policy, reliability
+// machinery and metrics. Build it with New, run it with Serve (or mount
+// Handler), and read its exact loads with Loads.
+type Router struct {
+	cfg     Config
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	m       *metrics
+	now     func() time.Time
+	rnd     *policy.LockedRand
+	client  *http.Client
+	limiter *limiter
+
+	pool      *Pool         // collocated workers
+	anyWorker policy.Policy // picks for GET /v1/models
+	pools []*Pool // every pool, for health checks and metrics
+
+	handler http.Handler
+	active  sync.WaitGroup // running handlers, waited for on shutdown
+	serving atomic.Bool
+}
+
+// Option customises New.
+type Option func(*options)
+
+type options struct {
+	log  *slog.Logger
+	reg  *prometheus.Registry
+	now  func() time.Time
+	seed *uint64
+	tr   http.RoundTripper
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithRegistry registers the router's metrics on reg instead of a fresh
+// registry of its own. Never pass the global default registry when several
+// routers share a process.
+func WithRegistry(reg *prometheus.Registry) Option { return func(o *options) { o.reg = reg } }
+
+// WithClock replaces the wall clock used by circuit breakers.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithSeed makes policies and retry jitter draw from a source seeded with
+// seed, so runs are reproducible.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = &seed } }
+
+// WithTransport replaces the HTTP transport to workers.
+func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.tr = rt } }
+
+// New validates cfg and builds a router over cfg.WorkerURLs.
+func New(cfg Config, opts ...Option) (*Router, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("router config: %w", err)
+	}
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.reg == nil {
+		o.reg = prometheus.NewRegistry()
+	}
+	seed := rand.Uint64()
+	if o.seed != nil {
+		seed = *o.seed
+	}
+	if o.tr == nil {
+		o.tr = newTransport()
+	}
+	r := &Router{
+		cfg:     cfg,
+		log:     o.log,
+		reg:     o.reg,
+		now:     o.now,
+		rnd:     policy.NewLockedRand(seed),
+		client:  &http.Client{Transport: o.tr, CheckRedirect: noRedirects},
+		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+	}
+	r.m = newMetrics(o.reg)
+	if err := o.reg.Register(newStateCollector(r)); err != nil {
+		return nil, fmt.Errorf("registering router metrics: %w", err)
+	}
+	pol, err := r.NewPolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	r.pool = r.AddPool("default", pol)
+	if r.anyWorker, err = policy.New(policy.LeastLoaded, policy.Params{}, nil); err != nil {
+		return nil, err
+	}
+	for _, u := range cfg.WorkerURLs {
+		r.pool.Add(u)
+	}
+	r.handler = r.routes()
+	return r, nil
+}
+
+// NewPolicy builds a named policy with the router's parameters and source.
+func (r *Router) NewPolicy(name string) (policy.Policy, error) {
+	return policy.New(name, policy.Params{
+		CacheThreshold:      r.cfg.CacheThreshold,
+		BalanceAbsThreshold: r.cfg.BalanceAbsThreshold,
+		BalanceRelThreshold: r.cfg.BalanceRelThreshold,
+		MaxTreeSize:         r.cfg.MaxTreeSize,
+	}, r.rnd)
+}
+
+// AddPool creates a pool choosing with pol whose workers get health checks,
+// circuits and metrics. It must be called before Serve.
+func (r *Router) AddPool(name string, pol policy.Policy) *Pool {
+	p := NewPool(name, pol, r.cfg.IntraNodeDataParallelSize, r.newBreaker)
+	r.pools = append(r.pools, p)
+	return p
+}
+
+func (r *Router) newBreaker(url string) *Breaker {
+	return NewBreaker(r.cfg.CircuitBreaker, r.now, func(from, to BreakerState) {
+		r.m.cbTransitions.WithLabelValues(url, from.String(), to.String()).Inc()
+		r.log.Info("circuit changed", "worker", url, "from", from.String(), "to", to.String())
+	})
+}
+
+// Handler serves every route. Background work (health checks, eviction,
+// load scraping) runs only under Serve.
+func (r *Router) Handler() http.Handler { return r.handler }
+
+// Registry is where the router's metrics live (GET /metrics serves it).
+func (r *Router) Registry() *prometheus.Registry { return r.reg }
+
+// Pool returns the collocated worker pool.
+func (r *Router) Pool() *Pool { return r.pool }
+
+// Loads returns the exact in-flight count per worker URL over every pool
+// (also served as GET /get_loads). Removed workers still draining appear
+// until their last attempt ends.
+func (r *Router) Loads() map[string]int64 {
+	out := map[string]int64{}
+	for _, p := range r.pools {
+		for url, n := range p.Loads() {
+			out[url] += n
+		}
+	}
+	return out
+}
+
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// newTransport dials workers directly (never through an environment proxy)
+// and keeps enough idle connections for high-concurrency trials.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        4096,
+		MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true, // relay bytes as the worker sent them
+	}
+}

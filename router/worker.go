@@ -1,0 +1,62 @@
+package router
+
+import (
+	"strconv"
+	"sync/atomic"
+)
+
+// Worker is one upstream server (an OpenAI-compatible vLLM endpoint). With
+// intra-node data parallelism it is addressed as several ranks, each with its
+// own in-flight count; health and the circuit are per worker.
+type Worker struct {
+	url     string
+	ranks   []atomic.Int64 // exact in-flight attempts per rank
+	breaker *Breaker
+	healthy atomic.Bool
+	queue   atomic.Int64 // scraped vllm:num_requests_waiting
+	removed atomic.Bool  // left its pool; kept while attempts drain
+
+	// Health-check streaks, touched only by the health loop.
+	hcFails, hcOKs int
+}
+
+func newWorker(url string, dp int, b *Breaker) *Worker {
+	w := &Worker{url: url, ranks: make([]atomic.Int64, dp), breaker: b}
+	w.healthy.Store(true) // optimistic until probed; the breaker guards the gap
+	return w
+}
+
+// URL is the worker's base URL.
+func (w *Worker) URL() string { return w.url }
+
+// Load is the worker's exact in-flight count over all ranks.
+func (w *Worker) Load() int64 {
+	var n int64
+	for i := range w.ranks {
+		n += w.ranks[i].Load()
+	}
+	return n
+}
+
+// Healthy reports the active health check's verdict.
+func (w *Worker) Healthy() bool { return w.healthy.Load() }
+
+// Breaker is the worker's circuit.
+func (w *Worker) Breaker() *Breaker { return w.breaker }
+
+// targetID names one rank for the policies: the URL itself without data
+// parallelism, "url@rank" with it (vllm-router's convention).
+func (w *Worker) targetID(rank int) string {
+	if len(w.ranks) == 1 {
+		return w.url
+	}
+	return w.url + "@" + strconv.Itoa(rank)
+}
+
+// target is one rank of one worker, the unit a policy picks.
+type target struct {
+	w    *Worker
+	rank int
+}
+
+func (t target) id() string { return t.w.targetID(t.rank) }
