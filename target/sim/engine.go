@@ -1,0 +1,340 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxCatchUp bounds how far a late step may borrow from the next one. The
+// loop schedules each step from the previous step's planned end, so timer
+// overshoot on a loaded machine does not accumulate into lower throughput;
+// after an idle period or a long stall it restarts from the current time.
+const maxCatchUp = 20 * time.Millisecond
+
+// engine is one data-parallel rank: one scheduler goroutine over its own
+// KV cache. Everything except the atomics is guarded by mu; the loop holds
+// mu while planning and while completing a step, never while a step runs.
+type engine struct {
+	rank     int
+	cfg      *config
+	m        *rankMetrics
+	engineID string
+
+	mu       sync.Mutex
+	pool     *blockPool
+	incoming []*seq
+	waiting  []*seq // FIFO; preempted sequences return to the front
+	running  []*seq
+	held     map[string]*heldKV
+	stopped  bool
+	items    []stepItem // the current step's plan, reused
+
+	wake    chan struct{}
+	pulling atomic.Int32 // decode requests pulling KV: counted as waiting
+}
+
+type stepItem struct {
+	s      *seq
+	n      int // tokens computed for s in this step
+	decode bool
+}
+
+func newEngine(rank int, cfg *config, m *rankMetrics, engineID string) *engine {
+	return &engine{
+		rank: rank, cfg: cfg, m: m, engineID: engineID,
+		pool: newBlockPool(cfg.numBlocks), held: map[string]*heldKV{},
+		wake: make(chan struct{}, 1),
+	}
+}
+
+// submit hands s to the engine; false means the engine has stopped.
+func (e *engine) submit(s *seq) bool {
+	e.mu.Lock()
+	if e.stopped {
+		e.mu.Unlock()
+		return false
+	}
+	e.incoming = append(e.incoming, s)
+	e.mu.Unlock()
+	e.poke()
+	return true
+}
+
+// cancel asks the engine to drop s at its next step.
+func (e *engine) cancel(s *seq, why int32) {
+	if s.abort.CompareAndSwap(abortNone, why) {
+		e.poke()
+	}
+}
+
+func (e *engine) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the engine loop. It returns when ctx is done, after finishing every
+// sequence still inside with errEngineStopped.
+func (e *engine) run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer e.shutdown()
+	var lastEnd time.Time // planned end of the previous step; zero after idling
+	for {
+		e.mu.Lock()
+		dur := e.plan()
+		e.mu.Unlock()
+		if len(e.items) == 0 {
+			lastEnd = time.Time{}
+			select {
+			case <-e.wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		now := time.Now()
+		start := now
+		if !lastEnd.IsZero() && now.Sub(lastEnd) < maxCatchUp {
+			start = lastEnd
+		}
+		end := start.Add(dur)
+		if wait := end.Sub(now); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return
+			}
+		}
+		lastEnd = end
+		e.mu.Lock()
+		e.complete(time.Now())
+		e.mu.Unlock()
+	}
+}
+
+// plan builds the next step like vLLM's scheduler: running sequences first
+// (one decode token each, or their next prefill chunk), preempting the most
+// recently admitted sequence when KV blocks run out; then waiting sequences
+// in arrival order while the token budget, max_num_seqs and free blocks
+// allow. It returns the step's modelled duration.
+func (e *engine) plan() time.Duration {
+	e.items = e.items[:0]
+	e.waiting = append(e.waiting, e.incoming...)
+	clear(e.incoming)
+	e.incoming = e.incoming[:0]
+	e.dropAborted()
+
+	bs := e.cfg.blockSize
+	budget := e.cfg.maxBatched
+	preempted := false
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		s := e.running[i]
+		n := min(s.known()-s.computed, budget)
+		need := ceilDiv(s.computed+n, bs) - len(s.blocks)
+		for need > e.pool.nfree {
+			victim := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.preempt(victim)
+			preempted = true
+			if victim == s {
+				break
+			}
+		}
+		if i >= len(e.running) { // s itself was preempted
+			break
+		}
+		for range need {
+			s.blocks = append(s.blocks, e.pool.alloc())
+		}
+		decode := s.generated.Load() > 0 && n == 1 && s.computed == s.known()-1
+		e.items = append(e.items, stepItem{s: s, n: n, decode: decode})
+		budget -= n
+	}
+	// vLLM admits nothing new in a step that had to preempt.
+	for !preempted && len(e.waiting) > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
+		s := e.waiting[0]
+		n, ok := e.admit(s, budget)
+		if !ok {
+			break
+		}
+		e.waiting[0] = nil
+		e.waiting = e.waiting[1:]
+		e.running = append(e.running, s)
+		e.items = append(e.items, stepItem{s: s, n: n})
+		budget -= n
+	}
+	e.publishGauges()
+
+	prefill, decodes, context := 0, 0, 0
+	for _, it := range e.items {
+		if it.decode {
+			decodes++
+			context += it.s.computed
+		} else {
+			prefill += it.n
+		}
+	}
+	return e.cfg.profile.StepTime(prefill, decodes, context)
+}
+
+// admit allocates KV for s's first chunk, reusing the longest resident
+// prefix. It fails without side effects when the blocks do not fit.
+func (e *engine) admit(s *seq, budget int) (int, bool) {
+	bs := e.cfg.blockSize
+	known := s.known()
+	hit := 0
+	if e.cfg.prefixCache {
+		s.ensureHashes(known/bs, bs)
+		// Like vLLM, always recompute at least the last token: its logits
+		// produce the next token.
+		hit = e.pool.hits(s.hashes, (known-1)/bs)
+	}
+	start := max(hit*bs, s.remoteKV)
+	n := min(known-start, budget)
+	fresh := ceilDiv(start+n, bs) - hit
+	if e.pool.freeNeeded(s.hashes, hit, fresh) > e.pool.nfree {
+		return 0, false
+	}
+	for _, h := range s.hashes[:hit] {
+		s.blocks = append(s.blocks, e.pool.acquire(h))
+	}
+	for range fresh {
+		s.blocks = append(s.blocks, e.pool.alloc())
+	}
+	s.computed, s.registered = start, hit
+	if !s.admitted {
+		s.admitted = true
+		s.scheduled = time.Now()
+		s.cachedTokens.Store(int32(hit * bs))
+		e.m.admitted(s, hit*bs)
+	}
+	s.remoteKV = 0 // after a preemption the pulled KV is gone: recompute
+	return n, true
+}
+
+// preempt frees s's KV (its full blocks stay cached) and requeues it at the
+// front; its generated tokens are kept and recomputed as prompt later.
+func (e *engine) preempt(s *seq) {
+	e.releaseBlocks(s.blocks)
+	s.blocks = s.blocks[:0]
+	s.computed, s.registered = 0, 0
+	e.waiting = slices.Insert(e.waiting, 0, s)
+	e.m.preemptions.Inc()
+}
+
+// releaseBlocks frees blocks tail first, so a sequence's last blocks are
+// evicted before its shared prefix.
+func (e *engine) releaseBlocks(blocks []int32) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		e.pool.release(blocks[i])
+	}
+}
+
+// complete applies the planned step at its end time now: computed KV,
+// newly full blocks into the prefix cache, one token for every sequence that
+// caught up with its known tokens.
+func (e *engine) complete(now time.Time) {
+	bs := e.cfg.blockSize
+	for _, it := range e.items {
+		s := it.s
+		if s.finished || s.abort.Load() != abortNone {
+			continue
+		}
+		s.computed += it.n
+		if e.cfg.prefixCache {
+			full := s.computed / bs
+			s.ensureHashes(full, bs)
+			for ; s.registered < full; s.registered++ {
+				e.pool.register(s.blocks[s.registered], s.hashes[s.registered])
+			}
+		}
+		if s.computed < s.known() {
+			continue // mid-prefill
+		}
+		g := int(s.generated.Load()) + 1
+		e.m.token(s, now)
+		if g >= s.target {
+			e.finish(s, s.reason, g, now)
+			continue
+		}
+		s.generated.Store(int32(g))
+		s.signal()
+	}
+	e.items = e.items[:0]
+	e.compactRunning()
+}
+
+// finish ends s after its g-th token.
+func (e *engine) finish(s *seq, reason string, g int, now time.Time) {
+	s.finished = true
+	if s.holdKV && reason == "length" {
+		s.heldBlocks = e.hold(s)
+	} else {
+		e.releaseBlocks(s.blocks)
+	}
+	s.blocks = nil
+	e.m.finished(s, reason, g, now)
+	s.finishReason = reason
+	s.generated.Store(int32(g))
+	s.done.Store(true)
+	s.signal()
+}
+
+// dropAborted removes sequences whose handler gave up or matched a stop
+// string, freeing their KV.
+func (e *engine) dropAborted() {
+	drop := func(s *seq) bool {
+		why := s.abort.Load()
+		if why == abortNone {
+			return false
+		}
+		reason := "abort"
+		if why == abortStopString {
+			reason = "stop"
+		}
+		e.finish(s, reason, int(s.generated.Load()), time.Now())
+		return true
+	}
+	e.waiting = slices.DeleteFunc(e.waiting, drop)
+	e.running = slices.DeleteFunc(e.running, drop)
+}
+
+func (e *engine) compactRunning() {
+	e.running = slices.DeleteFunc(e.running, func(s *seq) bool { return s.finished })
+}
+
+func (e *engine) publishGauges() {
+	e.m.running.Set(float64(len(e.running)))
+	e.m.waiting.Set(float64(len(e.waiting) + int(e.pulling.Load())))
+	e.m.kvUsage.Set(e.pool.usage())
+}
+
+// shutdown ends every sequence still inside with errEngineStopped.
+func (e *engine) shutdown() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopped = true
+	for _, list := range [][]*seq{e.incoming, e.waiting, e.running} {
+		for _, s := range list {
+			if !s.finished {
+				s.finished = true
+				s.err = errEngineStopped
+				s.finishReason = "abort"
+				s.done.Store(true)
+				s.signal()
+			}
+		}
+	}
+	e.incoming, e.waiting, e.running = nil, nil, nil
+	e.dropHeld()
+	e.publishGauges()
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,0 +1,74 @@
+package sim
+
+import (
+	"slices"
+	"time"
+)
+
+// heldKV is KV a prefill engine keeps for a decode engine to pull, like
+// vLLM's NixlConnector keeps a request's blocks after a do_remote_decode
+// prefill until the peer reads them or the hold times out.
+type heldKV struct {
+	blocks    []int32
+	tokens    int    // prompt tokens covered
+	promptKey uint64 // (model, prompt) key: a puller with another prompt is refused
+	timer     *time.Timer
+}
+
+// hold moves s's blocks into the held set under s.id; called by the loop
+// with mu held. It returns the block ids for kv_transfer_params.
+func (e *engine) hold(s *seq) []int {
+	h := &heldKV{blocks: slices.Clone(s.blocks), tokens: s.promptLen, promptKey: s.samp.key}
+	id := s.id
+	h.timer = time.AfterFunc(e.cfg.holdTimeout, func() {
+		if e.releaseHeld(id) {
+			e.m.kvHoldExpired.Inc()
+		}
+	})
+	e.held[id] = h
+	e.m.kvHeld.Set(float64(len(e.held)))
+	ids := make([]int, len(h.blocks))
+	for i, b := range h.blocks {
+		ids[i] = int(b)
+	}
+	return ids
+}
+
+// lookupHeld reports the held KV of request id.
+func (e *engine) lookupHeld(id string) (tokens int, promptKey uint64, blocks []int32, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h, ok := e.held[id]
+	if !ok {
+		return 0, 0, nil, false
+	}
+	return h.tokens, h.promptKey, slices.Clone(h.blocks), true
+}
+
+// releaseHeld frees the held KV of request id (pulled or expired) and wakes
+// the loop, since waiting requests may fit now.
+func (e *engine) releaseHeld(id string) bool {
+	e.mu.Lock()
+	h, ok := e.held[id]
+	if ok {
+		delete(e.held, id)
+		h.timer.Stop()
+		e.releaseBlocks(h.blocks)
+		e.m.kvHeld.Set(float64(len(e.held)))
+	}
+	e.mu.Unlock()
+	if ok {
+		e.poke()
+	}
+	return ok
+}
+
+// dropHeld releases everything held; called on shutdown with mu held.
+func (e *engine) dropHeld() {
+	for id, h := range e.held {
+		h.timer.Stop()
+		e.releaseBlocks(h.blocks)
+		delete(e.held, id)
+	}
+	e.m.kvHeld.Set(0)
+}

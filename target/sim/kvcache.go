@@ -1,0 +1,133 @@
+package sim
+
+// blockPool is a paged KV cache with vLLM-style automatic prefix caching.
+//
+// Every block has a reference count. Blocks nobody references sit on one
+// free list in least-recently-freed order; a free block may still hold
+// cached content (its hash is in the cache map) and can be revived by a
+// prefix hit until allocation evicts it from the head of the list. Blocks are
+// identified by index; the list links are indices too, so the pool allocates
+// nothing after construction except cache map growth.
+type blockPool struct {
+	blocks []block
+	// head is the sentinel of the circular free list, at index len(blocks)-1.
+	head  int32
+	nfree int
+	cache map[uint64]int32 // content hash → block holding it
+}
+
+type block struct {
+	hash       uint64
+	ref        int32
+	prev, next int32
+	cached     bool
+}
+
+func newBlockPool(n int) *blockPool {
+	p := &blockPool{blocks: make([]block, n+1), head: int32(n), cache: make(map[uint64]int32, n)}
+	s := &p.blocks[p.head]
+	s.prev, s.next = p.head, p.head
+	for i := range n {
+		p.pushTail(int32(i))
+	}
+	return p
+}
+
+func (p *blockPool) size() int { return len(p.blocks) - 1 }
+
+func (p *blockPool) pushTail(id int32) {
+	s := &p.blocks[p.head]
+	b := &p.blocks[id]
+	b.prev, b.next = s.prev, p.head
+	p.blocks[s.prev].next = id
+	s.prev = id
+	p.nfree++
+}
+
+func (p *blockPool) unlink(id int32) {
+	b := &p.blocks[id]
+	p.blocks[b.prev].next = b.next
+	p.blocks[b.next].prev = b.prev
+	b.prev, b.next = -1, -1
+	p.nfree--
+}
+
+// hits returns how many leading hashes are resident, at most limit.
+func (p *blockPool) hits(hashes []uint64, limit int) int {
+	n := 0
+	for n < len(hashes) && n < limit {
+		if _, ok := p.cache[hashes[n]]; !ok {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// freeNeeded is how many free-list blocks an allocation of fresh blocks
+// plus the first hit cached blocks would consume.
+func (p *blockPool) freeNeeded(hashes []uint64, hit, fresh int) int {
+	need := fresh
+	for _, h := range hashes[:hit] {
+		if p.blocks[p.cache[h]].ref == 0 {
+			need++
+		}
+	}
+	return need
+}
+
+// acquire takes a reference on the cached block holding hash h.
+func (p *blockPool) acquire(h uint64) int32 {
+	id := p.cache[h]
+	if p.blocks[id].ref == 0 {
+		p.unlink(id)
+	}
+	p.blocks[id].ref++
+	return id
+}
+
+// alloc takes the least recently freed block, evicting its cached content.
+// The caller has checked nfree.
+func (p *blockPool) alloc() int32 {
+	id := p.blocks[p.head].next
+	p.unlink(id)
+	b := &p.blocks[id]
+	if b.cached {
+		delete(p.cache, b.hash)
+		b.cached = false
+	}
+	b.ref = 1
+	return id
+}
+
+// release drops one reference; an unreferenced block joins the tail of the
+// free list and keeps its cached content until evicted.
+func (p *blockPool) release(id int32) {
+	b := &p.blocks[id]
+	b.ref--
+	if b.ref == 0 {
+		p.pushTail(id)
+	}
+}
+
+// register records that block id now holds the content hashed h. A hash
+// that is already resident in another block keeps its first copy.
+func (p *blockPool) register(id int32, h uint64) {
+	b := &p.blocks[id]
+	if b.cached {
+		return
+	}
+	if _, ok := p.cache[h]; ok {
+		return
+	}
+	b.hash, b.cached = h, true
+	p.cache[h] = id
+}
+
+// usage is the fraction of blocks referenced by running sequences.
+func (p *blockPool) usage() float64 {
+	if p.size() == 0 {
+		return 0
+	}
+	return 1 - float64(p.nfree)/float64(p.size())
+}

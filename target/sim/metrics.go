@@ -1,0 +1,142 @@
+package sim
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Bucket boundaries follow vLLM's, with sub-10 ms buckets added because
+// simulated steps can be that short.
+var (
+	ttftBuckets    = []float64{0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
+	tokenBuckets   = []float64{0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	requestBuckets = []float64{0.01, 0.05, 0.1, 0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+	countBuckets   = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000}
+	finishReasons  = []string{"stop", "length", "abort"}
+)
+
+// metrics is one server's Prometheus registry. Every series carries
+// model_name and engine (the data-parallel rank), as vLLM's do.
+type metrics struct {
+	reg   *prometheus.Registry
+	ranks []*rankMetrics
+}
+
+// rankMetrics are one rank's series, bound once so the engine loop only
+// does atomic adds.
+type rankMetrics struct {
+	running, waiting, kvUsage, kvHeld                                  prometheus.Gauge
+	prefixHits, prefixQueries, promptTokens, genTokens, preemptions    prometheus.Counter
+	kvPullsOK, kvPullsFailed, kvHoldExpired                            prometheus.Counter
+	success                                                            map[string]prometheus.Counter
+	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist  prometheus.Observer
+	kvTransfer                                                         prometheus.Observer
+}
+
+func newMetrics(cfg *config) *metrics {
+	reg := prometheus.NewRegistry()
+	labels := []string{"model_name", "engine"}
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	counter := func(name, help string, extra ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append(labels[:2:2], extra...))
+		reg.MustRegister(v)
+		return v
+	}
+	hist := func(name, help string, buckets []float64) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	running := gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
+	waiting := gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed (including KV pulls in progress).")
+	kvUsage := gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+	kvHeld := gauge("vllm:kv_transfer_held_requests", "Requests whose KV a prefill engine holds for a decode engine to pull.")
+	hits := counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
+	queries := counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
+	prompt := counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
+	gen := counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
+	preempt := counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine.")
+	pulls := counter("vllm:kv_transfer_pulls_total", "KV pulls by a decode engine from a prefill engine, by result (ok, failed).", "result")
+	expired := counter("vllm:kv_transfer_hold_expired_total", "Held KV released because no decode engine pulled it in time.")
+	success := counter("vllm:request_success_total", "Count of successfully processed requests.", "finish_reason")
+	ttft := hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets)
+	tpot := hist("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds (per request mean).", tokenBuckets)
+	itl := hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenBuckets)
+	e2e := hist("vllm:e2e_request_latency_seconds", "Histogram of end to end request latency in seconds.", requestBuckets)
+	queue := hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", requestBuckets)
+	prefill := hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", requestBuckets)
+	decode := hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", requestBuckets)
+	promptHist := hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", countBuckets)
+	genHist := hist("vllm:request_generation_tokens", "Number of generation tokens processed.", countBuckets)
+	transfer := hist("vllm:kv_transfer_time_seconds", "Histogram of KV pull time in seconds (modelled transfer included).", ttftBuckets)
+
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig."},
+		[]string{"model_name", "engine", "block_size", "num_gpu_blocks", "enable_prefix_caching"})
+	reg.MustRegister(info)
+
+	m := &metrics{reg: reg}
+	for r := range cfg.ranks {
+		l := prometheus.Labels{"model_name": cfg.model, "engine": strconv.Itoa(r)}
+		rm := &rankMetrics{
+			running: running.With(l), waiting: waiting.With(l), kvUsage: kvUsage.With(l), kvHeld: kvHeld.With(l),
+			prefixHits: hits.With(l), prefixQueries: queries.With(l), promptTokens: prompt.With(l),
+			genTokens: gen.With(l), preemptions: preempt.With(l), kvHoldExpired: expired.With(l),
+			kvPullsOK:     pulls.MustCurryWith(l).WithLabelValues("ok"),
+			kvPullsFailed: pulls.MustCurryWith(l).WithLabelValues("failed"),
+			success:       map[string]prometheus.Counter{},
+			ttft:          ttft.With(l), tpot: tpot.With(l), itl: itl.With(l), e2e: e2e.With(l), queue: queue.With(l),
+			prefill: prefill.With(l), decode: decode.With(l), promptHist: promptHist.With(l), genHist: genHist.With(l),
+			kvTransfer: transfer.With(l),
+		}
+		for _, fr := range finishReasons {
+			rm.success[fr] = success.MustCurryWith(l).WithLabelValues(fr)
+		}
+		info.WithLabelValues(cfg.model, strconv.Itoa(r), strconv.Itoa(cfg.blockSize), strconv.Itoa(cfg.numBlocks),
+			strconv.FormatBool(cfg.prefixCache)).Set(1)
+		m.ranks = append(m.ranks, rm)
+	}
+	return m
+}
+
+// admitted records a request's first admission and its prefix-cache result.
+func (m *rankMetrics) admitted(s *seq, cachedTokens int) {
+	m.prefixQueries.Add(float64(s.promptLen))
+	m.prefixHits.Add(float64(cachedTokens))
+	m.promptTokens.Add(float64(s.promptLen))
+	m.queue.Observe(s.scheduled.Sub(s.arrival).Seconds())
+}
+
+// token records one generated token of s at now.
+func (m *rankMetrics) token(s *seq, now time.Time) {
+	m.genTokens.Inc()
+	if s.firstTok.IsZero() {
+		s.firstTok = now
+		m.ttft.Observe(now.Sub(s.arrival).Seconds())
+		m.prefill.Observe(now.Sub(s.scheduled).Seconds())
+	} else {
+		m.itl.Observe(now.Sub(s.lastTok).Seconds())
+	}
+	s.lastTok = now
+}
+
+// finished records the end of s after g tokens.
+func (m *rankMetrics) finished(s *seq, reason string, g int, now time.Time) {
+	if c, ok := m.success[reason]; ok {
+		c.Inc()
+	}
+	m.e2e.Observe(now.Sub(s.arrival).Seconds())
+	m.promptHist.Observe(float64(s.promptLen))
+	m.genHist.Observe(float64(g))
+	if !s.firstTok.IsZero() {
+		m.decode.Observe(now.Sub(s.firstTok).Seconds())
+		if g > 1 {
+			m.tpot.Observe(now.Sub(s.firstTok).Seconds() / float64(g-1))
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	engcfg "github.com/autoinfer/autoinfer/target/engine"
+)
+
+// Role is what part of a prefill/decode split an engine plays.
+type Role string
+
+// Roles. A collocated engine prefills and decodes; a prefill engine honours
+// kv_transfer_params.do_remote_decode and holds the KV for a decode engine; a
+// decode engine honours do_remote_prefill and pulls that KV.
+const (
+	RoleCollocated Role = "collocated"
+	RolePrefill    Role = "prefill"
+	RoleDecode     Role = "decode"
+)
+
+// ParseRole accepts "" (collocated) and the three role names.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case "", RoleCollocated:
+		return RoleCollocated, nil
+	case RolePrefill, RoleDecode:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown role %q (want collocated, prefill or decode)", s)
+}
+
+// Options configure one simulated server (one port, DataParallelSize ranks).
+type Options struct {
+	Engine  engcfg.Config
+	Profile Profile
+	Role    Role
+	Faults  Faults
+	Logger  *slog.Logger
+	// FlipRate overrides the fraction of output tokens that a reduced
+	// precision (Engine.Quantization / Dtype) flips to the runner-up token.
+	// Nil means the table in precision.go.
+	FlipRate *float64
+	// KVHoldTimeout is how long a prefill engine keeps KV blocks that no
+	// decode engine pulled (vLLM's default: 480 s).
+	KVHoldTimeout time.Duration
+	// KVHost is the address the KV side channel listens on and advertises
+	// as remote_host (default 127.0.0.1).
+	KVHost string
+}
+
+// Defaults for engine fields left at zero, as vLLM's (block size 16,
+// max_num_seqs 256, max_num_batched_tokens 8192) with an 8k context.
+const (
+	defaultBlockSize     = 16
+	defaultMaxNumSeqs    = 256
+	defaultMaxBatched    = 8192
+	defaultMaxModelLen   = 8192
+	defaultNumGPUBlocks  = 4096
+	defaultKVHoldTimeout = 480 * time.Second
+)
+
+// config is Options resolved: every default applied, every value checked.
+type config struct {
+	model        string
+	maxModelLen  int
+	maxNumSeqs   int
+	maxBatched   int
+	blockSize    int
+	numBlocks    int
+	prefixCache  bool
+	ranks        int
+	tpSize       int
+	profile      Profile
+	role         Role
+	precision    precision
+	holdTimeout  time.Duration
+	kvHost       string
+	logger       *slog.Logger
+	initialFault Faults
+}
+
+func resolve(o Options) (config, error) {
+	e := o.Engine
+	c := config{
+		model:       strings.TrimSpace(e.Model),
+		maxModelLen: orDefault(e.MaxModelLen, defaultMaxModelLen),
+		maxNumSeqs:  orDefault(e.MaxNumSeqs, defaultMaxNumSeqs),
+		maxBatched:  orDefault(e.MaxNumBatchedTokens, defaultMaxBatched),
+		blockSize:   orDefault(e.BlockSize, defaultBlockSize),
+		numBlocks:   orDefault(e.NumGPUBlocksOverride, orDefault(o.Profile.NumGPUBlocks, defaultNumGPUBlocks)),
+		prefixCache: e.PrefixCaching(),
+		ranks:       orDefault(e.DataParallelSize, 1),
+		tpSize:      orDefault(e.TensorParallelSize, 1),
+		profile:     o.Profile,
+		holdTimeout: o.KVHoldTimeout,
+		kvHost:      o.KVHost,
+		logger:      o.Logger,
+	}
+	if c.model == "" {
+		return config{}, fmt.Errorf("engine.model: must name the served model")
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"engine.max_model_len", e.MaxModelLen}, {"engine.max_num_seqs", e.MaxNumSeqs},
+		{"engine.max_num_batched_tokens", e.MaxNumBatchedTokens}, {"engine.block_size", e.BlockSize},
+		{"engine.num_gpu_blocks_override", e.NumGPUBlocksOverride}, {"engine.data_parallel_size", e.DataParallelSize},
+		{"engine.tensor_parallel_size", e.TensorParallelSize},
+	} {
+		if f.v < 0 {
+			return config{}, fmt.Errorf("%s: must be >= 0, got %d", f.name, f.v)
+		}
+	}
+	if c.ranks > 64 {
+		return config{}, fmt.Errorf("engine.data_parallel_size: at most 64 ranks per server, got %d", c.ranks)
+	}
+	if c.profile.Name == "" {
+		return config{}, fmt.Errorf("profile: not set (use LookupProfile)")
+	}
+	if err := c.profile.Validate(); err != nil {
+		return config{}, fmt.Errorf("profile: %w", err)
+	}
+	if cap := c.numBlocks * c.blockSize; c.maxModelLen > cap {
+		return config{}, fmt.Errorf("engine.max_model_len: %d exceeds the KV cache capacity of %d tokens (%d blocks of %d); lower it or raise num_gpu_blocks_override",
+			c.maxModelLen, cap, c.numBlocks, c.blockSize)
+	}
+	role, err := ParseRole(string(o.Role))
+	if err != nil {
+		return config{}, fmt.Errorf("role: %w", err)
+	}
+	c.role = role
+	if c.precision, err = precisionOf(e.Dtype, e.Quantization, o.FlipRate); err != nil {
+		return config{}, err
+	}
+	if err := o.Faults.Validate(); err != nil {
+		return config{}, fmt.Errorf("faults: %w", err)
+	}
+	c.initialFault = o.Faults
+	if c.holdTimeout < 0 {
+		return config{}, fmt.Errorf("kv_hold_timeout: must be >= 0, got %v", c.holdTimeout)
+	}
+	if c.holdTimeout == 0 {
+		c.holdTimeout = defaultKVHoldTimeout
+	}
+	if c.kvHost == "" {
+		c.kvHost = "127.0.0.1"
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// errEngineStopped ends sequences still in the engine when it shuts down.
+var errEngineStopped = errors.New("engine stopped")
+
+// Abort reasons a handler can give the engine.
+const (
+	abortNone       int32 = iota
+	abortClientGone       // the client went away: finish_reason "abort"
+	abortStopString       // the handler matched a stop string: finish_reason "stop"
+)
+
+// seq is one request inside an engine. Fields above the loop-owned block are
+// set before submission and read-only afterwards; loop-owned fields are
+// touched only by the engine goroutine under engine.mu; the atomics and the
+// notify channel are how the engine hands progress to the HTTP handler.
+type seq struct {
+	id        string
+	prompt    []int
+	promptLen int
+	samp      sampling
+	target    int    // tokens to generate before finishing
+	reason    string // finish_reason when target is reached: "length" or "stop"
+	// remoteKV is the number of prompt tokens whose KV was pulled from a
+	// prefill engine: they are not recomputed on first admission.
+	remoteKV int
+	// holdKV keeps the blocks after finishing for a decode engine to pull.
+	holdKV  bool
+	arrival time.Time
+
+	// loop-owned
+	hashes     []uint64 // chained hashes of the full blocks of known tokens
+	computed   int      // tokens whose KV is in blocks
+	blocks     []int32
+	registered int // leading blocks registered in the prefix cache
+	admitted   bool
+	finished   bool
+	scheduled  time.Time
+	firstTok   time.Time
+	lastTok    time.Time
+
+	// engine → handler
+	generated    atomic.Int32
+	cachedTokens atomic.Int32
+	done         atomic.Bool
+	abort        atomic.Int32
+	notify       chan struct{}
+	// Written before done is set; read after done is observed.
+	finishReason string
+	err          error
+	heldBlocks   []int
+}
+
+func newSeq(id string, prompt []int, samp sampling, target int, reason string, now time.Time) *seq {
+	return &seq{
+		id: id, prompt: prompt, promptLen: len(prompt), samp: samp, target: target, reason: reason,
+		arrival: now, notify: make(chan struct{}, 1),
+	}
+}
+
+// known is the number of tokens whose ids are decided: the prompt and every
+// generated token.
+func (s *seq) known() int { return s.promptLen + int(s.generated.Load()) }
+
+// tokenID is the id at absolute position p of the sequence.
+func (s *seq) tokenID(p int) int {
+	if p < s.promptLen {
+		return s.prompt[p]
+	}
+	return s.samp.token(p - s.promptLen)
+}
+
+// ensureHashes extends the block hash chain to n full blocks.
+func (s *seq) ensureHashes(n, blockSize int) {
+	for i := len(s.hashes); i < n; i++ {
+		h := uint64(0x6a09e667f3bcc908) // chain root
+		if i > 0 {
+			h = s.hashes[i-1]
+		}
+		for p := i * blockSize; p < (i+1)*blockSize; p++ {
+			h = mix64(h ^ uint64(s.tokenID(p))*0x9e3779b97f4a7c15)
+		}
+		s.hashes = append(s.hashes, h)
+	}
+}
+
+func (s *seq) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// ErrCrashed is returned by Serve when a Crash fault stopped the server.
+var ErrCrashed = errors.New("sim: crash fault injected")
+
+// shutdownGrace bounds how long Serve waits for connections to close after
+// its context is done.
+const shutdownGrace = 5 * time.Second
+
+// Server is one simulated vLLM server: an HTTP front end over
+// data_parallel_size engine ranks.
+type Server struct {
+	cfg      config
+	m        *metrics
+	ranks    []*engine
+	mux      *http.ServeMux
+	faults   atomic.Pointer[Faults]
+	crash    chan struct{}
+	load     atomic.Int64  // in-flight generation requests (GET /load)
+	rr       atomic.Uint64 // round-robin over ranks
+	created  int64
+	serving  atomic.Bool
+	kv       kvChannel
+	id       string
+	logger   *slog.Logger
+	kvDialer net.Dialer
+}
+
+// New validates opts and builds a server. Nothing runs until Serve.
+func New(opts Options) (*Server, error) {
+	cfg, err := resolve(opts)
+	if err != nil {
+		return nil, fmt.Errorf("sim options: %w", err)
+	}
+	s := &Server{cfg: cfg, crash: make(chan struct{}, 1), created: time.Now().Unix(),
+		id: strconv.FormatUint(rand.Uint64(), 16), logger: cfg.logger}
+	s.m = newMetrics(&s.cfg)
+	for r := range cfg.ranks {
+		s.ranks = append(s.ranks, newEngine(r, &s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
+	}
+	f := cfg.initialFault
+	s.faults.Store(&f)
+	s.mux = s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
+	mux.HandleFunc("POST /v1/chat/completions", s.handleGenerate(true))
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("POST /tokenize", s.handleTokenize)
+	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
+	mux.HandleFunc("GET /load", s.handleLoad)
+	mux.HandleFunc("GET /admin/faults", s.handleGetFaults)
+	mux.HandleFunc("POST /admin/faults", s.handleSetFaults)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError", msg: "no route for " + r.Method + " " + r.URL.Path})
+	})
+	return mux
+}
+
+// Handler serves the HTTP API. Generation requests need Serve running:
+// without the engine loop they wait until their client gives up.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// SetFaults replaces the fault injection state. An invalid f is rejected
+// by POST /admin/faults; here it is the caller's contract to pass Validate.
+func (s *Server) SetFaults(f Faults) {
+	s.faults.Store(&f)
+	if f.Crash {
+		select {
+		case s.crash <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Faults returns the current fault injection state.
+func (s *Server) Faults() Faults { return *s.faults.Load() }
+
+// Model is the served model name.
+func (s *Server) Model() string { return s.cfg.model }
+
+// KVPort is the KV side-channel port of a prefill server while it serves
+// (0 otherwise).
+func (s *Server) KVPort() int { return s.kv.port() }
+
+// Serve runs the engine ranks and the HTTP server on ln until ctx is done
+// (then shuts down and returns nil) or a Crash fault (returns ErrCrashed).
+// A Server serves once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if !s.serving.CompareAndSwap(false, true) {
+		return errors.New("sim: Serve called twice")
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel below: every goroutine started here has ended
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, e := range s.ranks {
+		wg.Go(func() { e.run(ctx) })
+	}
+	if s.cfg.role == RolePrefill {
+		if err := s.kv.listen(ctx, &wg, s); err != nil {
+			return err
+		}
+	}
+	hs := &http.Server{
+		Handler:           s.mux,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(&faultListener{Listener: ln, s: s}) }()
+	select {
+	case <-ctx.Done():
+		cancel()
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer scancel()
+		err := hs.Shutdown(sctx)
+		<-errc
+		if err != nil {
+			return fmt.Errorf("sim: shutting down: %w", err)
+		}
+		return nil
+	case <-s.crash:
+		cancel()
+		hs.Close()
+		<-errc
+		return ErrCrashed
+	case err := <-errc:
+		cancel()
+		return fmt.Errorf("sim: serving: %w", err)
+	}
+}
+
+// faultListener resets new connections while RefuseConnections is set.
+type faultListener struct {
+	net.Listener
+	s *Server
+}
+
+func (l *faultListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil || !l.s.faults.Load().RefuseConnections {
+			return c, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close with RST, like a refused connection
+		}
+		_ = c.Close()
+	}
+}
+
+// pickRank chooses the engine rank: the X-data-parallel-rank header when
+// present, round-robin otherwise.
+func (s *Server) pickRank(r *http.Request) (*engine, *apiError) {
+	if h := r.Header.Get("X-data-parallel-rank"); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 0 || n >= len(s.ranks) {
+			return nil, badRequest("X-data-parallel-rank", "X-data-parallel-rank must be an integer in [0, %d), got %q", len(s.ranks), h)
+		}
+		return s.ranks[n], nil
+	}
+	if len(s.ranks) == 1 {
+		return s.ranks[0], nil
+	}
+	return s.ranks[int(s.rr.Add(1)-1)%len(s.ranks)], nil
+}
