@@ -21,18 +21,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	type permission struct {
-		ID                 string `json:"id"`
-		Object             string `json:"object"`
-		Created            int64  `json:"created"`
-		AllowCreateEngine  bool   `json:"allow_create_engine"`
-		AllowSampling      bool   `json:"allow_sampling"`
-		AllowLogprobs      bool   `json:"allow_logprobs"`
-		AllowSearchIndices bool   `json:"allow_search_indices"`
-		AllowView          bool   `json:"allow_view"`
-		AllowFineTuning    bool   `json:"allow_fine_tuning"`
-		Organization       string `json:"organization"`
+		ID                 string  `json:"id"`
+		Object             string  `json:"object"`
+		Created            int64   `json:"created"`
+		AllowCreateEngine  bool    `json:"allow_create_engine"`
+		AllowSampling      bool    `json:"allow_sampling"`
+		AllowLogprobs      bool    `json:"allow_logprobs"`
+		AllowSearchIndices bool    `json:"allow_search_indices"`
+		AllowView          bool    `json:"allow_view"`
+		AllowFineTuning    bool    `json:"allow_fine_tuning"`
+		Organization       string  `json:"organization"`
 		Group              *string `json:"group"`
-		IsBlocking         bool   `json:"is_blocking"`
+		IsBlocking         bool    `json:"is_blocking"`
 	}
 	type model struct {
 		ID          string       `json:"id"`

@@ -1,11 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"bytes"
 )
 
 // apiError is an error answered in OpenAI's shape. Type is stable (vLLM's

@@ -139,5 +139,5 @@ func errorTypeFor(status int) string {
 	return "BadRequestError"
 }
 
-func ms(d time.Duration) float64   { return float64(d) / float64(time.Millisecond) }
+func ms(d time.Duration) float64     { return float64(d) / float64(time.Millisecond) }
 func fromMs(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }

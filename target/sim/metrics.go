@@ -27,12 +27,12 @@ type metrics struct {
 // rankMetrics are one rank's series, bound once so the engine loop only
 // does atomic adds.
 type rankMetrics struct {
-	running, waiting, kvUsage, kvHeld                                  prometheus.Gauge
-	prefixHits, prefixQueries, promptTokens, genTokens, preemptions    prometheus.Counter
-	kvPullsOK, kvPullsFailed, kvHoldExpired                            prometheus.Counter
-	success                                                            map[string]prometheus.Counter
-	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist  prometheus.Observer
-	kvTransfer                                                         prometheus.Observer
+	running, waiting, kvUsage, kvHeld                                 prometheus.Gauge
+	prefixHits, prefixQueries, promptTokens, genTokens, preemptions   prometheus.Counter
+	kvPullsOK, kvPullsFailed, kvHoldExpired                           prometheus.Counter
+	success                                                           map[string]prometheus.Counter
+	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist prometheus.Observer
+	kvTransfer                                                        prometheus.Observer
 }
 
 func newMetrics(cfg *config) *metrics {

@@ -18,7 +18,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *followe
 		return
 	}
 	usage := usageJSON{PromptTokens: len(fl.req.prompt), CompletionTokens: fl.completion,
-		TotalTokens: len(fl.req.prompt) + fl.completion,
+		TotalTokens:         len(fl.req.prompt) + fl.completion,
 		PromptTokensDetails: &promptDetails{CachedTokens: int(fl.sq.cachedTokens.Load())}}
 	var logprobs json.RawMessage
 	if fl.req.logprobs >= 0 {
@@ -38,7 +38,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *followe
 	} else {
 		body = completionResponse{ID: fl.sq.id, Object: "text_completion", Created: s.created, Model: s.cfg.model,
 			Choices: []completionChoice{{Text: rs.text.String(), Logprobs: logprobs, FinishReason: fl.finish, StopReason: stopReason}},
-			Usage: usage, KVTransferParams: kv}
+			Usage:   usage, KVTransferParams: kv}
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
