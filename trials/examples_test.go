@@ -1,0 +1,53 @@
+package trials
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestExamplesValidate loads every example spec and checks what each is for.
+func TestExamplesValidate(t *testing.T) {
+	files, err := filepath.Glob("examples/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("found %d example specs, want at least 4", len(files))
+	}
+	loaded := map[string][]Trial{}
+	for _, f := range files {
+		tr, err := Load(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		loaded[filepath.Base(f)] = tr
+	}
+
+	qs := loaded["quickstart.yaml"]
+	if len(qs) != 2 || qs[0].Router.Policy != "round_robin" || qs[1].Router.Policy != "cache_aware" {
+		t.Errorf("quickstart: want a round_robin vs cache_aware sweep, got %d trials", len(qs))
+	} else if qs[0].Workload.Kind != "shared_prefix" || qs[0].Topology.Replicas != 2 || qs[0].Seed != qs[1].Seed {
+		t.Errorf("quickstart: want 2 replicas on shared_prefix traffic with one seed")
+	}
+
+	if pd := loaded["pd.yaml"]; len(pd) != 1 || pd[0].Topology.Prefill != 2 || pd[0].Topology.Decode != 6 || !pd[0].Router.PDDisaggregation {
+		t.Errorf("pd: want prefill 2, decode 6 through the PD router")
+	}
+	if g := loaded["vllm-gpu.yaml"]; len(g) == 0 || g[0].Target.Kind != KindProcess {
+		t.Errorf("vllm-gpu: want a process target")
+	}
+	if ci := loaded["ci-smoke.yaml"]; len(ci) != 1 || len(ci[0].Assertions) == 0 || ci[0].Topology.Replicas != 2 {
+		t.Errorf("ci-smoke: want one 2-replica trial with assertions")
+	}
+}
+
+func TestStarterValidates(t *testing.T) {
+	tr, err := Parse(Starter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) == 0 || tr[0].Gate.Reference != ReferenceSim {
+		t.Errorf("starter: %d trials", len(tr))
+	}
+}

@@ -1,0 +1,223 @@
+package trials
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Trial is one expanded, defaulted and validated trial.
+type Trial struct {
+	Spec
+	// SpecHash is the sha256 (hex) of the canonical JSON of Spec: equal
+	// hashes ran the same trial definition.
+	SpecHash string `json:"spec_hash"`
+	// SweepID groups the trials of one matrix expansion ("" without a
+	// matrix). It is derived from the trials' hashes, so the same sweep
+	// definition always has the same id.
+	SweepID string `json:"sweep_id,omitempty"`
+	// Settings are the matrix values that made this trial, in matrix order.
+	Settings []Setting `json:"settings,omitempty"`
+	// Assertions are Spec.Assert parsed.
+	Assertions []Assertion `json:"assertions,omitempty"`
+	// ToleranceFraction is Spec.Tolerance parsed ("10%" → 0.1); 0 without a
+	// baseline.
+	ToleranceFraction float64 `json:"tolerance_fraction,omitempty"`
+}
+
+// Load reads a spec file and returns its trials. A spec without a name is
+// named after the file ("quickstart.yaml" → "quickstart"). Problems come
+// back as one *SpecError naming the file.
+func Load(path string) ([]Trial, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	trials, err := parse(data, stem)
+	var se *SpecError
+	if errors.As(err, &se) {
+		se.File = path
+	}
+	return trials, err
+}
+
+// Parse decodes a spec (unknown keys are errors), expands its matrix and
+// returns the trials in a stable order, each defaulted and validated.
+// Problems come back as one *SpecError listing every *FieldError.
+func Parse(data []byte) ([]Trial, error) { return parse(data, "") }
+
+func parse(data []byte, defaultName string) ([]Trial, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &SpecError{Fields: []*FieldError{syntaxError(err)}}
+	}
+	root := deref(&doc)
+	if root == nil {
+		return nil, &SpecError{Fields: []*FieldError{{Msg: "empty spec"}}}
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &SpecError{Fields: []*FieldError{{Line: root.Line, Msg: "a spec is a mapping of keys such as name, target, topology, router, workload"}}}
+	}
+	p := &problems{}
+	_, matrix := child(root, "matrix")
+	axes := parseMatrix(matrix, p)
+	if len(p.fields) > 0 {
+		return nil, &SpecError{Fields: sortFields(p.fields, 1)}
+	}
+	base := clone(root)
+	base.Content = nil
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "matrix" {
+			base.Content = append(base.Content, clone(root.Content[i]), clone(root.Content[i+1]))
+		}
+	}
+
+	combos := combinations(axes)
+	var (
+		trials []Trial
+		fields []*FieldError
+	)
+	for _, combo := range combos {
+		tree := clone(base)
+		settings := make([]Setting, len(axes))
+		for i, ax := range axes {
+			settings[i] = Setting{Path: ax.path, Value: ax.labels[combo[i]]}
+			if err := setPath(tree, ax.keys, clone(ax.values[combo[i]]), ax.line); err != nil {
+				fields = append(fields, &FieldError{Path: "matrix." + ax.path, Line: ax.line, Msg: err.Error()})
+			}
+		}
+		t, errs := buildTrial(tree, settings, defaultName)
+		for _, e := range errs {
+			e.Trial = t.Name
+		}
+		fields = append(fields, errs...)
+		trials = append(trials, t)
+	}
+	if len(fields) > 0 {
+		return nil, &SpecError{Fields: sortFields(fields, len(combos))}
+	}
+	if len(axes) > 0 {
+		h := sha256.New()
+		for _, t := range trials {
+			h.Write([]byte(t.SpecHash))
+		}
+		id := hex.EncodeToString(h.Sum(nil))[:16]
+		for i := range trials {
+			trials[i].SweepID = id
+		}
+	}
+	return trials, nil
+}
+
+// buildTrial decodes, defaults and validates one expanded spec tree.
+func buildTrial(tree *yaml.Node, settings []Setting, defaultName string) (Trial, []*FieldError) {
+	p := &problems{lines: func(path string) int { return lineOf(tree, path) }}
+	present := func(path string) bool { n, _ := lookup(tree, path); return n != nil }
+
+	spec := initialSpec()
+	checkKeys(tree, reflect.TypeFor[Spec](), "", p)
+	if err := tree.Decode(&spec); err != nil {
+		decodeErrors(tree, err, p)
+	}
+	base := spec.Name
+	if base == "" {
+		base = defaultName
+	}
+	spec.Name = trialName(base, settings)
+	t := Trial{Settings: settings}
+	if len(p.fields) > 0 {
+		t.Spec = spec
+		return t, p.fields
+	}
+	applyDefaults(&spec, present)
+	validate(&spec, base, present, p)
+	if !spec.RouterLaunched() {
+		// No router runs, so its settings cannot affect the trial: the
+		// ledger stores an empty router config and the hash ignores them.
+		spec.Router = Router{}
+	}
+	t.Spec = spec
+	if len(p.fields) > 0 {
+		return t, p.fields
+	}
+	// The hash covers what runs: the workload's defaults spelled out.
+	spec.Workload.Workload = spec.Workload.WithDefaults()
+	t.Spec = spec
+	for _, a := range spec.Assert {
+		parsed, _ := ParseAssertion(a) // validated above
+		t.Assertions = append(t.Assertions, parsed)
+	}
+	if spec.Baseline != "" {
+		t.ToleranceFraction, _ = ParseTolerance(spec.Tolerance) // validated above
+	}
+	hash, err := spec.Hash()
+	if err != nil {
+		p.add("", "%v", err)
+		return t, p.fields
+	}
+	t.SpecHash = hash
+	return t, nil
+}
+
+// Hash is the sha256 (hex) of s's canonical JSON (struct fields in a fixed
+// order, map keys sorted by encoding/json).
+func (s Spec) Hash() (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("hashing spec: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+var lineMsgRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// decodeErrors turns the decoder's "line N: cannot unmarshal …" messages
+// into field errors with paths.
+func decodeErrors(tree *yaml.Node, err error, p *problems) {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		p.add("", "%v", err)
+		return
+	}
+	for _, msg := range te.Errors {
+		m := lineMsgRE.FindStringSubmatch(msg)
+		if m == nil {
+			p.add("", "%s", msg)
+			continue
+		}
+		line, _ := strconv.Atoi(m[1])
+		p.addAt(pathAtLine(tree, line), line, "%s", friendlyType(m[2]))
+	}
+}
+
+// friendlyType rewrites YAML tags in decoder messages: "cannot unmarshal
+// !!str `two` into int" → "cannot use string `two` as int".
+func friendlyType(msg string) string {
+	r := strings.NewReplacer("cannot unmarshal ", "cannot use ", "!!str", "string", "!!int", "integer",
+		"!!float", "number", "!!bool", "boolean", "!!map", "mapping", "!!seq", "list", " into ", " as ",
+		"time.Duration", "duration (e.g. 30s)")
+	return r.Replace(msg)
+}
+
+var syntaxLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntaxError names the line of a YAML syntax error.
+func syntaxError(err error) *FieldError {
+	if m := syntaxLineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &FieldError{Line: line, Msg: "YAML syntax: " + m[2]}
+	}
+	return &FieldError{Msg: strings.Replace(err.Error(), "yaml: ", "YAML syntax: ", 1)}
+}

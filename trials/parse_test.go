@@ -1,0 +1,184 @@
+package trials
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// minimal is a valid two-replica spec that tests modify.
+const minimal = `name: t
+seed: 3
+topology:
+  replicas: 2
+  engine:
+    model: m
+router:
+  policy: round_robin
+workload:
+  kind: random
+  num_prompts: 10
+`
+
+func mustParse(t *testing.T, spec string) []Trial {
+	t.Helper()
+	trials, err := Parse([]byte(spec))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return trials
+}
+
+// specErr parses spec, wants a *SpecError and returns its field errors.
+func specErr(t *testing.T, spec string) []*FieldError {
+	t.Helper()
+	_, err := Parse([]byte(spec))
+	var se *SpecError
+	if !errors.As(err, &se) {
+		t.Fatalf("Parse = %v, want *SpecError", err)
+	}
+	return se.Fields
+}
+
+func TestDefaults(t *testing.T) {
+	tr := mustParse(t, minimal)
+	if len(tr) != 1 {
+		t.Fatalf("%d trials, want 1", len(tr))
+	}
+	s := tr[0].Spec
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"name", s.Name, "t"},
+		{"target.kind", s.Target.Kind, KindSim},
+		{"target.profile", s.Target.Profile, DefaultSimProfile},
+		{"warmup.requests", s.Warmup.Requests, DefaultWarmupRequests},
+		{"router.launch", s.Router.Launch, LaunchEmbedded},
+		{"router.port", s.Router.Port, 0},
+		{"router.retry.max_retries (router default)", s.Router.Retry.MaxRetries, 5},
+		{"workload.endpoint", s.Workload.Endpoint, EndpointCompletions},
+		{"workload.output_len (driver default)", s.Workload.OutputLen, 128},
+		{"gate.reference", s.Gate.Reference, ReferenceSim},
+		{"gate.prompts", s.Gate.Prompts.N(), DefaultGatePrompts},
+		{"gate.kl_threshold", s.Gate.KLThreshold, DefaultKLThreshold},
+		{"sweep id", tr[0].SweepID, ""},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if len(tr[0].SpecHash) != 64 {
+		t.Errorf("SpecHash = %q, want 64 hex digits", tr[0].SpecHash)
+	}
+}
+
+func TestExplicitZeroWarmupIsKept(t *testing.T) {
+	s := mustParse(t, minimal+"warmup:\n  requests: 0\n")[0]
+	if s.Warmup.Requests != 0 {
+		t.Errorf("warmup.requests = %d, want the explicit 0", s.Warmup.Requests)
+	}
+}
+
+func TestSingleReplicaLaunchesNoRouter(t *testing.T) {
+	one := strings.Replace(minimal, "replicas: 2", "replicas: 1", 1)
+	a := mustParse(t, one)[0]
+	b := mustParse(t, strings.Replace(one, "policy: round_robin", "policy: cache_aware\n  cache_threshold: 0.9", 1))[0]
+	if a.RouterLaunched() {
+		t.Error("one replica without PD launches a router")
+	}
+	if a.Router.Policy != "" || a.Router.Launch != "" {
+		t.Errorf("ignored router section kept: %+v", a.Router)
+	}
+	if a.SpecHash != b.SpecHash {
+		t.Error("an ignored router section changed the spec hash")
+	}
+	// Without any topology the default is one replica.
+	c := mustParse(t, "name: x\ntopology:\n  engine: {model: m}\nworkload: {kind: shared_prefix}\n")[0]
+	if c.Topology.Replicas != 1 || c.RouterLaunched() {
+		t.Errorf("default topology = %+v", c.Topology)
+	}
+}
+
+func TestHashIgnoresFormattingButNotValues(t *testing.T) {
+	a := mustParse(t, minimal)[0]
+	reordered := "# comment\nworkload: {kind: random, num_prompts: 10}\nrouter: {policy: round_robin}\n" +
+		"topology:\n  engine: {model: m}\n  replicas: 2\nseed: 3\nname: t\n"
+	b := mustParse(t, reordered)[0]
+	if a.SpecHash != b.SpecHash {
+		t.Error("reformatting the same spec changed its hash")
+	}
+	c := mustParse(t, strings.Replace(minimal, "seed: 3", "seed: 4", 1))[0]
+	if a.SpecHash == c.SpecHash {
+		t.Error("changing the seed kept the hash")
+	}
+	// Writing a default explicitly is the same trial.
+	d := mustParse(t, minimal+"warmup: {requests: 100}\n")[0]
+	if a.SpecHash != d.SpecHash {
+		t.Error("an explicit default changed the hash")
+	}
+}
+
+func TestDataParallelFollowsEngine(t *testing.T) {
+	s := mustParse(t, strings.Replace(minimal, "model: m", "model: m\n    data_parallel_size: 4", 1))[0]
+	if s.Router.IntraNodeDataParallelSize != 4 {
+		t.Errorf("router.intra_node_data_parallel_size = %d, want the engine's 4", s.Router.IntraNodeDataParallelSize)
+	}
+}
+
+func TestStaticTopologyFromURLs(t *testing.T) {
+	s := mustParse(t, `name: s
+target:
+  kind: static
+  prefill: [http://10.0.0.1:8000]
+  decode: [http://10.0.0.2:8000, http://10.0.0.3:8000]
+topology:
+  engine: {model: m}
+router:
+  pd_disaggregation: true
+  prefill_policy: round_robin
+  decode_policy: round_robin
+  kv_connector: nixl
+workload: {kind: random, num_prompts: 5}
+`)[0]
+	if s.Topology.Prefill != 1 || s.Topology.Decode != 2 || s.Topology.Replicas != 0 {
+		t.Errorf("topology = %+v, want prefill 1 decode 2 from the URLs", s.Topology)
+	}
+	if s.Gate.Reference != ReferenceNone {
+		t.Errorf("gate.reference = %q, want none for a non-sim target", s.Gate.Reference)
+	}
+	if s.Target.HealthPath != "/health" {
+		t.Errorf("health_path = %q", s.Target.HealthPath)
+	}
+}
+
+func TestParsedChecks(t *testing.T) {
+	s := mustParse(t, minimal+"assert: ['p99_ttft_ms < 500', 'output_throughput >= 10']\nbaseline: 17\n")[0]
+	if len(s.Assertions) != 2 || s.Assertions[0] != (Assertion{"p99_ttft_ms", "<", 500}) {
+		t.Errorf("assertions = %+v", s.Assertions)
+	}
+	if s.Tolerance != DefaultTolerance || s.ToleranceFraction != 0.1 {
+		t.Errorf("tolerance %q = %v, want 10%% = 0.1", s.Tolerance, s.ToleranceFraction)
+	}
+	if len(s.BaselineMetrics) != len(DefaultBaselineMetrics) {
+		t.Errorf("baseline_metrics = %v", s.BaselineMetrics)
+	}
+}
+
+func TestLoadNamesFromFile(t *testing.T) {
+	path := t.TempDir() + "/nightly.yaml"
+	writeFile(t, path, strings.Replace(minimal, "name: t\n", "", 1))
+	tr, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr[0].Name != "nightly" {
+		t.Errorf("name = %q, want the file's stem", tr[0].Name)
+	}
+	writeFile(t, path, minimal+"bogus: 1\n")
+	_, err = Load(path)
+	if err == nil || !strings.HasPrefix(err.Error(), "invalid spec "+path+": bogus: unknown key") {
+		t.Errorf("err = %v, want it to name the file and the key", err)
+	}
+}
