@@ -109,3 +109,24 @@ func TestLiveSnapshotWithinHDRPrecision(t *testing.T) {
 		t.Errorf("live p99 TTFT %v (want 990), p50 E2EL %v (want 1000) within 0.1%%", s.P99TTFTMs, s.P50E2ELMs)
 	}
 }
+
+// TestPercentilesBitExactWithNumpy compares against values numpy 1.24
+// printed for this list (np.percentile, np.median, np.mean, np.std):
+// percentiles and medians must be identical to the last bit; mean and std
+// to 1e-12 (numpy sums pairwise).
+func TestPercentilesBitExactWithNumpy(t *testing.T) {
+	xs := []float64{45.447, 4.428, 18.72, 23.956, 34.551, 36.303, 25.298, 10.64, 24.751, 52.631, 15.097, 8.511, 13.423, 57.531, 10.923, 29.147, 11.65, 2.384, 13.28, 24.26, 6.932, 204.609, 22.48, 13.707, 16.253, 50.803, 17.61, 4.125, 39.165, 57.7, 6.089, 10.552, 89.51, 18.632, 19.092, 16.554, 20.05}
+	want := map[float64]float64{0: 2.384, 1: 3.01076, 10: 6.5948, 25: 11.65, 50: 18.72, 75: 34.551, 90: 54.590999999999994, 95: 64.06199999999987, 99: 163.17336000000006, 99.9: 200.46543600000066, 100: 204.609}
+	s := describe(xs)
+	for p, w := range want {
+		if got := s.percentile(p); got != w {
+			t.Errorf("p%v = %v, numpy %v", p, got, w)
+		}
+	}
+	if s.median != 18.72 || math.Abs(s.mean-29.102540540540538) > 1e-12 || math.Abs(s.std-34.552998356691795) > 1e-12 {
+		t.Errorf("median %v mean %v std %v", s.median, s.mean, s.std)
+	}
+	if m := describe(xs[:36]).median; m != 18.676000000000002 {
+		t.Errorf("even-count median %v, numpy 18.676000000000002", m)
+	}
+}

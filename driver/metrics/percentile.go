@@ -31,19 +31,32 @@ func describe(xs []float64) stats {
 		ss += (x - s.mean) * (x - s.mean)
 	}
 	s.std = math.Sqrt(ss / float64(len(xs)))
-	s.median = s.percentile(50)
+	// np.median averages the two middle values of an even count.
+	n := len(s.sorted)
+	s.median = s.sorted[n/2]
+	if n%2 == 0 {
+		s.median = (s.sorted[n/2-1] + s.sorted[n/2]) / 2
+	}
 	return s
 }
 
-// percentile is numpy.percentile's default "linear" method: the value at
-// rank p/100·(n−1) of the sorted values, interpolating between neighbours.
+// percentile is numpy.percentile's default "linear" method, with numpy's
+// floating-point steps so results agree to the last bit: the virtual index
+// (n−1)·q for q = p/100, and numpy's two-sided lerp between the
+// neighbouring sorted values.
 func (s stats) percentile(p float64) float64 {
 	n := len(s.sorted)
-	rank := p / 100 * float64(n-1)
-	lo := int(math.Floor(rank))
+	q := p / 100
+	vi := float64(n-1) * q
+	lo := int(math.Floor(vi))
+	lo = max(0, min(lo, n-1))
 	hi := min(lo+1, n-1)
-	frac := rank - float64(lo)
-	return s.sorted[lo] + (s.sorted[hi]-s.sorted[lo])*frac
+	t := vi - float64(lo)
+	a, b := s.sorted[lo], s.sorted[hi]
+	if t >= 0.5 {
+		return b - (b-a)*(1-t)
+	}
+	return a + (b-a)*t
 }
 
 // PercentileWord renders p as vllm does in result keys: an integer when

@@ -1,0 +1,100 @@
+package driver
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+)
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// completionBody and chatBody are the request bodies, with the fields vllm
+// bench serve sends. Struct field order fixes the byte order of the JSON.
+type completionBody struct {
+	Model         string        `json:"model"`
+	Prompt        string        `json:"prompt"`
+	Temperature   float64       `json:"temperature"`
+	MaxTokens     int           `json:"max_tokens"`
+	IgnoreEOS     bool          `json:"ignore_eos"`
+	Stream        bool          `json:"stream"`
+	StreamOptions streamOptions `json:"stream_options"`
+}
+
+type chatBody struct {
+	Model               string        `json:"model"`
+	Messages            []message     `json:"messages"`
+	Temperature         float64       `json:"temperature"`
+	MaxCompletionTokens int           `json:"max_completion_tokens"`
+	IgnoreEOS           bool          `json:"ignore_eos"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       streamOptions `json:"stream_options"`
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// conversation is a prompt as a list of messages: an optional system
+// prompt, then alternating user and assistant turns ending with a user turn.
+type conversation struct {
+	system string
+	turns  []string
+}
+
+// tokens counts every message's content with the shared tokenizer (the
+// client-side prompt length; a chat template adds server-side tokens).
+func (c conversation) tokens() int {
+	n := tokenizer.Count(c.system)
+	for _, t := range c.turns {
+		n += tokenizer.Count(t)
+	}
+	return n
+}
+
+// renderer turns conversations into bodies for one endpoint and model.
+type renderer struct {
+	chat        bool
+	model       string
+	temperature float64
+	ignoreEOS   bool
+}
+
+func (r renderer) body(c conversation, maxTokens int) ([]byte, error) {
+	var v any
+	if r.chat {
+		msgs := make([]message, 0, len(c.turns)+1)
+		if c.system != "" {
+			msgs = append(msgs, message{Role: "system", Content: c.system})
+		}
+		for i, t := range c.turns {
+			role := "user"
+			if i%2 == 1 {
+				role = "assistant"
+			}
+			msgs = append(msgs, message{Role: role, Content: t})
+		}
+		v = chatBody{Model: r.model, Messages: msgs, Temperature: r.temperature, MaxCompletionTokens: maxTokens,
+			IgnoreEOS: r.ignoreEOS, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
+	} else {
+		// Completions see the conversation as one text: white space only
+		// separates tokens, so the count is the sum of the parts'.
+		prompt := c.system
+		for _, t := range c.turns {
+			if prompt != "" {
+				prompt += " "
+			}
+			prompt += t
+		}
+		v = completionBody{Model: r.model, Prompt: prompt, Temperature: r.temperature, MaxTokens: maxTokens,
+			IgnoreEOS: r.ignoreEOS, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding request body: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,224 @@
+package driver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client-side error types, used where the server gave none.
+const (
+	errTransport      = "transport_error" // no HTTP response: refused, reset, DNS
+	errTimeout        = "timeout"         // the request outlived Config.Timeout
+	errCancelled      = "cancelled"       // the run was cancelled
+	errStream         = "stream_error"    // the stream broke or held malformed JSON
+	errEmpty          = "empty_response"  // 200 but no chunk with choices
+	errHTTP           = "http_error"      // an error status without an OpenAI error body
+	errSessionAborted = "session_aborted" // a multi_turn turn not sent because an earlier turn failed
+)
+
+// newHTTPClient returns a client for many concurrent streams to one host:
+// idle connections are kept for reuse up to the expected concurrency, no
+// proxy is consulted and responses are not decompressed.
+func newHTTPClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}}
+}
+
+// usage is the OpenAI usage object.
+type usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// apiError is the OpenAI error object; vllm's older shape puts its fields at
+// the top level next to "object": "error".
+type apiError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+}
+
+// chunk is the part of an SSE event the driver reads.
+type chunk struct {
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *usage    `json:"usage"`
+	Error *apiError `json:"error"`
+}
+
+// exchange is the raw timing of one request.
+type exchange struct {
+	send, first, last time.Time
+	itls              []time.Duration
+	text              strings.Builder
+	usage             *usage
+	status            int
+	errType, errMsg   string
+}
+
+func (x *exchange) fail(typ, format string, args ...any) {
+	x.errType, x.errMsg = typ, fmt.Sprintf(format, args...)
+}
+
+// do sends one request and reads its stream, timestamping with now. TTFT
+// runs from send to the first event with a non-empty choices list (even a
+// role-only or empty-text one), each later such event adds an ITL, and the
+// last one ends E2EL, as vllm bench serve measures.
+func do(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) *exchange {
+	x := &exchange{}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		x.fail(errTransport, "building request: %v", err)
+		return x
+	}
+	req.Header = header
+	x.send = now()
+	resp, err := client.Do(req)
+	if err != nil {
+		x.fail(classify(ctx, errTransport), "%v", err)
+		return x
+	}
+	defer resp.Body.Close()
+	x.status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		typ, msg := parseError(b)
+		if typ == "" {
+			typ = errHTTP
+		}
+		x.fail(typ, "HTTP %d: %s", resp.StatusCode, msg)
+		return x
+	}
+	x.readEvents(ctx, resp.Body, now)
+	return x
+}
+
+// readEvents reads SSE data lines until [DONE] or the end of the body.
+// Each data event is timestamped once, when its line has been read and
+// before it is decoded, so decoding cost never shifts a measurement.
+func (x *exchange) readEvents(ctx context.Context, body io.Reader, now func() time.Time) {
+	br := bufio.NewReaderSize(body, 16<<10)
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = nil
+		}
+		if len(line) > 0 {
+			if done := x.event(bytes.TrimRight(line, "\r\n"), now); done {
+				return
+			}
+			if x.errType != "" {
+				return
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			x.fail(classify(ctx, errStream), "reading stream: %v", err)
+			return
+		}
+	}
+	if x.first.IsZero() && x.errType == "" {
+		x.fail(errEmpty, "the stream ended without a chunk with choices")
+	}
+}
+
+// event handles one SSE line and reports whether the stream is done.
+func (x *exchange) event(line []byte, now func() time.Time) bool {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		return false // blank separator, comment (":"), event/id/retry field
+	}
+	t := now()
+	data = bytes.TrimPrefix(data, []byte(" "))
+	if string(data) == "[DONE]" {
+		if x.first.IsZero() {
+			x.fail(errEmpty, "the stream ended without a chunk with choices")
+		}
+		return true
+	}
+	var c chunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		x.fail(errStream, "decoding chunk: %v", err)
+		return true
+	}
+	if c.Error != nil {
+		typ := c.Error.Type
+		if typ == "" {
+			typ = errStream
+		}
+		x.fail(typ, "error in stream: %s", c.Error.Message)
+		return true
+	}
+	if c.Usage != nil {
+		x.usage = c.Usage
+	}
+	if len(c.Choices) == 0 {
+		return false
+	}
+	if x.first.IsZero() {
+		x.first = t
+	} else {
+		x.itls = append(x.itls, t.Sub(x.last))
+	}
+	x.last = t
+	x.text.WriteString(c.Choices[0].Text)
+	x.text.WriteString(c.Choices[0].Delta.Content)
+	return false
+}
+
+// parseError extracts the error type and message from an error body in
+// either of vllm's shapes; anything else becomes the message.
+func parseError(b []byte) (typ, msg string) {
+	var v struct {
+		Error *apiError `json:"error"`
+		apiError
+	}
+	if json.Unmarshal(b, &v) == nil {
+		if v.Error != nil {
+			return v.Error.Type, v.Error.Message
+		}
+		if v.Type != "" {
+			return v.Type, v.Message
+		}
+	}
+	return "", strings.TrimSpace(string(b))
+}
+
+// classify names why a request's context ended, else returns fallback.
+func classify(ctx context.Context, fallback string) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return errTimeout
+	case ctx.Err() != nil:
+		return errCancelled
+	}
+	return fallback
+}

@@ -1,0 +1,126 @@
+package driver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/autoinfer/autoinfer/driver/metrics"
+)
+
+// Progress is reported after every finished request.
+type Progress struct {
+	Phase       string // "warmup" or "measured"
+	Done, Total int
+	Live        metrics.Snapshot
+}
+
+// Option adjusts a Run.
+type Option func(*options)
+
+type options struct {
+	progress func(Progress)
+	now      func() time.Time
+}
+
+// WithProgress calls fn on the scheduler goroutine after every finished
+// request; fn must return quickly.
+func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progress = fn } }
+
+// WithClock replaces time.Now for every timestamp the run takes (send
+// times, chunk arrivals, the run's start and end). Tests use it to script
+// exact chunk times; waiting for an intended send time still uses real
+// timers, so a scripted clock suits only rate-inf runs.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// Result is a finished run.
+type Result struct {
+	Summary Summary
+	// Requests are the measured requests' records, by index.
+	Requests []RequestRecord
+	// WarmupFailed counts warm-up requests that failed (they are excluded
+	// from every metric, but many failures mean the target was not ready).
+	WarmupFailed int
+}
+
+// Run sends cfg's warm-up stream and waits for it, then sends and measures
+// the measured stream. If ctx ends first, Run returns what it measured so
+// far together with ctx's error.
+func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
+	o := options{now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	st, err := Generate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	client := cfg.HTTPClient
+	if client == nil {
+		conns := cfg.Arrival.MaxConcurrency
+		if conns == 0 {
+			conns = max(len(st.Requests), len(st.Warmup))
+		}
+		client = newHTTPClient(min(max(conns, 16), 4096))
+		defer client.CloseIdleConnections()
+	}
+	render := renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: cfg.Workload.Temperature, ignoreEOS: *cfg.Workload.IgnoreEOS}
+	newPhase := func(name string, reqs []Request) *phase {
+		return &phase{cfg: cfg, client: client, url: strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint, now: o.now,
+			render: render, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
+	}
+	res := &Result{}
+	if len(st.Warmup) > 0 {
+		w := newPhase(phaseWarmup, st.Warmup)
+		w.run(ctx)
+		for _, r := range w.records {
+			if !r.Success {
+				res.WarmupFailed++
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	m := newPhase(phaseMeasured, st.Requests)
+	started := time.Now()
+	m.run(ctx)
+	duration := m.since()
+	res.Requests = m.records
+	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles})
+	s.Date = started.Format("20060102-150405")
+	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
+	s.ModelID, s.TokenizerID = cfg.Model, "autoinfer/sim"
+	s.NumPrompts = len(st.Requests)
+	s.RequestRate = metrics.Rate(cfg.Arrival.RequestRate)
+	s.Burstiness = cfg.Arrival.Burstiness
+	if c := cfg.Arrival.MaxConcurrency; c > 0 {
+		s.MaxConcurrency = &c
+	}
+	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
+	s.WarmupRequests = len(st.Warmup)
+	s.StreamHash = st.Hash()
+	s.SentHash = sentHash(m)
+	res.Summary = s
+	return res, ctx.Err()
+}
+
+// sentHash digests the session headers and bodies actually sent, in index
+// order: two runs with equal sent hashes sent byte-identical requests, also
+// where multi_turn history holds the server's answers.
+func sentHash(p *phase) string {
+	h := sha256.New()
+	for i, b := range p.bodies {
+		if b == nil {
+			continue
+		}
+		writeInt(h, int64(i))
+		writeField(h, p.reqs[i].Session)
+		writeField(h, string(b))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
