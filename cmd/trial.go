@@ -6,11 +6,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newTrialCmd is a placeholder until its issue lands.
+// newTrialCmd groups the trial subcommands.
 func newTrialCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "trial",
-		Short: "Validate and run trials (not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("trial: not built yet") },
+		Short: "Validate, scaffold and run trial specs",
+		Long: `A trial spec (YAML, reference in docs/spec.md) describes workers, a router, a
+workload and the checks a run must pass. A matrix in the spec expands it into
+one trial per combination, all with the same seed.`,
+	}
+	cmd.AddCommand(newTrialValidateCmd(), newTrialInitCmd(), newTrialRunCmd())
+	return cmd
+}
+
+// newTrialRunCmd is a placeholder until the trial lifecycle lands.
+func newTrialRunCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "run SPEC",
+		Short: "Run the trials of a spec and record them in the ledger (not built yet)",
+		Args:  cobra.ExactArgs(1),
+		RunE:  func(*cobra.Command, []string) error { return errors.New("trial run: not built yet") },
 	}
 }

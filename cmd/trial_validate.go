@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+func newTrialValidateCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "validate SPEC",
+		Short: "Check a spec and list the trials it expands to",
+		Long: `Decode the spec strictly (unknown keys are errors), apply defaults, expand the
+matrix and validate every trial. Problems are listed with their path and line
+and exit with status 2.`,
+		Example: `  autoinfer trial validate trials/examples/quickstart.yaml
+  autoinfer trial validate spec.yaml --output json   # the expanded, defaulted trials`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return usageErr("--output: must be text or json, got %q", output)
+			}
+			ts, err := trials.Load(args[0])
+			if err != nil {
+				return usageErr("%w", err)
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(ts)
+			}
+			return printTrials(cmd.OutOrStdout(), args[0], ts)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (the expanded, defaulted trials)")
+	return cmd
+}
+
+// printTrials lists the trials with what distinguishes them.
+func printTrials(w io.Writer, file string, ts []trials.Trial) error {
+	head := fmt.Sprintf("%s: valid, %d trial", file, len(ts))
+	if len(ts) != 1 {
+		head += "s"
+	}
+	if ts[0].SweepID != "" {
+		head += " (sweep " + ts[0].SweepID + ")"
+	}
+	fmt.Fprintln(w, head)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRIAL\tTARGET\tTOPOLOGY\tROUTER\tWORKLOAD\tSPEC")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Target.Kind, topologyText(t.Topology), routerText(t), workloadText(t.Workload), t.SpecHash[:12])
+	}
+	return tw.Flush()
+}
+
+func topologyText(t trials.Topology) string {
+	if t.PD() {
+		return fmt.Sprintf("%dP+%dD", t.Prefill, t.Decode)
+	}
+	return fmt.Sprintf("%d replicas", t.Replicas)
+}
+
+func routerText(t trials.Trial) string {
+	if !t.RouterLaunched() {
+		return "none (direct)"
+	}
+	r := t.Router
+	if r.PDDisaggregation {
+		return fmt.Sprintf("%s pd %s/%s", r.Launch, r.PrefillPolicy, r.DecodePolicy)
+	}
+	return r.Launch + " " + r.Policy
+}
+
+func workloadText(w trials.Workload) string {
+	var b strings.Builder
+	b.WriteString(w.Kind)
+	if w.NumPrompts > 0 {
+		fmt.Fprintf(&b, " n=%d", w.NumPrompts)
+	}
+	if w.Arrival.RequestRate > 0 {
+		fmt.Fprintf(&b, " @%g/s", w.Arrival.RequestRate)
+	}
+	return b.String()
+}
