@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 

@@ -24,12 +24,17 @@ import (
 //	X-Fake-Validation: 1  answer 500 with a vLLM validation error
 //	X-Fake-Block: 1       hold the response until release() or the client leaves
 //	X-Fake-Break: 1       streaming: cut the connection after the first chunk
+//	X-Fake-Hold: 1        streaming: hold after the first chunk until release()
+//	X-Fake-Sleep: ms      wait before answering (cut short if the client leaves)
 //
+// failStatus, when set, makes this worker answer every request with it.
 // A body with "stream": true gets an SSE answer with a usage chunk.
 type fakeWorker struct {
 	*httptest.Server
-	requests atomic.Int64
-	probes   atomic.Int64
+	requests   atomic.Int64
+	probes     atomic.Int64
+	cancelled  atomic.Int64 // requests whose client (the router) went away
+	failStatus atomic.Int64
 	gate     chan struct{}
 	mu       sync.Mutex
 	headers  []http.Header
@@ -54,6 +59,20 @@ func (f *fakeWorker) release() {
 	}
 }
 
+// wait blocks until release() or the client leaves; false if it left.
+func (f *fakeWorker) wait(ctx context.Context) bool {
+	f.mu.Lock()
+	gate := f.gate
+	f.mu.Unlock()
+	select {
+	case <-gate:
+		return true
+	case <-ctx.Done():
+		f.cancelled.Add(1)
+		return false
+	}
+}
+
 func (f *fakeWorker) lastHeader() http.Header {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -73,10 +92,19 @@ func (f *fakeWorker) serve(w http.ResponseWriter, r *http.Request) {
 	f.headers = append(f.headers, r.Header.Clone())
 	f.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
-	if r.Header.Get("X-Fake-Block") == "1" {
+	if code := f.failStatus.Load(); code != 0 {
+		w.WriteHeader(int(code))
+		fmt.Fprintf(w, `{"error":{"message":"worker failing","type":"fake","param":null,"code":%d}}`, code)
+		return
+	}
+	if r.Header.Get("X-Fake-Block") == "1" && !f.wait(r.Context()) {
+		return
+	}
+	if ms, _ := strconv.Atoi(r.Header.Get("X-Fake-Sleep")); ms > 0 {
 		select {
-		case <-f.gate:
+		case <-time.After(time.Duration(ms) * time.Millisecond):
 		case <-r.Context().Done():
+			f.cancelled.Add(1)
 			return
 		}
 	}
@@ -111,6 +139,9 @@ func (f *fakeWorker) serve(w http.ResponseWriter, r *http.Request) {
 	for i := range 3 {
 		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"t%d\",\"index\":0}],\"usage\":null}\n\n", i)
 		_ = rc.Flush()
+		if i == 0 && r.Header.Get("X-Fake-Hold") == "1" && !f.wait(r.Context()) {
+			return
+		}
 		if i == 0 && r.Header.Get("X-Fake-Break") == "1" {
 			conn, _, err := rc.Hijack()
 			if err == nil {

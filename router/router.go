@@ -30,7 +30,7 @@ type Router struct {
 
 	pool      *Pool         // collocated workers
 	anyWorker policy.Policy // picks for GET /v1/models
-	pools []*Pool // every pool, for health checks and metrics
+	pools     []*Pool       // every pool, for health checks and metrics
 
 	handler http.Handler
 	active  sync.WaitGroup // running handlers, waited for on shutdown

@@ -1,0 +1,182 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestRunAccountingFromUsage(t *testing.T) {
+	f := newFakeWorker(t)
+	r, base := startRouter(t, testConfig("round_robin", f.URL))
+	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-a")                 // usage 7/3
+	post(t, base+"/v1/completions", `{"prompt":"x","stream":true}`, RunIDHeader, "run-a")   // usage chunk 5/3
+	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-b", "X-Fake-Status", "400")
+	post(t, base+"/v1/completions", `{"prompt":"x"}`) // no run id: not counted
+	check := func(name string, got, want float64) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	check("run-a requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-a")), 2)
+	check("run-a prompt", testutil.ToFloat64(r.m.runPrompt.WithLabelValues("run-a")), 12)
+	check("run-a completion", testutil.ToFloat64(r.m.runCompletion.WithLabelValues("run-a")), 6)
+	check("run-b requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-b")), 1)
+	if n := testutil.CollectAndCount(r.m.runRequests); n != 2 {
+		t.Errorf("%d run_id series, want 2", n)
+	}
+}
+
+func TestUsageTapSplitsAcrossWrites(t *testing.T) {
+	stream := "data: {\"choices\":[{\"text\":\"usage\"}],\"usage\":null}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":4}}\r\n\r\ndata: [DONE]\n\n"
+	for cut := 1; cut < len(stream); cut += 7 {
+		tap := newUsageTap("text/event-stream; charset=utf-8")
+		tap.Write([]byte(stream[:cut]))
+		tap.Write([]byte(stream[cut:]))
+		if u := tap.Usage(); u == nil || u.PromptTokens != 11 || u.CompletionTokens != 4 {
+			t.Fatalf("cut %d: usage %+v", cut, u)
+		}
+	}
+}
+
+func TestDataParallelRanks(t *testing.T) {
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	cfg.IntraNodeDataParallelSize = 3
+	r, base := startRouter(t, cfg)
+	seen := map[string]int{}
+	for range 6 {
+		post(t, base+"/v1/completions", `{"prompt":"x"}`)
+		seen[f.lastHeader().Get(DPRankHeader)]++
+	}
+	if seen["0"] != 2 || seen["1"] != 2 || seen["2"] != 2 {
+		t.Fatalf("ranks seen %v, want 2 each of 0, 1, 2", seen)
+	}
+	ws := r.Workers().Workers
+	if len(ws) != 1 || len(ws[0].RankLoads) != 3 {
+		t.Fatalf("GET /workers shape %+v", ws)
+	}
+	if n := testutil.ToFloat64(r.m.decisions.WithLabelValues("round_robin", f.URL+"@1")); n != 2 {
+		t.Errorf("decisions for rank 1 = %v", n)
+	}
+}
+
+func TestConsistentHashBySession(t *testing.T) {
+	ws := []*fakeWorker{newFakeWorker(t), newFakeWorker(t), newFakeWorker(t)}
+	_, base := startRouter(t, testConfig("consistent_hash", ws[0].URL, ws[1].URL, ws[2].URL))
+	servedBy := func(session string) string {
+		_, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`, "X-Session-ID", session)
+		var resp struct {
+			ServedBy string `json:"served_by"`
+		}
+		_ = json.Unmarshal([]byte(body), &resp)
+		return resp.ServedBy
+	}
+	owners := map[string]bool{}
+	for i := range 30 {
+		s := fmt.Sprint("session-", i)
+		first := servedBy(s)
+		for range 3 {
+			if again := servedBy(s); again != first {
+				t.Fatalf("session %s moved from %s to %s", s, first, again)
+			}
+		}
+		owners[first] = true
+	}
+	if len(owners) < 2 {
+		t.Errorf("30 sessions all went to %v", owners)
+	}
+}
+
+func TestAdminAndPublicRoutes(t *testing.T) {
+	a, b := newFakeWorker(t), newFakeWorker(t)
+	r, base := startRouter(t, testConfig("round_robin", a.URL))
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, readAll(t, resp)
+	}
+	if s, _ := get("/liveness"); s != 200 {
+		t.Errorf("liveness %d", s)
+	}
+	if s, body := get("/readiness"); s != 200 || !strings.Contains(body, `"healthy_workers":1`) {
+		t.Errorf("readiness %d %s", s, body)
+	}
+	if s, body := get("/v1/models"); s != 200 || !strings.Contains(body, `"id":"m"`) {
+		t.Errorf("models %d %s", s, body)
+	}
+	resp, err := http.Post(base+"/workers", "application/json", strings.NewReader(fmt.Sprintf(`{"url":%q}`, b.URL)))
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("POST /workers: %v %v", err, resp.StatusCode)
+	}
+	readAll(t, resp)
+	if resp, _ := http.Post(base+"/workers", "application/json", strings.NewReader(`{"url":"ftp://x"}`)); resp.StatusCode != 400 {
+		t.Errorf("bad worker url accepted: %d", resp.StatusCode)
+	}
+	var list WorkersResponse
+	_, body := get("/workers")
+	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Workers) != 2 || list.LoadSignal != LoadSignalInFlight || list.Policy != "round_robin" {
+		t.Fatalf("GET /workers = %s (%v)", body, err)
+	}
+	// Unescaped URL in the path works too.
+	req, _ := http.NewRequest(http.MethodDelete, base+"/workers/"+a.URL, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("DELETE unescaped: %v %v", err, resp.StatusCode)
+	}
+	if _, body := get("/get_loads"); !strings.Contains(body, b.URL) || strings.Contains(body, a.URL) {
+		t.Errorf("get_loads after removal: %s", body)
+	}
+	if r.Pool().Get(a.URL) != nil {
+		t.Error("worker still in pool after DELETE")
+	}
+	req, _ = http.NewRequest(http.MethodDelete, base+"/workers/http%3A%2F%2F127.0.0.1%3A1", nil)
+	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 404 {
+		t.Errorf("DELETE unknown worker → %d, want 404", resp.StatusCode)
+	}
+	// Every vllm_router_ name from router.md is exposed.
+	post(t, base+"/v1/completions", `{"prompt":"x"}`)
+	_, metrics := get("/metrics")
+	for _, name := range []string{"requests_total", "request_duration_seconds", "processed_requests_total", "policy_decisions_total",
+		"worker_load", "running_requests", "worker_health", "cb_state", "active_workers", "max_load", "min_load", "load_signal", "cb_outcomes_total"} {
+		if !strings.Contains(metrics, "vllm_router_"+name) {
+			t.Errorf("/metrics lacks vllm_router_%s", name)
+		}
+	}
+}
+
+func TestTwoRoutersInOneProcess(t *testing.T) {
+	f := newFakeWorker(t)
+	r1, base1 := startRouter(t, testConfig("round_robin", f.URL))
+	r2, _ := startRouter(t, testConfig("random", f.URL))
+	post(t, base1+"/v1/completions", `{"prompt":"x"}`)
+	if a, b := testutil.ToFloat64(r1.m.processed.WithLabelValues(f.URL)), testutil.ToFloat64(r2.m.processed.WithLabelValues(f.URL)); a != 1 || b != 0 {
+		t.Fatalf("metrics leaked between routers: %v %v", a, b)
+	}
+}
+
+func TestStreamingPassesThroughFlushed(t *testing.T) {
+	f := newFakeWorker(t)
+	_, base := startRouter(t, testConfig("round_robin", f.URL))
+	resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"x","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("content type %q", ct)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if !bytes.HasSuffix(b, []byte("data: [DONE]\n\n")) || bytes.Count(b, []byte("data: ")) != 5 {
+		t.Fatalf("stream altered: %q", b)
+	}
+}

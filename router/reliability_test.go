@@ -1,0 +1,151 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestSaturatedWorkersGivePoolExhausted(t *testing.T) {
+	a, b := newFakeWorker(t), newFakeWorker(t)
+	a.failStatus.Store(429)
+	b.failStatus.Store(503)
+	cfg := testConfig("round_robin", a.URL, b.URL)
+	cfg.Retry.MaxRetries = 3
+	cfg.CircuitBreaker.FailureThreshold = 100
+	r, base := startRouter(t, cfg)
+	status, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`)
+	if status != 503 || errorType(t, body) != ErrTypePoolExhausted {
+		t.Fatalf("got %d %s, want 503 pool_exhausted", status, body)
+	}
+	var e struct {
+		Error struct {
+			Retries      int `json:"retries"`
+			PoolSize     int `json:"pool_size"`
+			OpenCircuits int `json:"open_circuits"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Retries != 3 || e.Error.PoolSize != 2 || e.Error.OpenCircuits != 0 {
+		t.Fatalf("pool_exhausted details %+v (%v), want retries 3, pool_size 2, open_circuits 0", e.Error, err)
+	}
+	if a.requests.Load()+b.requests.Load() != 3 {
+		t.Errorf("attempts reached workers %d times, want 3", a.requests.Load()+b.requests.Load())
+	}
+	if n := testutil.ToFloat64(r.m.retriesExhausted.WithLabelValues("/v1/completions")); n != 1 {
+		t.Errorf("retries_exhausted_total = %v", n)
+	}
+}
+
+func TestUpstreamErrorAndTimeoutTypes(t *testing.T) {
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	cfg.RequestTimeoutSecs = 0.2
+	cfg.Retry.MaxRetries = 2
+	_, base := startRouter(t, cfg)
+	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Sleep", "5000"); s != 504 || errorType(t, body) != ErrTypeUpstreamTimeout {
+		t.Fatalf("slow worker → %d %s, want 504 upstream_timeout", s, body)
+	}
+	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Status", "502"); s != 502 || errorType(t, body) != ErrTypeUpstreamError {
+		t.Fatalf("502 worker → %d %s, want 502 upstream_error", s, body)
+	}
+	f.Close()
+	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 502 || errorType(t, body) != ErrTypeUpstreamError {
+		t.Fatalf("dead worker → %d %s, want 502 upstream_error", s, body)
+	}
+}
+
+func TestClientErrorsAreRelayedAndNeverTripTheCircuit(t *testing.T) {
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	cfg.CircuitBreaker.FailureThreshold = 2
+	r, base := startRouter(t, cfg)
+	for range 5 {
+		if s, _, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Status", "400"); s != 400 {
+			t.Fatalf("400 relayed as %d", s)
+		}
+		if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Validation", "1"); s != 500 || errorType(t, body) != "BadRequestError" {
+			t.Fatalf("validation 500 relayed as %d %s", s, body)
+		}
+	}
+	if st := r.Pool().Get(f.URL).Breaker().State(); st != BreakerClosed {
+		t.Fatalf("circuit %v after client errors, want closed", st)
+	}
+	if n := f.requests.Load(); n != 10 {
+		t.Errorf("worker saw %d requests, want 10 (validation errors are not retried)", n)
+	}
+}
+
+func TestBreakerOpensAndRecovers(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	cfg.CircuitBreaker = CircuitBreakerConfig{FailureThreshold: 3, SuccessThreshold: 2, TimeoutDurationSecs: 30}
+	cfg.Retry.Disable = true
+	r, base := startRouter(t, cfg, WithClock(clock))
+	f.failStatus.Store(500)
+	for range 3 {
+		post(t, base+"/v1/completions", `{"prompt":"x"}`)
+	}
+	brk := r.Pool().Get(f.URL).Breaker()
+	if brk.State() != BreakerOpen {
+		t.Fatalf("state %v after 3 failures, want open", brk.State())
+	}
+	f.failStatus.Store(0)
+	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 503 || errorType(t, body) != ErrTypeNoAvailableWorkers {
+		t.Fatalf("open circuit → %d %s, want 503 no_available_workers", s, body)
+	}
+	if resp, err := http.Get(base + "/readiness"); err != nil || resp.StatusCode != 503 {
+		t.Fatalf("readiness with every circuit open: %v %v", resp.StatusCode, err)
+	}
+	advance(31 * time.Second)
+	for range 2 {
+		if s, _, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 200 {
+			t.Fatalf("half-open request → %d", s)
+		}
+	}
+	if brk.State() != BreakerClosed {
+		t.Fatalf("state %v after 2 half-open successes, want closed", brk.State())
+	}
+	if n := testutil.ToFloat64(r.m.cbTransitions.WithLabelValues(f.URL, "closed", "open")); n != 1 {
+		t.Errorf("closed→open transitions = %v", n)
+	}
+}
+
+func TestBackpressureQueueFullAndTimeout(t *testing.T) {
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	cfg.MaxConcurrentRequests, cfg.QueueSize, cfg.QueueTimeoutSecs = 1, 1, 0.2
+	r, base := startRouter(t, cfg)
+	held := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Block", "1")
+	waitLoad(t, r, f.URL, 1)
+	queued := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`)
+	eventually(t, 5*time.Second, func() error {
+		if r.limiter.waiting.Load() != 1 {
+			return errString("nothing queued yet")
+		}
+		return nil
+	})
+	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 429 || errorType(t, body) != ErrTypeQueueFull {
+		t.Fatalf("full queue → %d %s, want 429 queue_full", s, body)
+	}
+	if s := <-queued; s != http.StatusRequestTimeout {
+		t.Fatalf("queued request → %d, want 408 queue_timeout", s)
+	}
+	f.release()
+	if s := <-held; s != 200 {
+		t.Fatalf("held request → %d", s)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
