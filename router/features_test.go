@@ -15,8 +15,8 @@ import (
 func TestRunAccountingFromUsage(t *testing.T) {
 	f := newFakeWorker(t)
 	r, base := startRouter(t, testConfig("round_robin", f.URL))
-	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-a")                 // usage 7/3
-	post(t, base+"/v1/completions", `{"prompt":"x","stream":true}`, RunIDHeader, "run-a")   // usage chunk 5/3
+	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-a")               // usage 7/3
+	post(t, base+"/v1/completions", `{"prompt":"x","stream":true}`, RunIDHeader, "run-a") // usage chunk 5/3
 	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-b", "X-Fake-Status", "400")
 	post(t, base+"/v1/completions", `{"prompt":"x"}`) // no run id: not counted
 	check := func(name string, got, want float64) {

@@ -35,9 +35,9 @@ type fakeWorker struct {
 	probes     atomic.Int64
 	cancelled  atomic.Int64 // requests whose client (the router) went away
 	failStatus atomic.Int64
-	gate     chan struct{}
-	mu       sync.Mutex
-	headers  []http.Header
+	gate       chan struct{}
+	mu         sync.Mutex
+	headers    []http.Header
 }
 
 func newFakeWorker(t *testing.T) *fakeWorker {
