@@ -1,16 +1,17 @@
 package cmd
 
-import (
-	"errors"
+import "github.com/spf13/cobra"
 
-	"github.com/spf13/cobra"
-)
-
-// newRouterCmd is a placeholder until its issue lands.
+// newRouterCmd groups the embedded router's commands.
 func newRouterCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "router",
-		Short: "Run the embedded router (not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("router: not built yet") },
+		Short: "Run the embedded LLM router in front of OpenAI-compatible workers",
+		Long: `The embedded router behaves like vllm-project/router: the same routes, policies
+(random, round_robin, power_of_two, consistent_hash, cache_aware, least_loaded),
+retries, circuit breakers, health checks and vllm_router_ metrics, with exact
+per-worker load accounting. See docs/router.md.`,
 	}
+	cmd.AddCommand(newRouterServeCmd())
+	return cmd
 }

@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/autoinfer/autoinfer/router"
+)
+
+// bindRouterFlags binds vllm-router's flag names (where the concept exists)
+// to the fields of cfg. It is called twice when --config is given: once on
+// the command (defaults) and once on the file's values, so explicitly given
+// flags can be replayed over the file.
+func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
+	fs.StringVar(&c.Host, "host", c.Host, "address to listen on")
+	fs.IntVar(&c.Port, "port", c.Port, "port to listen on (0: any free port)")
+	fs.StringSliceVar(&c.WorkerURLs, "worker-urls", c.WorkerURLs, "worker base URLs (repeat, comma-separate, or list after the flag)")
+	fs.StringVar(&c.Policy, "policy", c.Policy, "random, round_robin, power_of_two, consistent_hash, cache_aware or least_loaded")
+
+	fs.Float64Var(&c.CacheThreshold, "cache-threshold", c.CacheThreshold, "cache_aware: prefix match rate above which the matching worker wins")
+	fs.IntVar(&c.BalanceAbsThreshold, "balance-abs-threshold", c.BalanceAbsThreshold, "cache_aware: imbalance needs max-min load above this")
+	fs.Float64Var(&c.BalanceRelThreshold, "balance-rel-threshold", c.BalanceRelThreshold, "cache_aware: imbalance needs max load above min × this")
+	fs.IntVar(&c.EvictionIntervalSecs, "eviction-interval-secs", c.EvictionIntervalSecs, "cache_aware: seconds between tree evictions")
+	fs.IntVar(&c.MaxTreeSize, "max-tree-size", c.MaxTreeSize, "cache_aware: characters the tree may hold in total over all workers")
+	fs.StringVar(&c.LoadSignal, "load-signal", c.LoadSignal, "power_of_two/least_loaded signal: in_flight or in_flight+queue")
+	fs.Float64Var(&c.LoadCheckIntervalSecs, "load-check-interval-secs", c.LoadCheckIntervalSecs, "seconds between queue-depth scrapes (in_flight+queue)")
+	fs.IntVar(&c.IntraNodeDataParallelSize, "intra-node-data-parallel-size", c.IntraNodeDataParallelSize, "data-parallel ranks per worker URL")
+
+	fs.IntVar(&c.Retry.MaxRetries, "retry-max-retries", c.Retry.MaxRetries, "attempts per request, the first included")
+	fs.IntVar(&c.Retry.InitialBackoffMs, "retry-initial-backoff-ms", c.Retry.InitialBackoffMs, "backoff before the first retry")
+	fs.IntVar(&c.Retry.MaxBackoffMs, "retry-max-backoff-ms", c.Retry.MaxBackoffMs, "backoff cap")
+	fs.Float64Var(&c.Retry.BackoffMultiplier, "retry-backoff-multiplier", c.Retry.BackoffMultiplier, "backoff growth per retry")
+	fs.Float64Var(&c.Retry.JitterFactor, "retry-jitter-factor", c.Retry.JitterFactor, "± fraction of random jitter on each backoff")
+	fs.BoolVar(&c.Retry.Disable, "disable-retries", c.Retry.Disable, "send each request once")
+
+	fs.IntVar(&c.CircuitBreaker.FailureThreshold, "cb-failure-threshold", c.CircuitBreaker.FailureThreshold, "consecutive failures that open a circuit")
+	fs.IntVar(&c.CircuitBreaker.SuccessThreshold, "cb-success-threshold", c.CircuitBreaker.SuccessThreshold, "half-open successes that close it")
+	fs.Float64Var(&c.CircuitBreaker.TimeoutDurationSecs, "cb-timeout-duration-secs", c.CircuitBreaker.TimeoutDurationSecs, "seconds a circuit stays open")
+	fs.BoolVar(&c.CircuitBreaker.Disable, "disable-circuit-breaker", c.CircuitBreaker.Disable, "never open circuits")
+
+	fs.Float64Var(&c.HealthCheck.IntervalSecs, "health-check-interval-secs", c.HealthCheck.IntervalSecs, "seconds between health probes")
+	fs.Float64Var(&c.HealthCheck.TimeoutSecs, "health-check-timeout-secs", c.HealthCheck.TimeoutSecs, "health probe timeout")
+	fs.IntVar(&c.HealthCheck.FailureThreshold, "health-failure-threshold", c.HealthCheck.FailureThreshold, "failed probes that mark a worker unhealthy")
+	fs.IntVar(&c.HealthCheck.SuccessThreshold, "health-success-threshold", c.HealthCheck.SuccessThreshold, "passed probes that mark it healthy again")
+	fs.StringVar(&c.HealthCheck.Endpoint, "health-check-endpoint", c.HealthCheck.Endpoint, "path probed on each worker")
+
+	fs.IntVar(&c.MaxConcurrentRequests, "max-concurrent-requests", c.MaxConcurrentRequests, "hard limit on requests being routed (0: none)")
+	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "requests that may wait for a slot (FIFO)")
+	fs.Float64Var(&c.QueueTimeoutSecs, "queue-timeout-secs", c.QueueTimeoutSecs, "longest wait for a slot")
+	fs.Int64Var(&c.MaxPayloadSize, "max-payload-size", c.MaxPayloadSize, "largest request body in bytes")
+	fs.Float64Var(&c.RequestTimeoutSecs, "request-timeout-secs", c.RequestTimeoutSecs, "longest time for one request, retries included")
+}
+
+// replayFlags copies the flags explicitly set on from onto the same-named
+// flags of to.
+func replayFlags(from, to *pflag.FlagSet) error {
+	var err error
+	from.Visit(func(f *pflag.Flag) {
+		dst := to.Lookup(f.Name)
+		if dst == nil || err != nil {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			err = dst.Value.(pflag.SliceValue).Replace(sv.GetSlice())
+			return
+		}
+		err = dst.Value.Set(f.Value.String())
+	})
+	return err
+}
