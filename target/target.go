@@ -86,9 +86,10 @@ func (w Worker) String() string { return fmt.Sprintf("%s[%d] %s", w.Role, w.Rank
 type Deployment struct {
 	Workers []Worker
 
-	close func(context.Context) error
-	once  sync.Once
-	err   error
+	close   func(context.Context) error
+	restart func(context.Context, int) error
+	once    sync.Once
+	err     error
 }
 
 // NewDeployment is for targets: close tears the workers down (nil when there
@@ -96,6 +97,27 @@ type Deployment struct {
 // close must still release everything when ctx is done.
 func NewDeployment(workers []Worker, close func(context.Context) error) *Deployment {
 	return &Deployment{Workers: workers, close: close}
+}
+
+// WithRestart is for targets that can restart a worker in place; see
+// Restart. It returns d.
+func (d *Deployment) WithRestart(restart func(ctx context.Context, i int) error) *Deployment {
+	d.restart = restart
+	return d
+}
+
+// Restart stops Workers[i] abruptly, as a crash would, and starts a fresh
+// one at the same URL, returning once it is healthy. Trials use it to check
+// that the router notices a worker going away and coming back. Targets that
+// do not own their workers (static) return errors.ErrUnsupported.
+func (d *Deployment) Restart(ctx context.Context, i int) error {
+	if i < 0 || i >= len(d.Workers) {
+		return fmt.Errorf("restart: no worker %d (deployment has %d)", i, len(d.Workers))
+	}
+	if d.restart == nil {
+		return fmt.Errorf("restart %s: %w", d.Workers[i], errors.ErrUnsupported)
+	}
+	return d.restart(ctx, i)
 }
 
 // URLs returns the base URLs of the workers with role r, by rank.

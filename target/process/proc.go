@@ -22,10 +22,15 @@ type proc struct {
 	waitErr error         // valid after done is closed
 }
 
-// startProc starts argv in a new process group with its output appended
-// to w.LogPath.
-func startProc(w target.Worker, argv, env []string) (*proc, error) {
-	logf, err := os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// startProc starts argv in a new process group with its output written to
+// w.LogPath: a fresh file, or appended after a restart so the log tells the
+// worker's whole story.
+func startProc(w target.Worker, argv, env []string, appendLog bool) (*proc, error) {
+	mode := os.O_TRUNC
+	if appendLog {
+		mode = os.O_APPEND
+	}
+	logf, err := os.OpenFile(w.LogPath, os.O_CREATE|os.O_WRONLY|mode, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening worker log: %w", err)
 	}
@@ -51,12 +56,16 @@ func startProc(w target.Worker, argv, env []string) (*proc, error) {
 
 // stop sends SIGTERM to the process group, waits up to grace (or until ctx
 // ends) for the leader to exit, then SIGKILLs the group so that stragglers
-// which ignored SIGTERM die too. It returns once the leader has exited.
+// which ignored SIGTERM die too; grace 0 skips SIGTERM. It returns once the
+// leader has exited.
 func (p *proc) stop(ctx context.Context, grace time.Duration) error {
 	pgid := p.cmd.Process.Pid
 	select {
 	case <-p.done:
 	default:
+		if grace <= 0 {
+			break // no grace: straight to SIGKILL, as a crash
+		}
 		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("stopping worker %s: %w", p.worker, err)
 		}

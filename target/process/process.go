@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -107,14 +108,19 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		return nil, fmt.Errorf("creating log directory: %w", err)
 	}
 
-	var procs []*proc
+	var (
+		mu    sync.Mutex // guards procs against Restart racing Close
+		procs []*proc
+	)
 	stopAll := func(ctx context.Context) error {
-		g := new(errgroup.Group)
-		var errs = make([]error, len(procs))
+		mu.Lock()
+		defer mu.Unlock()
+		errs := make([]error, len(procs))
+		var wg sync.WaitGroup
 		for i, pr := range procs {
-			g.Go(func() error { errs[i] = pr.stop(ctx, p.opts.StopGracePeriod); return nil })
+			wg.Go(func() { errs[i] = pr.stop(ctx, p.opts.StopGracePeriod) })
 		}
-		_ = g.Wait()
+		wg.Wait()
 		return errors.Join(errs...)
 	}
 	for i, slot := range topo.Slots() {
@@ -137,7 +143,21 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	for i, pr := range procs {
 		workers[i] = pr.worker
 	}
-	return target.NewDeployment(workers, stopAll), nil
+	restart := func(ctx context.Context, i int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		old := procs[i]
+		if err := old.stop(ctx, 0); err != nil { // no grace: a crash
+			return err
+		}
+		pr, err := startProc(old.worker, old.cmd.Args, old.cmd.Env, true)
+		if err != nil {
+			return err
+		}
+		procs[i] = pr
+		return p.waitReady(ctx, pr)
+	}
+	return target.NewDeployment(workers, stopAll).WithRestart(restart), nil
 }
 
 // start launches one worker.
@@ -157,7 +177,7 @@ func (p *Provisioner) start(slot target.Worker, index int, topo target.Topology,
 	for _, k := range slices.Sorted(maps.Keys(p.opts.Env)) {
 		env = append(env, k+"="+vars.Expand(p.opts.Env[k]))
 	}
-	pr, err := startProc(w, p.tmpl.Argv(vars), env)
+	pr, err := startProc(w, p.tmpl.Argv(vars), env, false)
 	if err != nil {
 		return nil, err
 	}

@@ -250,3 +250,32 @@ func TestCancelledProvisionStopsWorkers(t *testing.T) {
 		t.Errorf("worker pid %d left running after cancelled provisioning", pid)
 	}
 }
+
+func TestRestartKillsAndRestartsOnSameURL(t *testing.T) {
+	d, err := provision(t, helperOptions(t, "serve"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	w := d.Workers[0]
+	var pid1, pid2, child int
+	var role, index string
+	if _, err := fmt.Sscanf(get(t, w.URL+"/info"), "%d %d %s %s", &pid1, &child, &role, &index); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := d.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscanf(get(t, w.URL+"/info"), "%d %d %s %s", &pid2, &child, &role, &index); err != nil {
+		t.Fatal(err)
+	}
+	if pid1 == pid2 || !gone(pid1) {
+		t.Errorf("pids %d → %d: the old process must be gone and a new one serve", pid1, pid2)
+	}
+	log := readLog(t, w.LogPath)
+	if strings.Count(log, "mode=serve") != 2 || strings.Contains(log, "graceful shutdown") {
+		t.Errorf("log should hold both runs and no graceful stop (the restart is a crash):\n%s", log)
+	}
+}

@@ -74,3 +74,14 @@ func TestCountMismatch(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestRestartUnsupported(t *testing.T) {
+	w := healthy(t)
+	d, err := New(Options{Workers: []string{w.URL}}).Provision(t.Context(), target.Topology{Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Restart(t.Context(), 0); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Restart = %v, want errors.ErrUnsupported", err)
+	}
+}
