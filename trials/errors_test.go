@@ -67,6 +67,9 @@ workload: {kind: random, num_prompts: 5}
 		{"static count mismatch", strings.Replace(minimal, "replicas: 2", "replicas: 3", 1) + "target: {kind: static, workers: ['http://a:1', 'http://b:1']}\n", "topology.replicas", "is 3 but target lists 2 URLs", 4},
 		{"static bad url", minimal + "target: {kind: static, workers: ['a:1', 'http://b:1']}\n", "target.workers[0]", "must be an http(s) URL", 12},
 		{"duration", minimal + "target: {kind: process, command: 'x --port {port}', startup_timeout: 10}\n", "target.startup_timeout", "as duration (e.g. 30s)", 12},
+		{"sim profile", minimal + "target: {profile: turbo}\n", "target.profile", `unknown profile "turbo"`, 12},
+		{"sim override key", minimal + "target:\n  profile: fast\n  profile_overrides: {step_ms: 1}\n", "target.profile_overrides.step_ms", "not a profile field", 14},
+		{"sim override value", minimal + "target:\n  profile: fast\n  profile_overrides: {link_gbps: 0}\n", "target.profile_overrides", "link_gbps must be > 0", 14},
 		{"syntax", minimal + "router: [\n", "", "YAML syntax", 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/target/process"
 )
 
@@ -110,6 +112,12 @@ func validateTarget(s *Spec, present func(string) bool, p *problems) {
 		}
 	}
 	switch t.Kind {
+	case KindSim:
+		if _, err := sim.LookupProfile(t.Profile); err != nil {
+			p.add("target.profile", "%v", err)
+		} else if _, err := simtarget.ResolveProfile(t.Profile, t.ProfileOverrides); err != nil {
+			addKeyed(p, "target.profile_overrides", err)
+		}
 	case KindStatic:
 		if len(t.Workers) > 0 && (len(t.Prefill) > 0 || len(t.Decode) > 0) {
 			p.add("target.workers", "give either workers or prefill and decode URLs, not both")
