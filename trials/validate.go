@@ -11,9 +11,9 @@ import (
 
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/target/process"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/simtarget"
-	"github.com/autoinfer/autoinfer/target/process"
 )
 
 // nameRE keeps trial names safe in file names, ledger queries and the
