@@ -1,16 +1,16 @@
 package cmd
 
-import (
-	"errors"
+import "github.com/spf13/cobra"
 
-	"github.com/spf13/cobra"
-)
-
-// newSimCmd is a placeholder until its issue lands.
+// newSimCmd groups the simulated-engine commands.
 func newSimCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sim",
-		Short: "Run simulated vLLM engines (not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("sim: not built yet") },
+		Short: "Run simulated vLLM engines",
+		Long: `Simulated vLLM engines: OpenAI-compatible servers whose latencies come from a
+step-based model of continuous batching on a named hardware profile.
+See docs/sim.md.`,
 	}
+	cmd.AddCommand(newSimServeCmd())
+	return cmd
 }
