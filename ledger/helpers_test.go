@@ -96,3 +96,7 @@ func setMetrics(m *Metrics, vals map[string]float64) {
 		}
 	}
 }
+
+func failureSample() failure.Failure {
+	return failure.RouterPoolExhausted{ErrorType: "queue_full", Count: 12, PoolSize: 2}
+}

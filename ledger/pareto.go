@@ -12,6 +12,9 @@ import (
 type ParetoQuery struct {
 	X, Y   string
 	Filter Filter
+	// AllPoints returns every matching ok row (stale ones too), for plots;
+	// otherwise only the front's rows come back.
+	AllPoints bool
 }
 
 // Point is one ok row in metric space.
@@ -25,10 +28,10 @@ type Point struct {
 	OnFront bool    `db:"-" json:"on_front"`
 }
 
-// Front is a Pareto query's answer: every matching ok row (stale ones too,
-// so a plot can show them) ordered best-first on X, with OnFront set on the
-// rows no eligible row dominates. Stale rows are eligible only with
-// Filter.IncludeStale.
+// Front is a Pareto query's answer ordered best-first on X, with OnFront
+// set on the rows no eligible row dominates. Stale rows are eligible only
+// with Filter.IncludeStale. Points holds the front, or with AllPoints every
+// matching ok row.
 type Front struct {
 	X, Y   Metric
 	Points []Point
@@ -45,8 +48,12 @@ func (f Front) OnFront() []Point {
 	return out
 }
 
-// Pareto computes the front in one scan of the matching rows; the metric
-// names are checked against MetricList before they reach SQL.
+// Pareto computes the front; the metric names are checked against
+// MetricList before they reach SQL. Without AllPoints, SQLite prunes first:
+// in x order, a row can only be on the front if its y is at least as good
+// as the best y of every row before it (a window aggregate), which leaves
+// the front plus ties; markFront then decides exactly. Dominance is
+// transitive, so every pruned row is dominated by a row that was kept.
 func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 	x, err := LookupMetric(q.X)
 	if err != nil {
@@ -59,17 +66,34 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 	f := q.Filter
 	f.Status, f.Limit = StatusOK, 0
 	includeStale := f.IncludeStale
-	f.IncludeStale = true
+	f.IncludeStale = includeStale || q.AllPoints
 	where, args, err := f.sql()
 	if err != nil {
 		return Front{}, err
 	}
-	var pts []Point
 	sqlq := fmt.Sprintf("SELECT id, name, sweep_id, stale, %s AS x, %s AS y FROM trials%s", x.Name, y.Name, where)
+	if !q.AllPoints {
+		xOrder, yBest, yCmp := "ASC", "MIN", "<="
+		if x.Direction == Maximize {
+			xOrder = "DESC"
+		}
+		if y.Direction == Maximize {
+			yBest, yCmp = "MAX", ">="
+		}
+		sqlq = fmt.Sprintf(`SELECT id, name, sweep_id, stale, x, y FROM (
+			SELECT id, name, sweep_id, stale, %[1]s AS x, %[2]s AS y,
+				%[3]s(%[2]s) OVER (ORDER BY %[1]s %[4]s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS best
+			FROM trials%[5]s)
+			WHERE best IS NULL OR y %[6]s best`, x.Name, y.Name, yBest, xOrder, where, yCmp)
+	}
+	var pts []Point
 	if err := l.db.SelectContext(ctx, &pts, sqlq, args...); err != nil {
 		return Front{}, fmt.Errorf("pareto query: %w", err)
 	}
 	markFront(pts, x.Direction, y.Direction, includeStale)
+	if !q.AllPoints {
+		pts = slices.DeleteFunc(pts, func(p Point) bool { return !p.OnFront })
+	}
 	return Front{X: x, Y: y, Points: pts}, nil
 }
 

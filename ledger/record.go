@@ -107,9 +107,15 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 		Status string `db:"status"`
 		Router JSON   `db:"router_config"`
 	}
+	// Two range scans of trials_engine (router hashes above and below the
+	// new one, '' excluded) rather than a scan of every fresh row of this
+	// engine config: most of those share the new row's router hash.
 	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config FROM trials
-		WHERE engine_hash = ? AND stale = 0 AND id <> ? AND router_hash <> '' AND router_hash <> ? ORDER BY id`,
-		t.EngineHash, id, t.RouterHash); err != nil {
+		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2
+		UNION ALL
+		SELECT id, status, router_config FROM trials
+		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > ''
+		ORDER BY id`, t.EngineHash, t.RouterHash); err != nil {
 		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
 	}
 	earlier := make([]stale.Row, len(rows))

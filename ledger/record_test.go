@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,7 +166,7 @@ func assertNoZeroFields(t *testing.T, v reflect.Value, path string, skip ...stri
 	t.Helper()
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		if contains(skip, f.Name) {
+		if slices.Contains(skip, f.Name) {
 			continue
 		}
 		if f.Anonymous {
@@ -176,15 +177,6 @@ func assertNoZeroFields(t *testing.T, v reflect.Value, path string, skip ...stri
 			t.Errorf("%s.%s is zero in the round-trip fixture: give it a value", path, f.Name)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func count(t testing.TB, l *Ledger, q string, args ...any) int {

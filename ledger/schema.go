@@ -95,7 +95,7 @@ CREATE TABLE trials (
 	failure       TEXT NOT NULL DEFAULT '',
 	CHECK ((status = 'ok') = (failure_kind = '') OR status = 'aborted')
 );
-CREATE INDEX trials_engine ON trials (engine_hash, stale);
+CREATE INDEX trials_engine ON trials (engine_hash, stale, router_hash);
 CREATE INDEX trials_name ON trials (name, started_at);
 CREATE INDEX trials_sweep ON trials (sweep_id);
 `

@@ -1,0 +1,111 @@
+package ledger
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// TestMigratesFromEveryEarlierVersion builds a file at each version the
+// binary has shipped (0 = empty file), puts a row in it when the version
+// has the trials table, and opens it: it must reach the current version
+// with the row intact and writable.
+func TestMigratesFromEveryEarlierVersion(t *testing.T) {
+	ctx := context.Background()
+	for v := 0; v < SchemaVersion(); v++ {
+		path := filepath.Join(t.TempDir(), "old.db")
+		db, err := sqlx.Open("sqlite", dsn(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := migrateTo(ctx, db, v); err != nil {
+			t.Fatalf("building version %d: %v", v, err)
+		}
+		if v >= 1 {
+			// Version 1's columns only: this is how an old binary wrote rows.
+			if _, err := db.Exec(`INSERT INTO trials (name, status, started_at, finished_at, engine_hash, engine_config, p99_ttft_ms)
+				VALUES ('old', 'ok', '2026-01-01 00:00:00+00:00', '2026-01-01 00:01:00+00:00', 'e1', '{"model":"m"}', 12.5)`); err != nil {
+				t.Fatalf("seeding version %d: %v", v, err)
+			}
+		}
+		db.Close()
+
+		l, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("opening version %d: %v", v, err)
+		}
+		var got int
+		if err := l.db.Get(&got, "PRAGMA user_version"); err != nil || got != SchemaVersion() {
+			t.Errorf("from version %d: user_version %d (%v), want %d", v, got, err, SchemaVersion())
+		}
+		if v >= 1 {
+			old, err := l.Get(ctx, 1)
+			if err != nil || old.Name != "old" || old.P99TTFTMs != 12.5 {
+				t.Errorf("from version %d: old row %+v, %v", v, old, err)
+			}
+		}
+		if _, err := l.Record(ctx, trial("new", routerRR), requests(3, func(int) float64 { return 1 })); err != nil {
+			t.Errorf("from version %d: recording after migration: %v", v, err)
+		}
+		l.Close()
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	l, path := openTemp(t)
+	if _, err := l.db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	_, err := Open(context.Background(), path)
+	if err == nil {
+		t.Fatal("opened a ledger from the future")
+	}
+	for _, want := range []string{"99", "newer", "upgrade autoinfer"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if !strings.Contains(err.Error(), "("+strconv.Itoa(SchemaVersion())+")") {
+		t.Errorf("error %q does not name this binary's version %d", err, SchemaVersion())
+	}
+}
+
+func TestOpenExistingDoesNotCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.db")
+	if _, err := OpenExisting(context.Background(), path); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("OpenExisting(missing) = %v", err)
+	}
+	if _, err := OpenExisting(context.Background(), path); err == nil {
+		t.Fatal("second OpenExisting found a file the first one created")
+	}
+}
+
+func TestPragmasOnEveryConnection(t *testing.T) {
+	l, _ := openTemp(t)
+	l.db.SetMaxOpenConns(3)
+	ctx := context.Background()
+	// Hold three connections at once so the pool has to open fresh ones.
+	for range 3 {
+		c, err := l.db.Connx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var fk, sync, busy int
+		var mode string
+		if err := c.GetContext(ctx, &fk, "PRAGMA foreign_keys"); err != nil {
+			t.Fatal(err)
+		}
+		c.GetContext(ctx, &sync, "PRAGMA synchronous")
+		c.GetContext(ctx, &busy, "PRAGMA busy_timeout")
+		c.GetContext(ctx, &mode, "PRAGMA journal_mode")
+		if fk != 1 || sync != 1 || busy != 10000 || mode != "wal" {
+			t.Errorf("connection pragmas: foreign_keys %d, synchronous %d, busy_timeout %d, journal_mode %s", fk, sync, busy, mode)
+		}
+	}
+}
