@@ -55,6 +55,7 @@ func (e *engine) releaseHeld(id string) bool {
 		h.timer.Stop()
 		e.releaseBlocks(h.blocks)
 		e.m.kvHeld.Set(float64(len(e.held)))
+		e.publishGauges()
 	}
 	e.mu.Unlock()
 	if ok {

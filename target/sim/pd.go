@@ -2,14 +2,54 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
+	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
-// kvChannel is a prefill server's KV side channel (milestone 3).
+// The KV side channel stands in for NIXL: a prefill server listens on a
+// loopback TCP port (advertised as remote_port); a decode server dials it
+// with the request id and block ids from kv_transfer_params, the prefill
+// server answers with the prompt it holds, the decode side waits the
+// modelled transfer time (profile: latency + tokens × KV bytes / bandwidth)
+// and then confirms, upon which the prefill server frees the blocks. The
+// messages are one JSON object per line:
+//
+//	decode → prefill  {"request_id","engine_id","block_ids"}
+//	prefill → decode  {"ok","error","num_tokens","prompt_key"}
+//	decode → prefill  {"done":true}
+//	prefill → decode  {"ok":true}
+
+// pullTimeout bounds one pull apart from the modelled transfer time.
+const pullTimeout = 10 * time.Second
+
+type pullRequest struct {
+	RequestID string `json:"request_id"`
+	EngineID  string `json:"engine_id"`
+	BlockIDs  []int  `json:"block_ids"`
+}
+
+type pullReply struct {
+	OK        bool   `json:"ok"`
+	Error     string `json:"error,omitempty"`
+	NumTokens int    `json:"num_tokens,omitempty"`
+	PromptKey string `json:"prompt_key,omitempty"`
+}
+
+type pullDone struct {
+	Done bool `json:"done"`
+}
+
+// kvChannel is a prefill server's side-channel listener.
 type kvChannel struct {
-	mu sync.Mutex
-	ln net.Listener
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]struct{}
 }
 
 func (k *kvChannel) port() int {
@@ -21,8 +61,159 @@ func (k *kvChannel) port() int {
 	return k.ln.Addr().(*net.TCPAddr).Port
 }
 
-func (k *kvChannel) listen(context.Context, *sync.WaitGroup, *Server) error { return nil }
+// listen opens the side channel and serves it until ctx is done; wg tracks
+// every goroutine it starts.
+func (k *kvChannel) listen(ctx context.Context, wg *sync.WaitGroup, s *Server) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.kvHost, "0"))
+	if err != nil {
+		return fmt.Errorf("sim: opening the KV side channel: %w", err)
+	}
+	k.mu.Lock()
+	k.ln, k.conns = ln, map[net.Conn]struct{}{}
+	k.mu.Unlock()
+	wg.Go(func() {
+		<-ctx.Done()
+		k.mu.Lock()
+		ln.Close()
+		for c := range k.conns {
+			c.Close()
+		}
+		k.ln = nil
+		k.mu.Unlock()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // closed on shutdown
+			}
+			k.mu.Lock()
+			if k.ln == nil {
+				k.mu.Unlock()
+				c.Close()
+				return
+			}
+			k.conns[c] = struct{}{}
+			k.mu.Unlock()
+			wg.Go(func() {
+				s.servePull(c)
+				k.mu.Lock()
+				delete(k.conns, c)
+				k.mu.Unlock()
+				c.Close()
+			})
+		}
+	})
+	return nil
+}
 
-func (s *Server) pullKV(context.Context, *engine, *seq, *KVTransferParams) int { return 0 }
+// servePull answers one decode engine's pull.
+func (s *Server) servePull(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(pullTimeout + s.cfg.holdTimeout))
+	dec, enc := json.NewDecoder(c), json.NewEncoder(c)
+	var req pullRequest
+	if err := dec.Decode(&req); err != nil {
+		return
+	}
+	var eng *engine
+	for _, e := range s.ranks {
+		if e.engineID == req.EngineID {
+			eng = e
+		}
+	}
+	if eng == nil {
+		_ = enc.Encode(pullReply{Error: "unknown engine " + req.EngineID})
+		return
+	}
+	tokens, key, blocks, ok := eng.lookupHeld(req.RequestID)
+	if !ok {
+		_ = enc.Encode(pullReply{Error: "no KV held for request " + req.RequestID})
+		return
+	}
+	if !slices.Equal(req.BlockIDs, blockInts(blocks)) {
+		_ = enc.Encode(pullReply{Error: "block ids do not match the held KV"})
+		return
+	}
+	if enc.Encode(pullReply{OK: true, NumTokens: tokens, PromptKey: strconv.FormatUint(key, 16)}) != nil {
+		return
+	}
+	var done pullDone
+	if dec.Decode(&done) != nil || !done.Done {
+		return // failed pull: the KV stays held until the timeout, as with NIXL
+	}
+	eng.releaseHeld(req.RequestID)
+	_ = enc.Encode(pullReply{OK: true})
+}
 
-func (s *Server) kvParamsFor(*engine, *seq) *KVTransferParams { return nil }
+func blockInts(b []int32) []int {
+	out := make([]int, len(b))
+	for i, v := range b {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// kvParamsFor is the kv_transfer_params a prefill server returns for sq.
+func (s *Server) kvParamsFor(eng *engine, sq *seq) *KVTransferParams {
+	host, port, engineID, reqID := s.cfg.kvHost, s.kv.port(), eng.engineID, sq.id
+	return &KVTransferParams{DoRemotePrefill: true, RemoteBlockIDs: sq.heldBlocks, RemoteEngineID: &engineID,
+		RemoteRequestID: &reqID, RemoteHost: &host, RemotePort: &port, TPSize: s.cfg.tpSize}
+}
+
+// pullKV pulls the prompt KV named by kv from a prefill server. It returns
+// how many prompt tokens need no recompute: all but the last, whose logits
+// the decode engine computes to produce the first token. On any failure it
+// returns 0 (local prefill) and counts the failed pull.
+func (s *Server) pullKV(ctx context.Context, eng *engine, sq *seq, kv *KVTransferParams) int {
+	eng.pulling.Add(1)
+	defer eng.pulling.Add(-1)
+	start := time.Now()
+	if err := s.pull(ctx, sq, kv); err != nil {
+		eng.m.kvPullsFailed.Inc()
+		s.logger.Warn("KV pull failed, prefilling locally", "request", sq.id, "err", err)
+		return 0
+	}
+	eng.m.kvPullsOK.Inc()
+	eng.m.kvTransfer.Observe(time.Since(start).Seconds())
+	return sq.promptLen - 1
+}
+
+func (s *Server) pull(ctx context.Context, sq *seq, kv *KVTransferParams) error {
+	if kv.RemoteHost == nil || kv.RemotePort == nil || kv.RemoteRequestID == nil || kv.RemoteEngineID == nil {
+		return errors.New("kv_transfer_params lacks remote_host, remote_port, remote_request_id or remote_engine_id")
+	}
+	ctx, cancel := context.WithTimeout(ctx, pullTimeout+s.cfg.profile.TransferTime(sq.promptLen))
+	defer cancel()
+	addr := net.JoinHostPort(*kv.RemoteHost, strconv.Itoa(*kv.RemotePort))
+	c, err := s.kvDialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dialing %s: %w", addr, err)
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	dec, enc := json.NewDecoder(c), json.NewEncoder(c)
+	if err := enc.Encode(pullRequest{RequestID: *kv.RemoteRequestID, EngineID: *kv.RemoteEngineID, BlockIDs: kv.RemoteBlockIDs}); err != nil {
+		return fmt.Errorf("sending pull: %w", err)
+	}
+	var rep pullReply
+	if err := dec.Decode(&rep); err != nil {
+		return fmt.Errorf("reading pull reply: %w", err)
+	}
+	if !rep.OK {
+		return fmt.Errorf("prefill engine refused: %s", rep.Error)
+	}
+	if rep.NumTokens != sq.promptLen || rep.PromptKey != strconv.FormatUint(sq.samp.key, 16) {
+		return fmt.Errorf("held KV is for another prompt (%d tokens)", rep.NumTokens)
+	}
+	if !sleepCtx(ctx, s.cfg.profile.TransferTime(rep.NumTokens)) {
+		return fmt.Errorf("transfer interrupted: %w", ctx.Err())
+	}
+	if err := enc.Encode(pullDone{Done: true}); err != nil {
+		return fmt.Errorf("confirming pull: %w", err)
+	}
+	if err := dec.Decode(&rep); err != nil || !rep.OK {
+		return fmt.Errorf("prefill engine did not confirm the release: %v", err)
+	}
+	return nil
+}
