@@ -70,6 +70,7 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	case readErr != nil:
 		r.log.Warn("worker stream broke", "worker", t.w.url, "request_id", in.reqID, "err", readErr)
 		r.recordOutcome(t.w, false)
+		in.aborted = true
 	default:
 		r.recordOutcome(t.w, status < 500 || validation)
 	}

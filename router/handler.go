@@ -35,6 +35,9 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 		r.m.requests.WithLabelValues(route).Inc()
 
 		errType := r.serveRouted(w, req, in, kind)
+		if in.aborted {
+			errType = "upstream_stream_broken"
+		}
 		if errType != "" {
 			r.m.errors.WithLabelValues(route, errType).Inc()
 		}
@@ -45,6 +48,9 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 				r.m.runPrompt.WithLabelValues(in.runID).Add(float64(in.usage.PromptTokens))
 				r.m.runCompletion.WithLabelValues(in.runID).Add(float64(in.usage.CompletionTokens))
 			}
+		}
+		if in.aborted {
+			panic(http.ErrAbortHandler) // net/http cuts the connection without logging
 		}
 	}
 }

@@ -27,6 +27,9 @@ type inbound struct {
 	runID  string
 	policy policy.Request
 	usage  *usage // from the relayed response, for per-run accounting
+	// aborted: the worker broke off mid-response; the client connection is
+	// cut so the client sees the truncation instead of a clean end.
+	aborted bool
 }
 
 // Headers read for a request id, in order, as vllm-router does.
