@@ -1,16 +1,104 @@
 package cmd
 
 import (
+	"context"
 	"errors"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/autoinfer/autoinfer/ledger"
 )
 
-// newLedgerCmd is a placeholder until its issue lands.
+// ledgerOpts are the flags every ledger subcommand shares.
+type ledgerOpts struct {
+	path   string
+	output string
+}
+
 func newLedgerCmd() *cobra.Command {
-	return &cobra.Command{
+	o := &ledgerOpts{}
+	c := &cobra.Command{
 		Use:   "ledger",
-		Short: "Query the trial ledger (not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("ledger: not built yet") },
+		Short: "Query the trial ledger: list, show, pareto, compare, export",
+		Long: `Query the SQLite ledger that trials write (one row per trial).
+
+Metric names are vllm bench serve's result keys (p99_ttft_ms, median_tpot_ms,
+output_throughput, request_goodput, ...) plus autoinfer's own
+(p99_schedule_delay_ms, achieved_request_rate, prefix_cache_hit_rate, ...).
+The schema is documented in docs/ledger.md for direct sqlite3 queries.`,
 	}
+	c.PersistentFlags().StringVar(&o.path, "ledger", "autoinfer.db", "ledger file")
+	c.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
+	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o))
+	return c
+}
+
+// open checks the output format and opens an existing ledger: a read
+// command never creates an empty file.
+func (o *ledgerOpts) open(ctx context.Context, formats ...string) (*ledger.Ledger, error) {
+	if len(formats) == 0 {
+		formats = []string{"table", "json", "csv"}
+	}
+	if !slices.Contains(formats, o.output) {
+		return nil, usageErr("--output %q: want %s", o.output, strings.Join(formats, ", "))
+	}
+	l, err := ledger.OpenExisting(ctx, o.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usageErr("--ledger %s: no such ledger file (run a trial first, or pass --ledger PATH)", o.path)
+	}
+	if err != nil {
+		return nil, withCode(ExitInfra, err)
+	}
+	return l, nil
+}
+
+// ledgerFilterFlags are the row filters list and pareto share.
+type ledgerFilterFlags struct {
+	name, sweep string
+	where       []string
+}
+
+func (f *ledgerFilterFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.name, "name", "", "only trials with this name")
+	c.Flags().StringVar(&f.sweep, "sweep", "", "only trials of this sweep id")
+	c.Flags().StringArrayVar(&f.where, "where", nil,
+		"KEY=VALUE equality filter, repeatable; keys: "+strings.Join(ledger.WhereKeys(), ", "))
+}
+
+func (f *ledgerFilterFlags) filter() (ledger.Filter, error) {
+	out := ledger.Filter{Name: f.name, SweepID: f.sweep}
+	for _, w := range f.where {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			return out, usageErr("--where %q: want KEY=VALUE", w)
+		}
+		if !slices.Contains(ledger.WhereKeys(), k) {
+			return out, usageErr("--where %q: unknown key %q (valid: %s)", w, k, strings.Join(ledger.WhereKeys(), ", "))
+		}
+		if out.Where == nil {
+			out.Where = map[string]string{}
+		}
+		out.Where[k] = v
+	}
+	return out, nil
+}
+
+// ledgerNotFound turns a missing trial or reference into bad input.
+func ledgerNotFound(err error) error {
+	if errors.Is(err, ledger.ErrNotFound) {
+		return withCode(ExitUsage, err)
+	}
+	return withCode(ExitInfra, err)
+}
+
+func ledgerParseID(flag, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageErr("%s %q: want a trial id (a positive integer)", flag, s)
+	}
+	return id, nil
 }

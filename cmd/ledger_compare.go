@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autoinfer/autoinfer/ledger"
+)
+
+func newLedgerCompareCmd(o *ledgerOpts) *cobra.Command {
+	var opt ledger.CompareOptions
+	c := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Two trials or sweeps side by side, with bootstrap CIs on TTFT/TPOT p50 and p99",
+		Long: `Compare two trials (or sweeps) metric by metric, and bootstrap confidence
+intervals on the differences (B − A) of TTFT and TPOT p50 and p99 from the
+per-request records. A difference is significant when its interval excludes 0;
+the lower latency is better.
+
+A and B each resolve, first match wins: a number is a trial id; a sweep id is
+every ok trial of that sweep (requests pooled, metrics averaged); otherwise a
+name is the latest ok trial with that name.`,
+		Example: `  autoinfer ledger compare 12 13
+  autoinfer ledger compare quickstart/round_robin quickstart/cache_aware --seed 7`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opt.Resamples <= 0 {
+				return usageErr("--resamples %d: want a positive count", opt.Resamples)
+			}
+			if opt.Confidence <= 0 || opt.Confidence >= 1 {
+				return usageErr("--confidence %g: want a level in (0, 1), e.g. 0.95", opt.Confidence)
+			}
+			if opt.Seed == 0 {
+				return usageErr("--seed 0: want a non-zero seed")
+			}
+			l, err := o.open(c.Context())
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			cmp, err := l.Compare(c.Context(), args[0], args[1], opt)
+			if err != nil {
+				return ledgerNotFound(err)
+			}
+			return ledgerRenderComparison(c, o.output, cmp)
+		},
+	}
+	c.Flags().IntVar(&opt.Resamples, "resamples", 2000, "bootstrap resamples")
+	c.Flags().Float64Var(&opt.Confidence, "confidence", 0.95, "confidence level of the intervals")
+	c.Flags().Uint64Var(&opt.Seed, "seed", 1, "bootstrap seed (equal seeds, equal intervals)")
+	return c
+}
+
+func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparison) error {
+	w := c.OutOrStdout()
+	side := func(s ledger.Side) string {
+		ids := make([]string, len(s.IDs))
+		for i, id := range s.IDs {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		return fmt.Sprintf("%s (%s: trial %s, %d requests)", s.Ref, s.Resolved, strings.Join(ids, ","), s.Requests)
+	}
+	// Table and CSV share one shape: a section column keeps the metric rows
+	// and the interval rows apart.
+	tbl := ledgerTable{header: []string{"section", "metric", "a", "b", "diff_b_minus_a", "ci_low", "ci_high", "significant", "better"}}
+	for _, iv := range cmp.Intervals {
+		tbl.add("bootstrap", iv.Metric, ledgerNum(iv.A), ledgerNum(iv.B), ledgerNum(iv.Diff), ledgerNum(iv.Lo), ledgerNum(iv.Hi),
+			ledgerYesNo(iv.Significant), iv.Better)
+	}
+	for _, d := range cmp.Metrics {
+		tbl.add("metric", d.Metric, ledgerNum(d.A), ledgerNum(d.B), ledgerNum(d.Diff), "", "", "", d.Better)
+	}
+	if format == "table" {
+		fmt.Fprintf(w, "A: %s\nB: %s\n", side(cmp.A), side(cmp.B))
+		fmt.Fprintf(w, "bootstrap: %d resamples, %g%% intervals, seed %d", cmp.Resamples, cmp.Confidence*100, cmp.Seed)
+		if len(cmp.Intervals) == 0 {
+			fmt.Fprint(w, " (no per-request records on one side: no intervals)")
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w)
+	}
+	return ledgerRender(w, format, tbl, map[string]any{
+		"a": cmp.A, "b": cmp.B, "resamples": cmp.Resamples, "confidence": cmp.Confidence, "seed": cmp.Seed,
+		"intervals": cmp.Intervals, "metrics": cmp.Metrics,
+	})
+}
+
+func ledgerYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
