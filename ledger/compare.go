@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -205,5 +206,5 @@ func mean(m Metric, ts []Trial) float64 {
 }
 
 func percentileOf(sample []float64, q float64) float64 {
-	return percentile(newResampler(sample).sorted, q)
+	return percentile(slices.Sorted(slices.Values(sample)), q)
 }
