@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/autoinfer/autoinfer/router/policy"
 )
 
 func TestRunAccountingFromUsage(t *testing.T) {
@@ -178,5 +181,69 @@ func TestStreamingPassesThroughFlushed(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if !bytes.HasSuffix(b, []byte("data: [DONE]\n\n")) || bytes.Count(b, []byte("data: ")) != 5 {
 		t.Fatalf("stream altered: %q", b)
+	}
+}
+
+func TestQueueBlendedLoadSignal(t *testing.T) {
+	queued, idle := newFakeWorker(t), newFakeWorker(t)
+	queued.waiting.Store(7)
+	cfg := testConfig("least_loaded", queued.URL, idle.URL)
+	cfg.LoadSignal, cfg.LoadCheckIntervalSecs = LoadSignalInFlightQueue, 0.05
+	r, base := startRouter(t, cfg)
+	eventually(t, 5*time.Second, func() error {
+		if st := r.Workers(); st.Workers[0].Queue+st.Workers[1].Queue != 7 {
+			return fmt.Errorf("queue depths not scraped yet: %+v", st.Workers)
+		}
+		return nil
+	})
+	for range 6 {
+		post(t, base+"/v1/completions", `{"prompt":"x"}`)
+	}
+	if n := queued.requests.Load(); n != 0 {
+		t.Errorf("least_loaded sent %d requests to the worker with 7 queued", n)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readAll(t, resp)
+	if !strings.Contains(m, `vllm_router_load_signal{signal="in_flight+queue"} 1`) ||
+		!strings.Contains(m, fmt.Sprintf("vllm_router_worker_load{worker=%q} 7", queued.URL)) {
+		t.Errorf("metrics do not report the blended signal:\n%s", m)
+	}
+}
+
+func TestWorkerBreakMidStreamIsVisibleToClient(t *testing.T) {
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	r, base := startRouter(t, cfg)
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", strings.NewReader(`{"prompt":"x","stream":true}`))
+	req.Header.Set("X-Fake-Break", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); err == nil {
+		t.Fatal("a stream the worker broke off ended cleanly for the client")
+	}
+	if n := testutil.ToFloat64(r.m.cbOutcomes.WithLabelValues(f.URL, "failure")); n != 1 {
+		t.Errorf("breaker failures = %v, want the broken stream counted", n)
+	}
+}
+
+func TestRemovingWorkerPrunesCacheTree(t *testing.T) {
+	a, b := newFakeWorker(t), newFakeWorker(t)
+	r, base := startRouter(t, testConfig("cache_aware", a.URL, b.URL))
+	for i := range 4 {
+		post(t, base+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":"%d: a distinct prompt"}`, i))
+	}
+	sizes := r.Pool().Policy().(policy.Sizer).Sizes()
+	if sizes[a.URL] == 0 || sizes[b.URL] == 0 {
+		t.Fatalf("tree sizes %v: want both workers holding text", sizes)
+	}
+	r.Pool().Remove(a.URL)
+	if sizes := r.Pool().Policy().(policy.Sizer).Sizes(); sizes[a.URL] != 0 || sizes[b.URL] == 0 {
+		t.Fatalf("after removing %s tree sizes are %v", a.URL, sizes)
 	}
 }

@@ -35,6 +35,7 @@ type fakeWorker struct {
 	probes     atomic.Int64
 	cancelled  atomic.Int64 // requests whose client (the router) went away
 	failStatus atomic.Int64
+	waiting    atomic.Int64 // served as vllm:num_requests_waiting
 	gate       chan struct{}
 	mu         sync.Mutex
 	headers    []http.Header
@@ -85,6 +86,10 @@ func (f *fakeWorker) lastHeader() http.Header {
 func (f *fakeWorker) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/health" {
 		f.probes.Add(1)
+		return
+	}
+	if r.URL.Path == "/metrics" {
+		fmt.Fprintf(w, "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} %d\n", f.waiting.Load())
 		return
 	}
 	f.requests.Add(1)

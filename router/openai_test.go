@@ -1,0 +1,62 @@
+package router
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// 6. The official OpenAI Go client streams through the router exactly as it
+// streams from the worker directly.
+func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
+	ws := simWorkers(t, 2)
+	r, base := startRouter(t, testConfig("cache_aware", urls(ws)...))
+	ctx := context.Background()
+
+	type result struct {
+		text             string
+		chunks           int
+		prompt, complete int64
+	}
+	stream := func(baseURL string) result {
+		c := openai.NewClient(option.WithBaseURL(baseURL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0),
+			option.WithHeader(RunIDHeader, "openai-run"))
+		s := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:               simModel,
+			Messages:            []openai.ChatCompletionMessageParamUnion{openai.UserMessage("tell me about routers")},
+			MaxCompletionTokens: openai.Int(24),
+			Temperature:         openai.Float(0),
+			StreamOptions:       openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+		})
+		var res result
+		var sb strings.Builder
+		acc := openai.ChatCompletionAccumulator{}
+		for s.Next() {
+			chunk := s.Current()
+			acc.AddChunk(chunk)
+			res.chunks++
+			for _, ch := range chunk.Choices {
+				sb.WriteString(ch.Delta.Content)
+			}
+		}
+		if err := s.Err(); err != nil {
+			t.Fatalf("streaming from %s: %v", baseURL, err)
+		}
+		res.text, res.prompt, res.complete = sb.String(), acc.Usage.PromptTokens, acc.Usage.CompletionTokens
+		return res
+	}
+	direct, routed := stream(ws[0].URL), stream(base)
+	if direct.text == "" || direct.complete != 24 {
+		t.Fatalf("direct stream looks wrong: %+v", direct)
+	}
+	if routed != direct {
+		t.Fatalf("through the router %+v, direct %+v", routed, direct)
+	}
+	if got := testutil.ToFloat64(r.m.runCompletion.WithLabelValues("openai-run")); got != 24 {
+		t.Errorf("run completion tokens from the usage chunk = %v, want 24", got)
+	}
+}
