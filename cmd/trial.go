@@ -1,10 +1,6 @@
 package cmd
 
-import (
-	"errors"
-
-	"github.com/spf13/cobra"
-)
+import "github.com/spf13/cobra"
 
 // newTrialCmd groups the trial subcommands.
 func newTrialCmd() *cobra.Command {
@@ -17,14 +13,4 @@ one trial per combination, all with the same seed.`,
 	}
 	cmd.AddCommand(newTrialValidateCmd(), newTrialInitCmd(), newTrialRunCmd())
 	return cmd
-}
-
-// newTrialRunCmd is a placeholder until the trial lifecycle lands.
-func newTrialRunCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run SPEC",
-		Short: "Run the trials of a spec and record them in the ledger (not built yet)",
-		Args:  cobra.ExactArgs(1),
-		RunE:  func(*cobra.Command, []string) error { return errors.New("trial run: not built yet") },
-	}
 }

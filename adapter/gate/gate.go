@@ -23,6 +23,9 @@ type Config struct {
 	TopLogprobs  int     // k of the top-k distributions compared
 	KLThreshold  float64 // pass when the mean per-prompt KL is at or below this
 	Seed         uint64  // prompts are a pure function of the seed
+	// Texts, when set, are the prompts themselves (Prompts and PromptTokens
+	// are then ignored).
+	Texts []string
 }
 
 // Result is the gate's verdict and the figures behind it.
@@ -40,6 +43,9 @@ type Result struct {
 // Prompts returns the gate's prompts: natural text from the shared
 // tokenizer, seeded, so every trial of a sweep is gated on the same inputs.
 func Prompts(cfg Config) []string {
+	if cfg.Texts != nil {
+		return cfg.Texts
+	}
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x9a7e))
 	out := make([]string, cfg.Prompts)
 	for i := range out {
@@ -51,6 +57,9 @@ func Prompts(cfg Config) []string {
 // Run sends every gate prompt to candidateURL and referenceURL (base URLs of
 // OpenAI-compatible servers) and compares the answers.
 func Run(ctx context.Context, client *http.Client, candidateURL, referenceURL string, cfg Config) (Result, error) {
+	if cfg.Texts != nil {
+		cfg.Prompts = len(cfg.Texts)
+	}
 	if cfg.Prompts <= 0 || cfg.MaxTokens <= 0 || cfg.TopLogprobs <= 0 {
 		return Result{}, fmt.Errorf("gate: prompts, max_tokens and top_logprobs must be positive (got %d, %d, %d)",
 			cfg.Prompts, cfg.MaxTokens, cfg.TopLogprobs)

@@ -1,0 +1,111 @@
+package adapter
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/autoinfer/autoinfer/adapter/scrape"
+)
+
+// drainTimeout bounds the wait for the router's loads to return to 0 after
+// the last response: a decrement may trail the client's last byte by a
+// scheduling delay, never by more.
+const drainTimeout = 5 * time.Second
+
+// observed is what the trial read from the router and the workers.
+type observed struct {
+	PolicyDecisions     map[string]float64
+	LoadBalancingEvents float64
+	FinalLoads          map[string]float64
+	PrefixCacheHitRate  float64
+	RunRequests         float64
+	RunPromptTokens     float64
+	RunCompletionTokens float64
+}
+
+// observe scrapes the router and the workers after the run, checks the load
+// invariant and fills the failure observation.
+func (tr *trialRun) observe(ctx context.Context) {
+	o := &tr.obs
+	if s := tr.result; s != nil {
+		o.ErrorTypes = maps.Clone(s.Summary.ErrorsByType)
+		o.StatusCounts = map[int]int{}
+		for k, n := range s.Summary.ErrorsByStatus {
+			if code, err := strconv.Atoi(k); err == nil {
+				o.StatusCounts[code] += n
+			}
+		}
+		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
+		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
+	}
+	var hits, queries float64
+	for _, w := range tr.dep.Workers {
+		fams, err := scrape.Fetch(ctx, tr.client, w.URL+"/metrics")
+		if err != nil {
+			tr.log.Warn("scraping worker", "worker", w.String(), "err", err)
+			continue
+		}
+		hits += fams.Sum("vllm:prefix_cache_hits_total", nil)
+		queries += fams.Sum("vllm:prefix_cache_queries_total", nil)
+	}
+	if queries > 0 {
+		tr.seen.PrefixCacheHitRate = hits / queries
+	}
+	if tr.router == nil {
+		return
+	}
+	tr.seen.FinalLoads = tr.drainedLoads(ctx)
+	o.RouterLoads = tr.seen.FinalLoads
+	fams, err := scrape.Fetch(ctx, tr.client, tr.router.MetricsURL())
+	if err != nil {
+		tr.log.Warn("scraping router", "err", err)
+		return
+	}
+	tr.seen.PolicyDecisions = fams.By("vllm_router_policy_decisions_total", "worker")
+	tr.seen.LoadBalancingEvents = fams.Sum("vllm_router_load_balancing_events_total", nil)
+	run := map[string]string{"run_id": tr.runID}
+	tr.seen.RunRequests = fams.Sum("vllm_router_run_requests_total", run)
+	tr.seen.RunPromptTokens = fams.Sum("vllm_router_run_prompt_tokens_total", run)
+	tr.seen.RunCompletionTokens = fams.Sum("vllm_router_run_completion_tokens_total", run)
+	for _, v := range fams.By("vllm_router_cb_state", "worker") {
+		if v == 1 {
+			o.OpenCircuits++
+		}
+	}
+	o.PoolSize = len(tr.dep.Workers)
+}
+
+// drainedLoads polls the router's loads until every one is 0 or the drain
+// timeout passes, and returns the last reading.
+func (tr *trialRun) drainedLoads(ctx context.Context) map[string]float64 {
+	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var last map[string]float64
+	for {
+		loads, err := routerLoads(ctx, tr.client, tr.router.URL)
+		if err == nil {
+			last = loads
+			if allZero(loads) {
+				return loads
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return last
+		case <-tick.C:
+		}
+	}
+}
+
+func allZero(m map[string]float64) bool {
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}

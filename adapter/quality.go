@@ -1,0 +1,58 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/autoinfer/autoinfer/adapter/gate"
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+// gatePromptTokens is the length of generated gate prompts: long enough to
+// span several KV blocks (and so a PD transfer), short enough to be cheap.
+const gatePromptTokens = 96
+
+// runGate sends the gate prompts to the deployment (through the router when
+// there is one) and to the reference replica, and keeps the verdict in the
+// observation.
+func (tr *trialRun) runGate(ctx context.Context, baseURL string) {
+	g := tr.t.Gate
+	if g.Reference == trials.ReferenceNone || g.Reference == "" {
+		return
+	}
+	refURL := g.URL
+	if g.Reference == trials.ReferenceSim {
+		prov, err := provisioner(trials.Target{Kind: trials.KindSim, Profile: tr.t.Target.Profile,
+			ProfileOverrides: tr.t.Target.ProfileOverrides}, tr.log)
+		if err != nil {
+			tr.obs.Err = fmt.Errorf("gate reference: %w", err)
+			return
+		}
+		ref, err := prov.Provision(ctx, target.Topology{Replicas: 1, Engine: referenceEngine(tr.t.Topology.Engine)})
+		if err != nil {
+			tr.obs.Err = fmt.Errorf("gate reference: %w", err)
+			return
+		}
+		defer ref.Close(context.WithoutCancel(ctx))
+		refURL = ref.Workers[0].URL
+	}
+	cfg := gate.Config{
+		Model:        tr.t.Topology.Engine.Model,
+		Prompts:      g.Prompts.Count,
+		Texts:        g.Prompts.List,
+		PromptTokens: gatePromptTokens,
+		MaxTokens:    g.MaxTokens,
+		TopLogprobs:  g.TopLogprobs,
+		KLThreshold:  g.KLThreshold,
+		Seed:         uint64(tr.t.Seed),
+	}
+	res, err := gate.Run(ctx, tr.client, baseURL, refURL, cfg)
+	if err != nil {
+		tr.obs.Err = fmt.Errorf("quality gate: %w", err)
+		return
+	}
+	tr.gate = &res
+	tr.obs.Gate = &failure.QualityGate{Passed: res.Passed, KLMean: res.KLMean, KLMax: res.KLMax, Threshold: res.KLThreshold}
+}

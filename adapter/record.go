@@ -1,0 +1,146 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/ledger"
+)
+
+// recordTimeout bounds the ledger write, which must happen even after
+// Ctrl-C (the aborted row).
+const recordTimeout = 30 * time.Second
+
+// record classifies the trial and writes its row, in one transaction.
+func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
+	out := Outcome{Name: tr.t.Name, Gate: tr.gate, PrefixCacheHitRate: tr.seen.PrefixCacheHitRate}
+	if tr.result != nil {
+		out.Summary = tr.result.Summary
+	}
+	if tr.router != nil {
+		out.Router = &RouterInfo{Launch: tr.router.Launch, URL: tr.router.URL, MetricsURL: tr.router.MetricsURL()}
+	}
+	aborted := ctx.Err() != nil
+	switch {
+	case aborted:
+		out.Status = ledger.StatusAborted
+	default:
+		out.Failure = failure.Classify(tr.obs)
+		out.Status = ledger.StatusOK
+		if out.Failure != nil {
+			out.Status = ledger.StatusFailed
+		}
+	}
+	row, reqs, err := tr.row(out)
+	if err != nil {
+		return out, fmt.Errorf("building ledger row: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	rec, err := tr.opts.Ledger.Record(wctx, row, reqs)
+	if err != nil {
+		return out, fmt.Errorf("writing ledger row: %w", err)
+	}
+	out.RowID, out.MarkedStale = rec.ID, rec.MarkedStale
+	if aborted {
+		return out, fmt.Errorf("trial %s aborted: %w", tr.t.Name, ctx.Err())
+	}
+	return out, nil
+}
+
+// row builds the ledger row and its per-request records.
+func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
+	engineJSON, err := json.Marshal(tr.t.Topology.Engine)
+	if err != nil {
+		return ledger.Trial{}, nil, fmt.Errorf("encoding engine config: %w", err)
+	}
+	workloadJSON, err := json.Marshal(tr.t.Workload)
+	if err != nil {
+		return ledger.Trial{}, nil, fmt.Errorf("encoding workload: %w", err)
+	}
+	row := ledger.Trial{
+		Name: tr.t.Name, SweepID: tr.t.SweepID, Status: out.Status,
+		StartedAt: tr.started, FinishedAt: time.Now(), Seed: tr.t.Seed, SpecHash: tr.t.SpecHash,
+		EngineConfig: engineJSON,
+		Topology:     ledger.Topology{Replicas: tr.t.Topology.Replicas, Prefill: tr.t.Topology.Prefill, Decode: tr.t.Topology.Decode},
+		Workload:     workloadJSON,
+		Warmup:       ledger.Warmup{WarmupRequests: tr.t.Warmup.Requests, FreshRouter: tr.t.RouterLaunched()},
+		PrefixCacheHitRate:  tr.seen.PrefixCacheHitRate,
+		PolicyDecisions:     tr.seen.PolicyDecisions,
+		LoadBalancingEvents: int64(tr.seen.LoadBalancingEvents),
+		FinalLoads:          tr.seen.FinalLoads,
+		Failure:             out.Failure,
+	}
+	if out.Status == ledger.StatusAborted && tr.obs.Err != nil && !errors.Is(tr.obs.Err, context.Canceled) {
+		row.Failure = failure.Unknown{Message: tr.obs.Err.Error()}
+	}
+	if tr.router != nil {
+		rc, err := json.Marshal(tr.router.Config)
+		if err != nil {
+			return ledger.Trial{}, nil, fmt.Errorf("encoding router config: %w", err)
+		}
+		row.RouterConfig = rc
+		row.RouterMetricsURL = tr.router.MetricsURL()
+	} else if tr.t.RouterLaunched() {
+		// The router never started: record the configuration it was given,
+		// so the failed row still says what was attempted.
+		rc, err := json.Marshal(tr.t.Router.Config)
+		if err != nil {
+			return ledger.Trial{}, nil, fmt.Errorf("encoding router config: %w", err)
+		}
+		row.RouterConfig = rc
+	}
+	if g := tr.gate; g != nil {
+		passed := g.Passed
+		row.Gate = ledger.Gate{GatePassed: &passed, GateKLMean: g.KLMean, GateKLMax: g.KLMax, GateKLThreshold: g.KLThreshold}
+	}
+	var reqs []ledger.Request
+	if tr.result != nil {
+		row.Metrics = metricsOf(tr.result.Summary)
+		reqs = requestsOf(tr.result.Requests)
+	}
+	return row, reqs, nil
+}
+
+// metricsOf copies the driver's summary into the ledger's columns; both use
+// vllm bench serve's keys, so the copy goes through them.
+func metricsOf(s driver.Summary) ledger.Metrics {
+	var m ledger.Metrics
+	b, err := json.Marshal(s)
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		// Both types are ours and plain numbers: this cannot fail at run time.
+		panic(fmt.Sprintf("copying summary to ledger metrics: %v", err))
+	}
+	return m
+}
+
+func requestsOf(recs []driver.RequestRecord) []ledger.Request {
+	out := make([]ledger.Request, 0, len(recs))
+	for _, r := range recs {
+		q := ledger.Request{
+			Index: r.Index, SessionID: r.SessionID, IntendedSendMs: r.IntendedMs, ActualSendMs: r.SendMs,
+			TTFTMs: r.TTFTMs, E2ELMs: r.E2ELMs, TPOTMs: r.TPOTMs, ITLs: r.ITLMs,
+			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+			Status: ledger.RequestOK, ErrorType: r.ErrorType, Error: r.Error,
+		}
+		if r.CachedTokens != nil {
+			q.CachedTokens = *r.CachedTokens
+		}
+		if !r.Success {
+			q.Status = "failed"
+			if r.Status != 0 {
+				q.Status = fmt.Sprintf("http_%d", r.Status)
+			}
+		}
+		out = append(out, q)
+	}
+	return out
+}

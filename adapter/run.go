@@ -1,0 +1,247 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/autoinfer/autoinfer/adapter/gate"
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/stale"
+	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+// teardownTimeout bounds stopping the router and the workers, also after
+// Ctrl-C.
+const teardownTimeout = 30 * time.Second
+
+// Recorder writes a finished trial; *ledger.Ledger is one.
+type Recorder interface {
+	Record(ctx context.Context, t ledger.Trial, reqs []ledger.Request) (ledger.Recorded, error)
+}
+
+// Options configure a Runner.
+type Options struct {
+	// Ledger receives one row per trial.
+	Ledger Recorder
+	// Binary is the autoinfer executable a `launch: process` router runs;
+	// empty means this process's own executable.
+	Binary string
+	// WorkDir holds router configs and logs; empty means a temporary
+	// directory per trial.
+	WorkDir string
+	// Progress is called after every finished request (warm-up and measured).
+	Progress func(driver.Progress)
+	// Logger reports the lifecycle; nil discards.
+	Logger *slog.Logger
+}
+
+// Runner runs trials one at a time.
+type Runner struct {
+	opts   Options
+	log    *slog.Logger
+	client *http.Client
+}
+
+// New returns a Runner.
+func New(opts Options) (*Runner, error) {
+	if opts.Ledger == nil {
+		return nil, errors.New("adapter: a ledger is required")
+	}
+	if opts.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding autoinfer's executable: %w", err)
+		}
+		opts.Binary = exe
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{opts: opts, log: log, client: &http.Client{Timeout: 30 * time.Second}}, nil
+}
+
+// Outcome is what one trial produced.
+type Outcome struct {
+	Name    string
+	RowID   int64
+	Status  ledger.Status
+	Failure failure.Failure
+	Summary driver.Summary
+	Gate    *gate.Result
+	// Router is nil when no router ran (one replica, no PD).
+	Router *RouterInfo
+	// PrefixCacheHitRate is over all workers, warm-up and measured traffic.
+	PrefixCacheHitRate float64
+	MarkedStale        []stale.Mark
+}
+
+// RouterInfo says which router served the trial and where its metrics were.
+type RouterInfo struct {
+	Launch     string
+	URL        string
+	MetricsURL string
+}
+
+// Run runs one trial end to end and records it. The returned error is set
+// only when the trial could not be recorded at all; a trial that ran and
+// failed is an Outcome with Status failed. When ctx ends mid-trial, Run
+// tears down, records an aborted row and returns ctx's error.
+func (r *Runner) Run(ctx context.Context, t trials.Trial) (Outcome, error) {
+	tr := &trialRun{Runner: r, t: t, started: time.Now()}
+	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
+	tr.execute(ctx)
+	return tr.record(ctx)
+}
+
+// slug makes a trial name safe for a header value and a directory name.
+func slug(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// trialRun is one trial's state while it runs.
+type trialRun struct {
+	*Runner
+	t       trials.Trial
+	started time.Time
+	runID   string
+
+	dep    *target.Deployment
+	router *runningRouter
+	result *driver.Result
+	gate   *gate.Result
+	obs    failure.Observation
+	seen   observed
+}
+
+// execute provisions, drives, gates and observes; every error ends up in
+// tr.obs so the row says what went wrong. Teardown always runs.
+func (tr *trialRun) execute(ctx context.Context) {
+	defer tr.teardown(ctx)
+	workDir := tr.opts.WorkDir
+	if workDir == "" {
+		d, err := os.MkdirTemp("", "autoinfer-"+slug(tr.t.Name)+"-")
+		if err != nil {
+			tr.obs.Err = fmt.Errorf("creating work dir: %w", err)
+			return
+		}
+		workDir = d
+	}
+	prov, err := provisioner(tr.t.Target, tr.log)
+	if err != nil {
+		tr.obs.Err = err
+		return
+	}
+	tr.log.Info("provisioning workers", "trial", tr.t.Name, "target", tr.t.Target.Kind)
+	dep, err := prov.Provision(ctx, tr.t.Topology.Target())
+	if err != nil {
+		tr.obs.WorkerStartFailures, tr.obs.Err = workerStartFailures(err), err
+		return
+	}
+	tr.dep = dep
+	baseURL := dep.Workers[0].URL
+	if tr.t.RouterLaunched() {
+		cfg := routerConfig(tr.t.Router, dep)
+		rr, err := launchRouter(ctx, tr.t.Router, cfg, tr.opts.Binary, workDir, tr.log)
+		if err != nil {
+			var se *routerStartError
+			if errors.As(err, &se) {
+				tr.obs.RouterStart = &se.start
+			}
+			tr.obs.Err = err
+			return
+		}
+		tr.router = rr
+		baseURL = rr.URL
+		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
+	}
+	res, err := driver.Run(ctx, tr.driverConfig(baseURL), driver.WithProgress(tr.progress))
+	tr.result = res
+	if err != nil {
+		tr.obs.Err = fmt.Errorf("driver: %w", err)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+	tr.runGate(ctx, baseURL)
+	tr.observe(ctx)
+}
+
+func (tr *trialRun) progress(p driver.Progress) {
+	if tr.opts.Progress != nil {
+		tr.opts.Progress(p)
+	}
+}
+
+// driverConfig maps the spec onto the driver. The trial name without its
+// matrix suffix seeds the stream, so every trial of a sweep sends the same
+// bytes; the run id tells the router's per-run counters apart.
+func (tr *trialRun) driverConfig(baseURL string) driver.Config {
+	s := tr.t.Spec
+	warmup := s.Warmup.Requests
+	if warmup == 0 {
+		warmup = -1 // the driver reads 0 as "default"
+	}
+	return driver.Config{
+		BaseURL:        baseURL,
+		Endpoint:       s.Workload.Endpoint,
+		Model:          s.Topology.Engine.Model,
+		Workload:       s.Workload.Workload,
+		Arrival:        s.Workload.Arrival,
+		NumPrompts:     s.Workload.NumPrompts,
+		Seed:           s.Seed,
+		TrialID:        streamID(tr.t),
+		RunID:          tr.runID,
+		WarmupRequests: warmup,
+		Goodput:        driver.SLO{TTFTMs: s.SLO.TTFTMs, TPOTMs: s.SLO.TPOTMs, E2ELMs: s.SLO.E2ELMs},
+		Percentiles:    tr.t.Percentiles(),
+		Label:          tr.t.Name,
+	}
+}
+
+// streamID is the trial's name before any matrix suffix.
+func streamID(t trials.Trial) string {
+	name, _, _ := strings.Cut(t.Name, "/")
+	return name
+}
+
+// teardown stops the router, then the workers, with a bounded grace that
+// survives ctx's cancellation.
+func (tr *trialRun) teardown(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
+	defer cancel()
+	if tr.router != nil {
+		if err := tr.router.Close(tctx); err != nil {
+			tr.log.Warn("stopping router", "err", err)
+		}
+	}
+	if tr.dep != nil {
+		if err := tr.dep.Close(tctx); err != nil {
+			tr.log.Warn("stopping workers", "err", err)
+		}
+	}
+}
+
+func workerStartFailures(err error) []failure.WorkerStartupFailed {
+	var se *target.StartupError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	ps := startFailure(err)
+	return []failure.WorkerStartupFailed{{Worker: se.Worker.String(), Detail: se.Reason, ExitCode: max(ps.ExitCode, 0)}}
+}

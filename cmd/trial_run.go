@@ -1,0 +1,180 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+type trialRunFlags struct {
+	ledger    string
+	output    string
+	asserts   []string
+	baseline  string
+	tolerance string
+	workDir   string
+	verbose   bool
+}
+
+func newTrialRunCmd() *cobra.Command {
+	var f trialRunFlags
+	cmd := &cobra.Command{
+		Use:   "run SPEC",
+		Short: "Run the trials of a spec and record each in the ledger",
+		Long: `Runs every trial of SPEC (a matrix expands to one trial per combination, all
+with the same seed, so they send byte-identical requests). For each trial:
+provision workers, launch a fresh router (unless one replica without PD), warm
+it, run the measured workload, gate quality against a reference replica,
+scrape metrics, classify failures, write one ledger row, mark the rows it
+invalidates stale, and tear everything down, also on error and on Ctrl-C.
+
+Exit status: 0 every trial passed; 1 a trial failed, or an assertion or the
+baseline tolerance was violated; 2 the spec or flags are invalid; 3 the
+infrastructure failed (workers, router, ledger); 130 interrupted.`,
+		Example: `  autoinfer trial run trials/examples/quickstart.yaml
+  autoinfer trial run trials/examples/ci-smoke.yaml --assert 'p99_ttft_ms < 500'
+  autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 10%`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runTrials(c, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.ledger, "ledger", "autoinfer.db", "SQLite ledger to record trials in (created if missing)")
+	fl.StringVarP(&f.output, "output", "o", "table", "summary format: table or json")
+	fl.StringArrayVar(&f.asserts, "assert", nil, "extra check on every trial, e.g. 'p99_ttft_ms < 500' (repeatable)")
+	fl.StringVar(&f.baseline, "baseline", "", "ledger row id or trial name to compare against (overrides the spec)")
+	fl.StringVar(&f.tolerance, "tolerance", "", "how much worse than the baseline a metric may be, e.g. 10% (default: the spec's, else 10%)")
+	fl.StringVar(&f.workDir, "work-dir", "", "directory for router configs and logs (default: a new temporary directory per trial)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
+	return cmd
+}
+
+func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
+	if f.output != "table" && f.output != "json" {
+		return usageErr("--output: want table or json, got %q", f.output)
+	}
+	ts, err := trials.Load(specPath)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	extra, err := parseAsserts(f.asserts)
+	if err != nil {
+		return err
+	}
+	checks, err := newChecker(ts, extra, f.baseline, f.tolerance)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context()
+	led, err := ledger.Open(ctx, f.ledger)
+	if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("opening ledger: %w", err))
+	}
+	defer led.Close()
+	logLevel := slog.LevelWarn
+	if f.verbose {
+		logLevel = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
+	prog := newTrialProgress(c.ErrOrStderr())
+	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update})
+	if err != nil {
+		return withCode(ExitInfra, err)
+	}
+
+	var results []trialResult
+	worst := ExitOK
+	for i, t := range ts {
+		prog.start(i+1, len(ts), t.Name)
+		base, err := checks.baselineFor(ctx, led, t)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		started := time.Now()
+		out, err := runner.Run(ctx, t)
+		prog.finish()
+		res := trialResult{Outcome: out, Elapsed: time.Since(started)}
+		if err != nil {
+			if ctx.Err() != nil {
+				results = append(results, res)
+				_ = renderTrialResults(c.OutOrStdout(), f.output, results, nil)
+				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), out.RowID))
+			}
+			return withCode(ExitInfra, err)
+		}
+		res.Violations = checks.check(t, out, base)
+		results = append(results, res)
+		worst = max(worst, res.exitCode())
+	}
+	cmp := compareSweep(ctx, led, results)
+	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp); err != nil {
+		return withCode(ExitInfra, err)
+	}
+	switch worst {
+	case ExitOK:
+		return nil
+	case ExitInfra:
+		return withCode(ExitInfra, errors.New("infrastructure failure: see the failure column"))
+	}
+	return withCode(ExitFailed, errors.New(failedSummary(results)))
+}
+
+// trialResult is one trial's outcome and the CI checks it violated.
+type trialResult struct {
+	adapter.Outcome
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Violations []string      `json:"violations,omitempty"`
+}
+
+// exitCode: infrastructure failures (nothing could be measured) outrank
+// failed trials, which outrank passes.
+func (r trialResult) exitCode() int {
+	if r.Failure != nil {
+		switch r.Failure.Kind() {
+		case failure.KindRouterStartupFailed, failure.KindWorkerStartupFailed:
+			return ExitInfra
+		}
+		return ExitFailed
+	}
+	if r.Status != ledger.StatusOK || len(r.Violations) > 0 {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func failedSummary(rs []trialResult) string {
+	n := 0
+	first := ""
+	for _, r := range rs {
+		if r.exitCode() == ExitOK {
+			continue
+		}
+		n++
+		if first == "" {
+			switch {
+			case r.Failure != nil:
+				first = fmt.Sprintf("%s: %s", r.Name, r.Failure.Error())
+			case len(r.Violations) > 0:
+				first = fmt.Sprintf("%s: %s", r.Name, r.Violations[0])
+			default:
+				first = fmt.Sprintf("%s: %s", r.Name, r.Status)
+			}
+		}
+	}
+	return fmt.Sprintf("%d of %d trials failed; first: %s", n, len(rs), first)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
