@@ -45,7 +45,6 @@ type options struct {
 	reg  *prometheus.Registry
 	now  func() time.Time
 	seed *uint64
-	tr   http.RoundTripper
 }
 
 // WithLogger sets the logger (default: discard).
@@ -63,9 +62,6 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // seed, so runs are reproducible.
 func WithSeed(seed uint64) Option { return func(o *options) { o.seed = &seed } }
 
-// WithTransport replaces the HTTP transport to workers.
-func WithTransport(rt http.RoundTripper) Option { return func(o *options) { o.tr = rt } }
-
 // New validates cfg and builds a router over cfg.WorkerURLs.
 func New(cfg Config, opts ...Option) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
@@ -82,16 +78,13 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	if o.seed != nil {
 		seed = *o.seed
 	}
-	if o.tr == nil {
-		o.tr = newTransport()
-	}
 	r := &Router{
 		cfg:     cfg,
 		log:     o.log,
 		reg:     o.reg,
 		now:     o.now,
 		rnd:     policy.NewLockedRand(seed),
-		client:  &http.Client{Transport: o.tr, CheckRedirect: noRedirects},
+		client:  &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
 		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 	}
 	r.m = newMetrics(o.reg)

@@ -36,7 +36,6 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           r.handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-		ErrorLog:          nil,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
