@@ -103,27 +103,28 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 		return nil, nil
 	}
 	var rows []struct {
-		ID     int64  `db:"id"`
-		Status string `db:"status"`
-		Router JSON   `db:"router_config"`
+		ID      int64  `db:"id"`
+		Status  string `db:"status"`
+		Router  JSON   `db:"router_config"`
+		SweepID string `db:"sweep_id"`
 	}
 	// Two range scans of trials_engine (router hashes above and below the
 	// new one, '' excluded) rather than a scan of every fresh row of this
 	// engine config: most of those share the new row's router hash.
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config FROM trials
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config, sweep_id FROM trials
 		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2
 		UNION ALL
-		SELECT id, status, router_config FROM trials
+		SELECT id, status, router_config, sweep_id FROM trials
 		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > ''
 		ORDER BY id`, t.EngineHash, t.RouterHash); err != nil {
 		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
 	}
 	earlier := make([]stale.Row, len(rows))
 	for i, r := range rows {
-		earlier[i] = stale.Row{ID: r.ID, Status: r.Status, EngineHash: t.EngineHash, RouterConfig: json.RawMessage(r.Router)}
+		earlier[i] = stale.Row{ID: r.ID, Status: r.Status, EngineHash: t.EngineHash, RouterConfig: json.RawMessage(r.Router), SweepID: r.SweepID}
 	}
 	marks, err := stale.Marks(stale.Row{ID: id, Status: string(t.Status), EngineHash: t.EngineHash,
-		RouterConfig: json.RawMessage(t.RouterConfig)}, earlier)
+		RouterConfig: json.RawMessage(t.RouterConfig), SweepID: t.SweepID}, earlier)
 	if err != nil {
 		return nil, fmt.Errorf("marking stale rows: %w", err)
 	}

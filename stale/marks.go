@@ -12,6 +12,8 @@ type Row struct {
 	EngineHash   string
 	RouterConfig json.RawMessage
 	Stale        bool
+	// SweepID groups the trials of one matrix expansion ("" for none).
+	SweepID string
 }
 
 // Mark says row ID becomes stale, and why.
@@ -23,14 +25,20 @@ type Mark struct {
 // Marks applies the rule (see the package doc) to the row just recorded
 // and the earlier rows, returning the rows to mark in the order given.
 // Only an ok row invalidates others: a failed or aborted run of a new
-// router config is no evidence against the old measurements.
+// router config is no evidence against the old measurements. Rows of the
+// same sweep never invalidate each other: a sweep over router settings is a
+// deliberate side-by-side comparison, and every one of its rows must stay
+// on the Pareto front. (Sweep ids derive from the sweep's definition, so a
+// re-run of the same sweep compares with its earlier rows too; an edited
+// sweep has a new id and invalidates them as usual.)
 func Marks(current Row, earlier []Row) ([]Mark, error) {
 	if current.Status != "ok" || !HasRouter(current.RouterConfig) {
 		return nil, nil
 	}
 	var marks []Mark
 	for _, e := range earlier {
-		if e.ID == current.ID || e.Stale || e.EngineHash != current.EngineHash || !HasRouter(e.RouterConfig) {
+		if e.ID == current.ID || e.Stale || e.EngineHash != current.EngineHash || !HasRouter(e.RouterConfig) ||
+			(current.SweepID != "" && e.SweepID == current.SweepID) {
 			continue
 		}
 		changes, err := Diff(e.RouterConfig, current.RouterConfig)
