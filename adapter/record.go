@@ -74,7 +74,9 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 		PolicyDecisions:     tr.seen.PolicyDecisions,
 		LoadBalancingEvents: int64(tr.seen.LoadBalancingEvents),
 		FinalLoads:          tr.seen.FinalLoads,
-		Failure:             out.Failure,
+		RouterRun: ledger.RouterRun{RunID: tr.runID, RouterRequests: int64(tr.seen.RunRequests),
+			RouterPromptTokens: int64(tr.seen.RunPromptTokens), RouterCompletionTokens: int64(tr.seen.RunCompletionTokens)},
+		Failure: out.Failure,
 	}
 	if out.Status == ledger.StatusAborted && tr.obs.Err != nil && !errors.Is(tr.obs.Err, context.Canceled) {
 		row.Failure = failure.Unknown{Message: tr.obs.Err.Error()}

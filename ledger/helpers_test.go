@@ -53,6 +53,7 @@ func fullTrial() Trial {
 		RouterMetricsURL:    "http://127.0.0.1:29000/metrics",
 		PolicyDecisions:     Counts{"http://127.0.0.1:4001": 60, "http://127.0.0.1:4002": 40},
 		LoadBalancingEvents: 7,
+		RouterRun:           RouterRun{RunID: "full-1", RouterRequests: 110, RouterPromptTokens: 12800, RouterCompletionTokens: 3200},
 		FinalLoads:          Counts{"http://127.0.0.1:4001": 0, "http://127.0.0.1:4002": 0},
 		Failure:             failure.RouterPoolExhausted{ErrorType: "pool_exhausted", Count: 9, Retries: 5, PoolSize: 3, OpenCircuits: 1},
 	}

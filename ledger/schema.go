@@ -13,6 +13,7 @@ func migrations() []migration {
 	return []migration{
 		{"trials", schemaTrials},
 		{"requests", schemaRequests},
+		{"router_run_counts", schemaRouterRun},
 	}
 }
 
@@ -120,4 +121,13 @@ CREATE TABLE requests (
 	itls             TEXT    NOT NULL DEFAULT 'null',
 	PRIMARY KEY (trial_id, request_index)
 ) WITHOUT ROWID;
+`
+
+// schemaRouterRun adds what the router itself counted for the trial's run id,
+// so a row's request and token counts do not rest on the driver alone.
+const schemaRouterRun = `
+ALTER TABLE trials ADD COLUMN run_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN router_requests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN router_prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN router_completion_tokens INTEGER NOT NULL DEFAULT 0;
 `

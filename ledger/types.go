@@ -51,12 +51,25 @@ type Trial struct {
 	LoadBalancingEvents int64  `db:"load_balancing_events" json:"load_balancing_events"`
 	FinalLoads          Counts `db:"final_loads" json:"final_loads"`
 
+	RouterRun
+
 	FailureKind failure.Kind    `db:"failure_kind" json:"failure_kind"`
 	Failure     failure.Failure `db:"-" json:"failure"`
 
 	Stale       bool       `db:"stale" json:"stale"`
 	StaleReason string     `db:"stale_reason" json:"stale_reason"`
 	StaleAt     *time.Time `db:"stale_at" json:"stale_at"`
+}
+
+// RouterRun is what the router itself counted for the trial's run id
+// (vllm_router_run_*_total{run_id}, from the X-Run-ID header the driver
+// sends): the requests it received and the tokens their usage reported. All
+// zero without a router.
+type RouterRun struct {
+	RunID                  string `db:"run_id" json:"run_id"`
+	RouterRequests         int64  `db:"router_requests" json:"router_requests"`
+	RouterPromptTokens     int64  `db:"router_prompt_tokens" json:"router_prompt_tokens"`
+	RouterCompletionTokens int64  `db:"router_completion_tokens" json:"router_completion_tokens"`
 }
 
 // Topology is how many workers served the trial: Replicas for collocated
