@@ -7,7 +7,8 @@ GO      ?= go
 BIN     := bin/autoinfer
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/autoinfer/autoinfer/cmd.version=$(VERSION)
-E2E_DIR ?= $(shell mktemp -d 2>/dev/null || echo /tmp/autoinfer-e2e)
+E2E_DIR := bin/e2e
+LEDGER  ?= autoinfer.db
 
 .PHONY: all build test unit lint vet e2e demo bench bench-peers clean
 
@@ -29,13 +30,27 @@ unit:
 # through the real CLI binary.
 test: lint unit e2e
 
+# e2e runs the CI smoke spec through the built binary, then checks that a
+# violated assertion turns into exit status 1 with a message naming it.
 e2e: build
-	@echo "== e2e: autoinfer through the built binary (ledger in $(E2E_DIR))"
-	./$(BIN) version
+	@rm -rf $(E2E_DIR) && mkdir -p $(E2E_DIR)
+	@echo "== e2e: autoinfer trial run trials/examples/ci-smoke.yaml"
+	./$(BIN) trial run trials/examples/ci-smoke.yaml --ledger $(E2E_DIR)/ledger.db
+	@echo "== e2e: a violated assertion must exit 1"
+	@./$(BIN) trial run trials/examples/ci-smoke.yaml --ledger $(E2E_DIR)/ledger.db \
+		--assert 'p99_ttft_ms < 0.001' > $(E2E_DIR)/violated.txt 2>&1; rc=$$?; \
+		if [ $$rc -ne 1 ] || ! grep -q 'p99_ttft_ms' $(E2E_DIR)/violated.txt; then \
+			cat $(E2E_DIR)/violated.txt; echo "want exit 1 naming p99_ttft_ms, got $$rc"; exit 1; fi; \
+		echo "exit 1: $$(tail -n 1 $(E2E_DIR)/violated.txt)"
+	./$(BIN) ledger list --ledger $(E2E_DIR)/ledger.db
 
+# demo runs the quickstart sweep (round_robin vs cache_aware on shared-prefix
+# traffic, simulated engines) and prints the comparison.
 demo: build
-	@echo "== demo: simulated engines serving one sample request"
-	./$(BIN) version
+	./$(BIN) trial run trials/examples/quickstart.yaml --ledger $(LEDGER)
+	@echo
+	@echo "Recorded in $(LEDGER). Next: ./$(BIN) ledger list --ledger $(LEDGER)"
+	@echo "      ./$(BIN) ledger pareto --ledger $(LEDGER) --x p99_ttft_ms --y output_throughput"
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
