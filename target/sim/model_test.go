@@ -60,9 +60,10 @@ func TestLatencyFollowsProfileAtConcurrencyOne(t *testing.T) {
 		if !within(ttft, wantTTFT, 0) {
 			t.Errorf("prompt %d tokens: TTFT %v, model %v (tolerance: [model, model + 15 ms + 50%%])", n, ttft, wantTTFT)
 		}
-		// The mean ITL may beat the model by a few ms in total: the first token's
-		// emission can be late while the last one is on schedule.
-		if !within(itl, wantITL, 3*time.Millisecond/19) {
+		// The mean ITL may beat the model by up to 15 ms in total: the first
+		// token's emission can be late while the engine keeps the last one on
+		// schedule (steps catch up on timer overshoot).
+		if !within(itl, wantITL, 15*time.Millisecond/19) {
 			t.Errorf("prompt %d tokens: mean ITL %v, model %v", n, itl, wantITL)
 		}
 		ttfts = append(ttfts, ttft)
@@ -130,8 +131,9 @@ func TestContinuousBatchingRaisesThroughput(t *testing.T) {
 	if mean <= single {
 		t.Errorf("per-token latency did not rise with the batch: %v at 32 vs %v at 1", mean, single)
 	}
-	// Streams join over the first steps, so allow one step time of slack below.
-	if !within(mean, want, timing.StepTime(0, 1, 0)) {
+	// Streams join over the first steps (smaller batches, shorter steps), so
+	// allow 15 ms in total below the model.
+	if !within(mean, want, 15*time.Millisecond/(tokens-1)+timing.StepTime(0, 1, 0)/4) {
 		t.Errorf("mean ITL at batch %d is %v, model %v", streams, mean, want)
 	}
 }

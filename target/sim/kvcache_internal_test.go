@@ -1,0 +1,68 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
+	p := newBlockPool(4)
+	a, b := p.alloc(), p.alloc()
+	p.register(a, 100)
+	p.register(b, 200)
+	if p.nfree != 2 || p.hits([]uint64{100, 200, 300}, 3) != 2 || p.hits([]uint64{200}, 1) != 1 {
+		t.Fatalf("after two registered blocks: nfree %d, hits wrong", p.nfree)
+	}
+	if p.hits([]uint64{100, 200}, 1) != 1 {
+		t.Fatal("hits must respect the limit")
+	}
+	// Free b then a: both stay cached on the free list, a most recent.
+	p.release(b)
+	p.release(a)
+	if p.nfree != 4 || p.hits([]uint64{100, 200}, 2) != 2 {
+		t.Fatalf("freed blocks must stay cached: nfree %d", p.nfree)
+	}
+	// Reviving a cached free block takes it off the free list.
+	if id := p.acquire(100); id != a || p.nfree != 3 {
+		t.Fatalf("acquire(100) = %d, nfree %d", id, p.nfree)
+	}
+	// Two never-used blocks go first, then the least recently freed cached one (b).
+	p.alloc()
+	p.alloc()
+	if p.hits([]uint64{200}, 1) != 1 {
+		t.Fatal("evicted a cached block while never-used blocks were free")
+	}
+	if id := p.alloc(); id != b || p.hits([]uint64{200}, 1) != 0 {
+		t.Fatalf("alloc should evict b (LRU cached), got %d", id)
+	}
+	if p.nfree != 0 || p.usage() != 1 {
+		t.Fatalf("pool should be full: nfree %d usage %v", p.nfree, p.usage())
+	}
+	// A block shared by two sequences returns to the free list only once both release it.
+	p.release(a)
+	if p.nfree != 1 {
+		t.Fatalf("nfree %d after releasing a", p.nfree)
+	}
+	p.acquire(100)
+	p.acquire(100)
+	p.release(a)
+	if p.nfree != 0 {
+		t.Fatal("a block still referenced went back to the free list")
+	}
+}
+
+func TestBlockHashesChainOverEarlierTokens(t *testing.T) {
+	mk := func(prompt []int) *seq {
+		s := newSeq("x", prompt, sampling{key: 1}, 1, "length", time.Time{})
+		s.ensureHashes(2, 2)
+		return s
+	}
+	a := mk([]int{1, 2, 3, 4})
+	b := mk([]int{9, 2, 3, 4})
+	if a.hashes[1] == b.hashes[1] {
+		t.Fatal("block 1 hashes equal although block 0 differs: the chain must cover earlier tokens")
+	}
+	if c := mk([]int{1, 2, 3, 4}); c.hashes[1] != a.hashes[1] {
+		t.Fatal("equal prefixes must hash equally")
+	}
+}
