@@ -2,8 +2,10 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -56,7 +58,12 @@ func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
 	if routed != direct {
 		t.Fatalf("through the router %+v, direct %+v", routed, direct)
 	}
-	if got := testutil.ToFloat64(r.m.runCompletion.WithLabelValues("openai-run")); got != 24 {
-		t.Errorf("run completion tokens from the usage chunk = %v, want 24", got)
-	}
+	// The client stops reading at [DONE]; the handler records the run's
+	// usage a moment later, when the relay returns.
+	eventually(t, 5*time.Second, func() error {
+		if got := testutil.ToFloat64(r.m.runCompletion.WithLabelValues("openai-run")); got != 24 {
+			return fmt.Errorf("run completion tokens from the usage chunk = %v, want 24", got)
+		}
+		return nil
+	})
 }
