@@ -23,11 +23,63 @@ const DPRankHeader = "X-data-parallel-rank"
 func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, t target) *attemptFailure {
 	g := pool.Acquire(t)
 	defer g.Release()
-	r.m.processed.WithLabelValues(t.w.url).Inc()
+	up, f := r.roundTrip(ctx, in, t)
+	if f != nil {
+		return f
+	}
+	defer up.resp.Body.Close()
 
+	status := up.resp.StatusCode
+	src := up.body
+	if in.patchJSON != nil && status == http.StatusOK && !isSSE(up.resp.Header) {
+		whole, err := io.ReadAll(io.LimitReader(src, maxJSONBody))
+		if err != nil {
+			return r.transportFailure(ctx, t.w, fmt.Errorf("reading response: %w", err))
+		}
+		whole = in.patchJSON(whole)
+		up.resp.Header.Set("Content-Length", strconv.Itoa(len(whole)))
+		src = bytes.NewReader(whole)
+	}
+	copyResponseHeaders(w.Header(), up.resp.Header)
+	w.WriteHeader(status)
+	var tap *usageTap
+	if in.runID != "" {
+		tap = newUsageTap(up.resp.Header.Get("Content-Type"))
+	}
+	readErr, writeErr := relayBody(w, src, tap)
+	switch {
+	case writeErr != nil || ctx.Err() != nil:
+		// The client left or the deadline cut the stream: not the worker's fault.
+	case readErr != nil:
+		r.log.Warn("worker stream broke", "worker", t.w.url, "request_id", in.reqID, "err", readErr)
+		r.recordOutcome(t.w, false)
+		in.aborted = true
+	default:
+		r.recordOutcome(t.w, status < 500 || up.validation)
+	}
+	if tap != nil {
+		in.usage = tap.Usage()
+	}
+	return nil
+}
+
+// upstream is a worker's answer that is not retryable: a success, a 4xx, a
+// validation 500, or another status to relay.
+type upstream struct {
+	resp       *http.Response
+	body       io.Reader // the whole body (a prefix may have been read to classify a 500)
+	validation bool      // a vLLM input-validation 500: the client's fault
+}
+
+// roundTrip sends in's method, URI, body and headers to t with in.reqID as
+// X-Request-Id. A transport error or a retryable status comes back as a
+// failure (fed to the circuit); anything else as the open response, which
+// the caller must close.
+func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstream, *attemptFailure) {
+	r.m.processed.WithLabelValues(t.w.url).Inc()
 	req, err := http.NewRequestWithContext(ctx, in.method, t.w.url+in.uri, bytes.NewReader(in.body))
 	if err != nil {
-		return &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
+		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
 	forwardHeaders(req.Header, in.header)
 	req.Header.Set("X-Request-Id", in.reqID)
@@ -36,9 +88,8 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return r.transportFailure(ctx, t.w, err)
+		return nil, r.transportFailure(ctx, t.w, err)
 	}
-	defer resp.Body.Close()
 
 	status := resp.StatusCode
 	var head []byte // the start of a 500 body, read to tell validation errors apart
@@ -51,33 +102,17 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 		if head == nil {
 			head, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		}
+		resp.Body.Close()
 		if status >= 500 {
 			r.recordOutcome(t.w, false)
 		}
-		return &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
+		return nil, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
 	}
+	return &upstream{resp: resp, body: io.MultiReader(bytes.NewReader(head), resp.Body), validation: validation}, nil
+}
 
-	copyResponseHeaders(w.Header(), resp.Header)
-	w.WriteHeader(status)
-	var tap *usageTap
-	if in.runID != "" {
-		tap = newUsageTap(resp.Header.Get("Content-Type"))
-	}
-	readErr, writeErr := relayBody(w, io.MultiReader(bytes.NewReader(head), resp.Body), tap)
-	switch {
-	case writeErr != nil || ctx.Err() != nil:
-		// The client left or the deadline cut the stream: not the worker's fault.
-	case readErr != nil:
-		r.log.Warn("worker stream broke", "worker", t.w.url, "request_id", in.reqID, "err", readErr)
-		r.recordOutcome(t.w, false)
-		in.aborted = true
-	default:
-		r.recordOutcome(t.w, status < 500 || validation)
-	}
-	if tap != nil {
-		in.usage = tap.Usage()
-	}
-	return nil
+func isSSE(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "text/event-stream")
 }
 
 // transportFailure classifies a failed round trip.

@@ -39,42 +39,78 @@ type attemptFailure struct {
 // until an attempt reaches the client or the attempts run out. It reports
 // the error type it answered with ("" on success).
 func (r *Router) dispatch(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, pol policy.Policy) string {
+	o := r.tryTargets(ctx, in, pool, pol, nil, func(ctx context.Context, t target) *attemptFailure {
+		return r.attempt(ctx, w, in, pool, t)
+	})
+	return r.answer(ctx, w, pool, o)
+}
+
+// tries is how a sequence of attempts ended.
+type tries struct {
+	ok        bool            // an attempt succeeded
+	last      *attemptFailure // the last failure, if any
+	n         int             // attempts made
+	saturated bool            // some worker answered 429/503
+}
+
+// tryTargets runs try on targets picked from pool by pol (nil: the pool's
+// policy, decisions counted), starting with first when it is given (already
+// picked and counted), until one succeeds, the client leaves, or the
+// attempts run out; it backs off between attempts. Collocated dispatch and
+// both prefill/decode legs share it, so retries behave the same everywhere.
+func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol policy.Policy, first *target,
+	try func(context.Context, target) *attemptFailure) tries {
 	attempts := r.cfg.Retry.MaxRetries
 	if r.cfg.Retry.Disable {
 		attempts = 1
 	}
 	withQueue := r.cfg.LoadSignal == LoadSignalInFlightQueue
-	var last *attemptFailure
-	saturated, n := false, 0
-	for n < attempts {
-		t, d, ok := pool.Pick(pol, in.policy, withQueue)
-		if !ok {
-			break
+	var o tries
+	for o.n < attempts {
+		var t target
+		if first != nil && o.n == 0 {
+			t = *first
+		} else {
+			var d policy.Decision
+			var ok bool
+			if t, d, ok = pool.Pick(pol, in.policy, withQueue); !ok {
+				break
+			}
+			if pol == nil {
+				r.recordDecision(pool, t, d)
+			}
 		}
-		if pol == nil {
-			r.recordDecision(pool, t, d)
-		}
-		n++
-		f := r.attempt(ctx, w, in, pool, t)
+		o.n++
+		f := try(ctx, t)
 		if f == nil {
-			return ""
+			o.ok = true
+			return o
 		}
-		last = f
-		saturated = saturated || f.kind == failSaturated
+		o.last = f
+		o.saturated = o.saturated || f.kind == failSaturated
 		if f.kind == failClient || ctx.Err() != nil {
 			break
 		}
-		if n < attempts {
+		if o.n < attempts {
 			r.m.retries.WithLabelValues(in.route).Inc()
-			if !r.backoff(ctx, n) {
+			if !r.backoff(ctx, o.n) {
 				break
 			}
 		}
 	}
-	if n == attempts && last != nil {
+	if o.n == attempts && o.last != nil {
 		r.m.retriesExhausted.WithLabelValues(in.route).Inc()
 	}
-	e := r.dispatchError(ctx, pool, last, saturated, n)
+	return o
+}
+
+// answer writes the client's error for failed tries; it reports the error
+// type ("" on success, "client_gone" when nobody is listening).
+func (r *Router) answer(ctx context.Context, w http.ResponseWriter, pool *Pool, o tries) string {
+	if o.ok {
+		return ""
+	}
+	e := r.dispatchError(ctx, pool, o.last, o.saturated, o.n)
 	if e == nil {
 		return "client_gone"
 	}

@@ -30,6 +30,9 @@ type inbound struct {
 	// aborted: the worker broke off mid-response; the client connection is
 	// cut so the client sees the truncation instead of a clean end.
 	aborted bool
+	// patchJSON, when set, rewrites a successful non-streaming JSON answer
+	// before it is relayed (PD mode fills in the prefill leg's cached_tokens).
+	patchJSON func([]byte) []byte
 }
 
 // Headers read for a request id, in order, as vllm-router does.
