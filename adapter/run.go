@@ -49,6 +49,14 @@ type Runner struct {
 	opts   Options
 	log    *slog.Logger
 	client *http.Client
+	hooks  hooks
+}
+
+// hooks are seams for this package's tests: inject faults into freshly
+// provisioned workers, or adjust what the driver is asked to do.
+type hooks struct {
+	provisioned func(ctx context.Context, dep *target.Deployment)
+	driver      func(*driver.Config)
 }
 
 // New returns a Runner.
@@ -154,6 +162,9 @@ func (tr *trialRun) execute(ctx context.Context) {
 		return
 	}
 	tr.dep = dep
+	if tr.hooks.provisioned != nil {
+		tr.hooks.provisioned(ctx, dep)
+	}
 	baseURL := dep.Workers[0].URL
 	if tr.t.RouterLaunched() {
 		cfg := routerConfig(tr.t.Router, dep)
@@ -197,7 +208,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 	if warmup == 0 {
 		warmup = -1 // the driver reads 0 as "default"
 	}
-	return driver.Config{
+	cfg := driver.Config{
 		BaseURL:        baseURL,
 		Endpoint:       s.Workload.Endpoint,
 		Model:          s.Topology.Engine.Model,
@@ -212,6 +223,10 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		Percentiles:    tr.t.Percentiles(),
 		Label:          tr.t.Name,
 	}
+	if tr.hooks.driver != nil {
+		tr.hooks.driver(&cfg)
+	}
+	return cfg
 }
 
 // streamID is the trial's name before any matrix suffix.

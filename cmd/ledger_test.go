@@ -17,7 +17,8 @@ import (
 )
 
 // ledgerFixture writes three trials: A (round_robin, stale after B), B
-// (cache_aware, faster TTFT by 40 ms) and a failed one.
+// (cache_aware, faster TTFT by 40 ms) and a failed one. They are separate
+// runs, not one sweep, so B marks A stale.
 func ledgerFixture(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.db")
@@ -28,7 +29,7 @@ func ledgerFixture(t *testing.T) string {
 	defer l.Close()
 	start := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	mk := func(name, policy string, ttft, tput float64) (ledger.Trial, []ledger.Request) {
-		tr := ledger.Trial{Name: name, SweepID: "s1", Status: ledger.StatusOK, StartedAt: start, FinishedAt: start.Add(time.Minute),
+		tr := ledger.Trial{Name: name, Status: ledger.StatusOK, StartedAt: start, FinishedAt: start.Add(time.Minute),
 			EngineConfig: ledger.JSON(`{"model":"sim-llama-3-8b"}`), Topology: ledger.Topology{Replicas: 2},
 			RouterConfig: ledger.JSON(`{"policy":"` + policy + `"}`), Workload: ledger.JSON(`{"request_rate":8,"num_prompts":200}`)}
 		tr.P99TTFTMs, tr.OutputThroughput, tr.Completed = ttft+20, tput, 200

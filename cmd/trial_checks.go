@@ -81,7 +81,15 @@ func (c *checker) check(t trials.Trial, out adapter.Outcome, base *ledger.Trial)
 		if tol < 0 {
 			tol = t.ToleranceFraction
 		}
-		for _, name := range t.BaselineMetrics {
+		if tol == 0 && t.Baseline == "" {
+			// --baseline without a spec baseline or --tolerance: the default.
+			tol, _ = trials.ParseTolerance(trials.DefaultTolerance)
+		}
+		metrics := t.BaselineMetrics
+		if len(metrics) == 0 {
+			metrics = trials.DefaultBaselineMetrics
+		}
+		for _, name := range metrics {
 			m, err := ledger.LookupMetric(name)
 			if err != nil {
 				v = append(v, fmt.Sprintf("baseline: %v", err))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,7 +165,7 @@ func failedSummary(rs []trialResult) string {
 			case r.Failure != nil:
 				first = fmt.Sprintf("%s: %s", r.Name, r.Failure.Error())
 			case len(r.Violations) > 0:
-				first = fmt.Sprintf("%s: %s", r.Name, r.Violations[0])
+				first = fmt.Sprintf("%s: %s", r.Name, strings.Join(r.Violations, "; "))
 			default:
 				first = fmt.Sprintf("%s: %s", r.Name, r.Status)
 			}

@@ -73,10 +73,3 @@ func TestTrialInit(t *testing.T) {
 		t.Error("--force did not write the starter spec")
 	}
 }
-
-func TestTrialRunNotBuiltYet(t *testing.T) {
-	code, _, errs := run(t, "trial", "run", "../trials/examples/ci-smoke.yaml")
-	if code == ExitOK || !strings.Contains(errs, "not built yet") {
-		t.Errorf("exit %d: %s", code, errs)
-	}
-}

@@ -1,0 +1,116 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/target"
+)
+
+// chaosRequests is the length of the long trial: tens of thousands of
+// streaming requests, bounded by the fast profile to well under a minute.
+const chaosRequests = 20000
+
+// Acceptance 7: a long streaming trial with injected worker errors, client
+// cancellations mid-stream and a worker restart ends with every router load
+// at 0.
+func TestLongChaoticTrialEndsWithZeroLoads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long trial")
+	}
+	r, led := newTestRunner(t)
+	var (
+		dep        *target.Deployment
+		restart    sync.Once
+		restarts   sync.WaitGroup
+		restartErr error
+	)
+	ctx := context.Background()
+	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
+		dep = d
+		for _, w := range d.Workers {
+			setFaults(t, ctx, w.URL, `{"error_rates": {"500": 0.02, "503": 0.02, "400": 0.01}}`)
+		}
+	}
+	// A per-request timeout shorter than many streams cancels them mid-stream,
+	// as impatient clients do.
+	r.hooks.driver = func(c *driver.Config) { c.Timeout = 60 * time.Millisecond }
+	r.opts.Progress = func(p driver.Progress) {
+		if p.Phase == "measured" && p.Done >= p.Total/2 {
+			restart.Do(func() {
+				restarts.Go(func() { restartErr = dep.Restart(ctx, 1) })
+			})
+		}
+	}
+	spec := fmt.Sprintf(`
+name: chaos
+seed: 5
+target: {kind: sim, profile: fast}
+topology:
+  replicas: 3
+  engine: {model: sim-m, max_num_seqs: 64}
+router:
+  policy: power_of_two
+  retry: {max_retries: 3, initial_backoff_ms: 1, max_backoff_ms: 5}
+  health_check: {interval_secs: 0.2, timeout_secs: 0.1}
+workload:
+  kind: random
+  input_len: 24
+  output_len: 12
+  num_prompts: %d
+  arrival: {kind: inf, max_concurrency: 48}
+warmup: {requests: 0}
+gate: {reference: none}
+`, chaosRequests)
+	out, err := r.Run(ctx, parseSpec(t, spec)[0])
+	restarts.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restartErr != nil {
+		t.Fatalf("restarting a worker mid-run: %v", restartErr)
+	}
+	s := out.Summary
+	t.Logf("%d completed, %d failed, errors by type %v, by status %v", s.Completed, s.Failed, s.ErrorsByType, s.ErrorsByStatus)
+	if s.Completed+s.Failed != chaosRequests {
+		t.Fatalf("%d completed + %d failed, want %d requests accounted for", s.Completed, s.Failed, chaosRequests)
+	}
+	if s.ErrorsByType["timeout"] == 0 {
+		t.Error("no request was cancelled by its client: the chaos did not happen")
+	}
+	if s.ErrorsByStatus["400"] == 0 {
+		t.Error("no injected error reached the client: the chaos did not happen")
+	}
+	row, err := led.Get(ctx, out.RowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireZeroLoads(t, row.FinalLoads)
+	if _, leak := out.Failure.(failure.RouterPolicyInvariant); leak {
+		t.Fatalf("load invariant broken: %v", out.Failure)
+	}
+}
+
+// setFaults replaces a simulated worker's fault injection.
+func setFaults(t *testing.T, ctx context.Context, base, faults string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/admin/faults", bytes.NewReader([]byte(faults)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("setting faults on %s: %d", base, resp.StatusCode)
+	}
+}

@@ -1,0 +1,80 @@
+package adapter
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+// parseSpec parses a spec that must be valid.
+func parseSpec(t *testing.T, spec string) []trials.Trial {
+	t.Helper()
+	ts, err := trials.Parse([]byte(spec))
+	if err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	return ts
+}
+
+// newTestRunner returns a runner recording into a fresh ledger.
+func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
+	t.Helper()
+	led, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { led.Close() })
+	r, err := New(Options{Ledger: led, WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, led
+}
+
+// runOK runs a trial that must end ok.
+func runOK(t *testing.T, r *Runner, tr trials.Trial) Outcome {
+	t.Helper()
+	out, err := r.Run(context.Background(), tr)
+	if err != nil {
+		t.Fatalf("run %s: %v", tr.Name, err)
+	}
+	if out.Status != ledger.StatusOK {
+		t.Fatalf("trial %s: status %s, failure %v", tr.Name, out.Status, out.Failure)
+	}
+	return out
+}
+
+// allZero fails the test unless every load is 0.
+func requireZeroLoads(t *testing.T, loads map[string]float64) {
+	t.Helper()
+	if len(loads) == 0 {
+		t.Fatal("no router loads were read")
+	}
+	for w, v := range loads {
+		if v != 0 {
+			t.Errorf("router load of %s is %v after the trial, want 0", w, v)
+		}
+	}
+}
+
+// tinySpec is a small two-replica trial on fast engines.
+const tinySpec = `
+name: tiny
+seed: 7
+target: {kind: sim, profile: fast}
+topology:
+  replicas: 2
+  engine: {model: sim-m, max_num_seqs: 32}
+router: {policy: %s}
+workload:
+  kind: random
+  input_len: 64
+  output_len: 8
+  num_prompts: 24
+  arrival: {kind: poisson, request_rate: 200}
+warmup: {requests: 8}
+gate: {reference: sim, prompts: 2}
+`
