@@ -1,0 +1,218 @@
+package router
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// DefaultPrefillTimeoutSecs bounds one prefill attempt when
+// prefill_timeout_secs is 0 (unset).
+const DefaultPrefillTimeoutSecs = 60
+
+// KV connectors: how the two legs are tied together on the wire.
+const (
+	ConnectorNIXL = "nixl" // kv_transfer_params returned by prefill, passed to decode
+	ConnectorNCCL = "nccl" // both peers' addresses encoded in the shared request id
+)
+
+// pdRouter is the prefill/decode mode of a router: two pools with their own
+// policies, sharing the router's health checks, circuits, retries, load
+// guards and metrics.
+type pdRouter struct {
+	prefill, decode *Pool
+	connector       string
+	threshold       int
+	prefillTimeout  time.Duration
+	fallbackLocal   bool
+	m               *pdMetrics
+}
+
+// pdRoutes are the routes served as two legs; every other route goes to a
+// decode worker as a collocated request (the decode engine prefills).
+var pdRoutes = map[string]bool{"/v1/completions": true, "/v1/chat/completions": true}
+
+// newPD builds the prefill and decode pools from cfg.
+func (r *Router) newPD() (*pdRouter, error) {
+	pp, err := r.NewPolicy(r.cfg.PrefillPolicy)
+	if err != nil {
+		return nil, err
+	}
+	dp, err := r.NewPolicy(r.cfg.DecodePolicy)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newPDMetrics(r.reg)
+	if err != nil {
+		return nil, fmt.Errorf("registering PD metrics: %w", err)
+	}
+	pd := &pdRouter{
+		prefill:        r.AddPool("prefill", pp),
+		decode:         r.AddPool("decode", dp),
+		connector:      r.cfg.KVConnector,
+		threshold:      r.cfg.RoutingThreshold,
+		prefillTimeout: secs(r.cfg.PrefillTimeoutSecs),
+		fallbackLocal:  r.cfg.PDFallbackLocal,
+		m:              m,
+	}
+	if pd.prefillTimeout <= 0 {
+		pd.prefillTimeout = DefaultPrefillTimeoutSecs * time.Second
+	}
+	for _, u := range r.cfg.PrefillURLs {
+		pd.prefill.Add(u)
+	}
+	for _, u := range r.cfg.DecodeURLs {
+		pd.decode.Add(u)
+	}
+	return pd, nil
+}
+
+// PrefillPool returns the prefill workers (nil outside PD mode).
+func (r *Router) PrefillPool() *Pool {
+	if r.pd == nil {
+		return nil
+	}
+	return r.pd.prefill
+}
+
+// DecodePool returns the decode workers (nil outside PD mode).
+func (r *Router) DecodePool() *Pool {
+	if r.pd == nil {
+		return nil
+	}
+	return r.pd.decode
+}
+
+// servePD serves a request in PD mode: completions and chat as two legs,
+// anything else on a decode worker as is.
+func (r *Router) servePD(ctx context.Context, w http.ResponseWriter, in *inbound, kind routeKind) string {
+	if kind != kindInference || !pdRoutes[in.route] {
+		var pol = r.anyWorker // GET /v1/models must not advance the decode policy
+		if kind != kindModels {
+			pol = nil
+		}
+		return r.dispatch(ctx, w, in, r.pd.decode, pol)
+	}
+	start := time.Now()
+	r.pd.m.requests.WithLabelValues(in.route).Inc()
+	errType := r.disaggregate(ctx, w, in)
+	if errType != "" {
+		r.pd.m.errors.WithLabelValues(errType).Inc()
+	}
+	r.pd.m.duration.WithLabelValues(in.route).Observe(time.Since(start).Seconds())
+	return errType
+}
+
+// disaggregate runs pd.md's flow: pick both workers, prefill on P with one
+// request id, copy P's kv_transfer_params into the decode leg, stream D's
+// answer. Short prompts (under routing_threshold) skip the prefill hop.
+func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *inbound) string {
+	pd := r.pd
+	body, err := parsePDBody(in.body)
+	if err != nil {
+		return reject(w, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, err.Error()))
+	}
+	if pd.threshold > 0 && body.estimateTokens() < pd.threshold {
+		pd.m.localPrefill.WithLabelValues(localBelowThreshold).Inc()
+		return r.decodeLeg(ctx, w, in, nil, in.body, in.reqID, nil)
+	}
+
+	// Both workers are chosen up front: the nccl request id names both, and
+	// an empty decode pool must fail before a prefill is wasted.
+	d, dec, ok := pd.decode.Pick(nil, in.policy, r.cfg.LoadSignal == LoadSignalInFlightQueue)
+	if !ok {
+		return r.answer(ctx, w, pd.decode, tries{})
+	}
+	r.recordDecision(pd.decode, d, dec)
+
+	res := r.prefillLeg(ctx, in, body, d)
+	switch {
+	case res.answered != nil:
+		// P refused the request itself (a 4xx, a validation error): the
+		// client gets P's answer, as it would from a collocated worker.
+		copyResponseHeaders(w.Header(), res.answered.header)
+		w.WriteHeader(res.answered.status)
+		_, _ = w.Write(res.answered.body)
+		return ""
+	case !res.ok && ctx.Err() != nil:
+		return r.answer(ctx, w, pd.prefill, res.tries)
+	case !res.ok && pd.fallbackLocal:
+		pd.m.localPrefill.WithLabelValues(localPrefillFailed).Inc()
+		r.log.Warn("prefill failed, decode worker prefills locally", "request_id", in.reqID, "attempts", res.n)
+		return r.decodeLeg(ctx, w, in, &d, in.body, in.reqID, nil)
+	case !res.ok && res.timedOut:
+		timeout := pd.prefillTimeout.Seconds()
+		e := newAPIError(http.StatusGatewayTimeout, ErrTypePDConnectorTimeout,
+			fmt.Sprintf("prefill leg passed prefill_timeout_secs (%gs) on %s (request id %s, %d attempt(s))", timeout, res.last.worker, res.reqID, res.n))
+		e.Leg, e.TimeoutSecs, e.RequestID = "prefill", &timeout, res.reqID
+		return reject(w, e)
+	case !res.ok:
+		return r.answer(ctx, w, pd.prefill, res.tries)
+	}
+
+	kv := res.answer.kv()
+	decodeBody := in.body
+	if kv != nil {
+		decodeBody = body.decodeBody(kv)
+	} else {
+		pd.m.localPrefill.WithLabelValues(localNoKVParams).Inc()
+	}
+	var patch func([]byte) []byte
+	if c := res.answer.cachedTokens(); c != nil && !body.streamed() {
+		patch = withCachedTokens(*c)
+	}
+	return r.decodeLeg(ctx, w, in, &d, decodeBody, res.reqID, patch)
+}
+
+// decodeLeg sends body to the decode pool (first: the worker picked up
+// front, if any) and relays the answer as it arrives. A failure before the
+// first byte is retried on another decode worker. The decode worker's load
+// is held until its stream ends.
+func (r *Router) decodeLeg(ctx context.Context, w http.ResponseWriter, in *inbound, first *target, body []byte, reqID string, patch func([]byte) []byte) string {
+	pd := r.pd
+	leg := *in
+	leg.body, leg.reqID, leg.patchJSON = body, reqID, patch
+	o := r.tryTargets(ctx, &leg, pd.decode, nil, first, func(ctx context.Context, t target) *attemptFailure {
+		pd.m.decodeReqs.WithLabelValues(t.w.url).Inc()
+		leg.aborted = false
+		f := r.attempt(ctx, w, &leg, pd.decode, t)
+		switch {
+		case f != nil && f.kind != failClient:
+			pd.m.decodeErrors.WithLabelValues(t.w.url).Inc()
+		case leg.aborted:
+			pd.m.streamErrors.WithLabelValues(t.w.url).Inc()
+		}
+		return f
+	})
+	in.usage, in.aborted = leg.usage, leg.aborted
+	return r.answer(ctx, w, pd.decode, o)
+}
+
+// legRequestID is the X-Request-Id both legs carry. nixl: the client's (or
+// generated) id. nccl: P2P-NCCL's form naming both peers,
+// ___prefill_addr_{host:port}___decode_addr_{host:port}_{uuid hex}, with the
+// workers' host:port from their URLs.
+func (pd *pdRouter) legRequestID(in *inbound, nonce string, p, d target) string {
+	if pd.connector != ConnectorNCCL {
+		return in.reqID
+	}
+	return "___prefill_addr_" + hostPort(p.w.url) + "___decode_addr_" + hostPort(d.w.url) + "_" + nonce
+}
+
+func hostPort(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		return p.Host
+	}
+	return u
+}
+
+// newNonce is a random UUID's 32 hex digits.
+func newNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
