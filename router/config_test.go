@@ -35,6 +35,19 @@ func TestValidateNamesYAMLKeys(t *testing.T) {
 		{"pd needs policies", func(c *Config) { c.PDDisaggregation = true }, "router.prefill_policy: required when pd_disaggregation is true"},
 		{"pd needs connector", func(c *Config) { c.PDDisaggregation = true }, "router.kv_connector: required when pd_disaggregation is true"},
 		{"not pd", func(c *Config) { c.DecodePolicy = "random" }, "router.decode_policy: only allowed when pd_disaggregation is true"},
+		{"pd needs prefill workers", func(c *Config) {
+			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "nixl", "random", "random"
+			c.DecodeURLs = []string{"http://127.0.0.1:2"}
+		}, "router.prefill: at least one prefill worker URL required"},
+		{"pd needs decode workers", func(c *Config) {
+			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "nixl", "random", "random"
+			c.PrefillURLs = []string{"http://127.0.0.1:1"}
+		}, "router.decode: at least one decode worker URL required"},
+		{"pd threshold outside pd", func(c *Config) { c.RoutingThreshold = 10 }, "router.routing_threshold: only allowed when pd_disaggregation is true"},
+		{"pd prefill url", func(c *Config) {
+			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "nccl", "random", "random"
+			c.PrefillURLs, c.DecodeURLs = []string{"nope"}, []string{"http://127.0.0.1:2"}
+		}, "router.prefill[0]: must be an http(s) URL"},
 		{"connector", func(c *Config) {
 			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "rdma", "random", "random"
 		}, "router.kv_connector: must be one of nixl, nccl"},

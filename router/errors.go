@@ -18,6 +18,7 @@ const (
 	ErrTypeUpstreamError      = "upstream_error"       // 502: workers failed (transport or 5xx) on every attempt
 	ErrTypeUpstreamTimeout    = "upstream_timeout"     // 504: request_timeout_secs passed before a response
 	ErrTypeNotFound           = "not_found"            // 404: admin route on an unknown worker
+	ErrTypePDConnectorTimeout = "pd_connector_timeout" // 504: the prefill leg passed prefill_timeout_secs
 )
 
 // apiError is an error the router answers itself.
@@ -31,6 +32,10 @@ type apiError struct {
 	Retries      *int `json:"retries,omitempty"`
 	PoolSize     *int `json:"pool_size,omitempty"`
 	OpenCircuits *int `json:"open_circuits,omitempty"`
+	// pd_connector_timeout details.
+	Leg         string   `json:"leg,omitempty"`
+	TimeoutSecs *float64 `json:"timeout_secs,omitempty"`
+	RequestID   string   `json:"request_id,omitempty"`
 }
 
 func (e *apiError) Error() string { return e.Type + ": " + e.Message }

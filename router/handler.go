@@ -91,6 +91,9 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 
 	ctx, cancel := context.WithTimeoutCause(req.Context(), secs(r.cfg.RequestTimeoutSecs), errRequestTimeout)
 	defer cancel()
+	if r.pd != nil {
+		return r.servePD(ctx, w, in, kind)
+	}
 	var pol policy.Policy // the pool's own
 	if kind == kindModels {
 		pol = r.anyWorker // listing models must not advance the routing policy's state

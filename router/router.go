@@ -31,6 +31,7 @@ type Router struct {
 	pool      *Pool         // collocated workers
 	anyWorker policy.Policy // picks for GET /v1/models
 	pools     []*Pool       // every pool, for health checks and metrics
+	pd        *pdRouter     // prefill/decode mode; nil when collocated
 
 	handler http.Handler
 	active  sync.WaitGroup // running handlers, waited for on shutdown
@@ -101,6 +102,11 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	}
 	for _, u := range cfg.WorkerURLs {
 		r.pool.Add(u)
+	}
+	if cfg.PDDisaggregation {
+		if r.pd, err = r.newPD(); err != nil {
+			return nil, err
+		}
 	}
 	r.handler = r.routes()
 	return r, nil

@@ -66,6 +66,12 @@ func (c Config) crossFieldErrors() []error {
 		if len(c.WorkerURLs) > 0 {
 			bad("worker_urls", "must be empty when pd_disaggregation is true (use prefill and decode)")
 		}
+		if len(c.PrefillURLs) == 0 {
+			bad("prefill", "at least one prefill worker URL required when pd_disaggregation is true")
+		}
+		if len(c.DecodeURLs) == 0 {
+			bad("decode", "at least one decode worker URL required when pd_disaggregation is true")
+		}
 	} else {
 		set := map[string]bool{
 			"kv_connector": c.KVConnector != "", "prefill_policy": c.PrefillPolicy != "", "decode_policy": c.DecodePolicy != "",
