@@ -1,0 +1,103 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/autoinfer/autoinfer/driver"
+)
+
+// TestMaxConcurrencyCap: with max_concurrency 3 the server never sees more
+// than 3 requests in flight, and does see 3 (each handler waits until 3 are
+// in flight or the last requests have arrived).
+func TestMaxConcurrencyCap(t *testing.T) {
+	const n, limit = 30, 3
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	inflight, arrived, peak := 0, 0, 0
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inflight++
+		arrived++
+		peak = max(peak, inflight)
+		cond.Broadcast()
+		for inflight < limit && arrived <= n-limit {
+			cond.Wait()
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		// Leave the in-flight count before the response completes, so the
+		// client cannot send the next request before it is counted out.
+		mu.Lock()
+		inflight--
+		mu.Unlock()
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"text\":\"x\"}]}\n\ndata: [DONE]\n\n")
+	})
+	for _, arr := range []driver.Arrival{{MaxConcurrency: limit}, {Kind: "closed_loop", MaxConcurrency: limit}} {
+		mu.Lock()
+		arrived, peak = 0, 0
+		mu.Unlock()
+		cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: n, WarmupRequests: -1, Arrival: arr,
+			Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
+		res, err := driver.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if peak != limit {
+			t.Errorf("%+v: server saw at most %d in flight, want exactly %d", arr, peak, limit)
+		}
+		mu.Unlock()
+		if res.Summary.Completed != n || res.Summary.MaxConcurrency == nil || *res.Summary.MaxConcurrency != limit {
+			t.Errorf("summary %+v", res.Summary)
+		}
+		for _, r := range res.Requests {
+			if r.DueMs < r.IntendedMs || r.ScheduleDelayMs < 0 {
+				t.Errorf("request %d: intended %.3f due %.3f delay %.3f", r.Index, r.IntendedMs, r.DueMs, r.ScheduleDelayMs)
+			}
+		}
+	}
+}
+
+// TestCancelReturnsPartialResult: cancelling the context stops the run,
+// in-flight requests end as cancelled, unsent ones are marked cancelled and
+// never sent, and Run returns the partial result with the context's error.
+func TestCancelReturnsPartialResult(t *testing.T) {
+	started := make(chan struct{}, 100)
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		// The server notices a closed connection only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		started <- struct{}{}
+		<-r.Context().Done()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-started
+		cancel()
+	}()
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 50, WarmupRequests: -1,
+		Arrival:  driver.Arrival{RequestRate: 20},
+		Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
+	res, err := driver.Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("Run returned %v, %v; want a partial result and context.Canceled", res, err)
+	}
+	sent := 0
+	for _, r := range res.Requests {
+		if r.Success || r.ErrorType != "cancelled" {
+			t.Fatalf("request %d: %+v, want failed as cancelled", r.Index, r)
+		}
+		if r.Sent {
+			sent++
+		}
+	}
+	if sent == 0 || sent == 50 || res.Summary.Failed != 50 {
+		t.Errorf("%d of 50 sent, %d failed; want some sent, all failed", sent, res.Summary.Failed)
+	}
+}
