@@ -43,6 +43,16 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.IntVar(&c.HealthCheck.SuccessThreshold, "health-success-threshold", c.HealthCheck.SuccessThreshold, "passed probes that mark it healthy again")
 	fs.StringVar(&c.HealthCheck.Endpoint, "health-check-endpoint", c.HealthCheck.Endpoint, "path probed on each worker")
 
+	fs.BoolVar(&c.PDDisaggregation, "pd-disaggregation", c.PDDisaggregation, "prefill/decode mode: --prefill and --decode workers instead of --worker-urls")
+	fs.StringSliceVar(&c.PrefillURLs, "prefill", c.PrefillURLs, "PD: prefill worker URL (repeat or comma-separate)")
+	fs.StringSliceVar(&c.DecodeURLs, "decode", c.DecodeURLs, "PD: decode worker URL (repeat or comma-separate)")
+	fs.StringVar(&c.PrefillPolicy, "prefill-policy", c.PrefillPolicy, "PD: policy choosing prefill workers (any --policy value)")
+	fs.StringVar(&c.DecodePolicy, "decode-policy", c.DecodePolicy, "PD: policy choosing decode workers (any --policy value)")
+	fs.StringVar(&c.KVConnector, "kv-connector", c.KVConnector, "PD: nixl (kv_transfer_params) or nccl (peer addresses in the request id)")
+	fs.IntVar(&c.RoutingThreshold, "routing-threshold", c.RoutingThreshold, "PD: prompts estimated below this many tokens skip the prefill hop (0: always disaggregate)")
+	fs.Float64Var(&c.PrefillTimeoutSecs, "prefill-timeout-secs", c.PrefillTimeoutSecs, "PD: bound on one prefill attempt (0: 60 s)")
+	fs.BoolVar(&c.PDFallbackLocal, "pd-fallback-local", c.PDFallbackLocal, "PD: when every prefill attempt fails, let the decode worker prefill instead of failing")
+
 	fs.IntVar(&c.MaxConcurrentRequests, "max-concurrent-requests", c.MaxConcurrentRequests, "hard limit on requests being routed (0: none)")
 	fs.IntVar(&c.QueueSize, "queue-size", c.QueueSize, "requests that may wait for a slot (FIFO)")
 	fs.Float64Var(&c.QueueTimeoutSecs, "queue-timeout-secs", c.QueueTimeoutSecs, "longest wait for a slot")

@@ -23,7 +23,9 @@ func newRouterServeCmd() *cobra.Command {
 		Use:   "serve [WORKER_URL...]",
 		Short: "Serve the router until SIGINT or SIGTERM",
 		Example: `  autoinfer router serve --worker-urls http://127.0.0.1:8001 http://127.0.0.1:8002 --policy round_robin
-  autoinfer router serve --config router.yaml --port 0`,
+  autoinfer router serve --config router.yaml --port 0
+  autoinfer router serve --pd-disaggregation --prefill http://127.0.0.1:8100 --decode http://127.0.0.1:8200 \
+      --prefill-policy round_robin --decode-policy least_loaded --kv-connector nixl --routing-threshold 512`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resolved, err := resolveRouterConfig(cmd.Flags(), cfg, configPath, args)
 			if err != nil {
@@ -100,9 +102,13 @@ func serveRouter(cmd *cobra.Command, cfg router.Config, log *slog.Logger) error 
 	if err != nil {
 		return withCode(ExitInfra, fmt.Errorf("router listen: %w", err))
 	}
-	line, _ := json.Marshal(map[string]any{
+	ev := map[string]any{
 		"event": "listening", "url": "http://" + ln.Addr().String(), "policy": cfg.Policy, "workers": len(cfg.WorkerURLs),
-	})
+	}
+	if cfg.PDDisaggregation {
+		ev["prefill"], ev["decode"], ev["prefill_policy"], ev["decode_policy"] = len(cfg.PrefillURLs), len(cfg.DecodeURLs), cfg.PrefillPolicy, cfg.DecodePolicy
+	}
+	line, _ := json.Marshal(ev)
 	fmt.Fprintln(cmd.OutOrStdout(), string(line))
 	if err := r.Serve(cmd.Context(), ln); err != nil {
 		return withCode(ExitInfra, err)
