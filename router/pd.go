@@ -130,6 +130,10 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 	r.recordDecision(pd.decode, d, dec)
 
 	res := r.prefillLeg(ctx, in, body, d)
+	first := &d
+	if !d.w.Healthy() || !d.w.breaker.Allow() {
+		first = nil // D went away during the prefill: the decode policy picks again
+	}
 	switch {
 	case res.answered != nil:
 		// P refused the request itself (a 4xx, a validation error): the
@@ -143,7 +147,7 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 	case !res.ok && pd.fallbackLocal:
 		pd.m.localPrefill.WithLabelValues(localPrefillFailed).Inc()
 		r.log.Warn("prefill failed, decode worker prefills locally", "request_id", in.reqID, "attempts", res.n)
-		return r.decodeLeg(ctx, w, in, &d, in.body, in.reqID, nil)
+		return r.decodeLeg(ctx, w, in, first, in.body, in.reqID, nil)
 	case !res.ok && res.timedOut:
 		timeout := pd.prefillTimeout.Seconds()
 		e := newAPIError(http.StatusGatewayTimeout, ErrTypePDConnectorTimeout,
@@ -165,7 +169,7 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 	if c := res.answer.cachedTokens(); c != nil && !body.streamed() {
 		patch = withCachedTokens(*c)
 	}
-	return r.decodeLeg(ctx, w, in, &d, decodeBody, res.reqID, patch)
+	return r.decodeLeg(ctx, w, in, first, decodeBody, res.reqID, patch)
 }
 
 // decodeLeg sends body to the decode pool (first: the worker picked up

@@ -524,3 +524,37 @@ func TestPDDecodeRetryAndEmptyPools(t *testing.T) {
 		}
 	}
 }
+
+// An open prefill circuit gets no traffic, yet is not left "fake-dead"
+// while pd_fallback_local serves every request from decode: each request
+// still asks the prefill pool, so after the open period the worker is tried
+// again (half-open) and its circuit closes once it answers.
+func TestPDOpenPrefillCircuitRecovers(t *testing.T) {
+	fast, _ := sim.LookupProfile("fast")
+	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
+	P[0].SetFaults(sim.Faults{ErrorRates: map[int]float64{500: 1}})
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	cfg := pdSimConfig(P, D, "round_robin", "round_robin")
+	cfg.PDFallbackLocal, cfg.CircuitBreaker.FailureThreshold, cfg.CircuitBreaker.SuccessThreshold = true, 2, 2
+	r, base := startRouter(t, cfg, WithClock(clock))
+	legs := func() float64 { return testutil.ToFloat64(r.pd.m.prefillReqs.WithLabelValues(P[0].URL)) }
+	for i := range 5 {
+		if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("circuit ", i), 4, false)); s != 200 || err != nil {
+			t.Fatalf("request %d: status %d err %v: %s", i, s, err, body)
+		}
+	}
+	if n, st := legs(), r.PrefillPool().Get(P[0].URL).Breaker().State(); n != 2 || st != BreakerOpen {
+		t.Fatalf("failing prefill worker got %v legs, circuit %v; want 2 then open (no dispatch while open)", n, st)
+	}
+	P[0].SetFaults(sim.Faults{})
+	offset.Store(int64(61 * time.Second)) // past circuit_breaker.timeout_duration_secs (60)
+	for i := range 2 {
+		if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("recovered ", i), 4, false)); s != 200 || err != nil {
+			t.Fatalf("request %d: status %d err %v: %s", i, s, err, body)
+		}
+	}
+	if n, st := legs(), r.PrefillPool().Get(P[0].URL).Breaker().State(); n != 4 || st != BreakerClosed {
+		t.Fatalf("after the open period: %v legs, circuit %v; want 4 and closed", n, st)
+	}
+}
