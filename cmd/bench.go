@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -70,7 +69,7 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 		return withCode(ExitInfra, err)
 	}
 	switch {
-	case errors.Is(runErr, ctx.Err()) && runErr != nil:
+	case runErr != nil && ctx.Err() != nil:
 		return withCode(ExitInterrupted, fmt.Errorf("bench interrupted: %w", runErr))
 	case runErr != nil:
 		return withCode(ExitInfra, runErr)

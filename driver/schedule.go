@@ -214,7 +214,11 @@ func (p *phase) finish(q *queue, d done) int {
 	rec := &p.records[d.index]
 	p.live.Record(rec)
 	aborted := 0
-	if nxt, ok := p.next[d.index]; ok {
+	nxt, ok := p.next[d.index]
+	if !ok {
+		delete(p.convs, d.index) // the session is over
+	}
+	if ok {
 		if rec.Success {
 			if c, ok := p.convs[d.index]; ok {
 				c.turns = append(c.turns, d.text)

@@ -86,6 +86,7 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 	}
 	offsets := cfg.Arrival.Offsets(starts, src("arrival", 0))
 	synthetic := cfg.Workload.History == workload.HistorySynthetic
+	actual := cfg.Workload.Kind == workload.MultiTurn && !synthetic
 	convs := map[int]*conversation{}
 	out := make([]Request, len(items))
 	next := 0
@@ -105,7 +106,7 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 		if c, ok := convs[it.Session]; ok && it.Turn > 0 {
 			conv = conversation{system: c.system, turns: append(append([]string{}, c.turns...), it.Prompt)}
 		}
-		if it.Turn > 0 && !synthetic {
+		if it.Turn > 0 && actual {
 			req.conv = conversation{turns: []string{it.Prompt}}
 			req.InputTokens = 0
 		} else {
@@ -115,7 +116,7 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 			}
 			req.Body = b
 			req.InputTokens = conv.tokens()
-			if it.Turn == 0 && !synthetic {
+			if actual {
 				req.conv = conv
 			}
 		}
