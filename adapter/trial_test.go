@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -230,5 +231,70 @@ func TestInterruptRecordsAbortedRow(t *testing.T) {
 	row, err := led.Get(context.Background(), out.RowID)
 	if err != nil || row.Status != ledger.StatusAborted {
 		t.Fatalf("ledger row: %+v, %v", row.Status, err)
+	}
+}
+
+// Acceptance 2: a prefill=2, decode=6 trial runs end to end through the
+// router's PD mode and writes a quality-gated row: every request went
+// through both legs and the answers match the collocated reference.
+func TestPDTrialEndToEnd(t *testing.T) {
+	r, led := newTestRunner(t)
+	out := runOK(t, r, parseSpec(t, `
+name: pd-small
+seed: 9
+target: {kind: sim, profile: fast}
+topology:
+  prefill: 2
+  decode: 6
+  engine: {model: sim-m, max_num_seqs: 64}
+router:
+  pd_disaggregation: true
+  prefill_policy: round_robin
+  decode_policy: least_loaded
+  kv_connector: nixl
+workload:
+  kind: random
+  input_len: 256
+  output_len: 16
+  num_prompts: 48
+  arrival: {kind: poisson, request_rate: 100}
+warmup: {requests: 12}
+gate: {reference: sim, prompts: 4}
+`)[0])
+	if out.Gate == nil || !out.Gate.Passed || out.Gate.KLMean != 0 || out.Gate.TokenMismatch != 0 {
+		t.Fatalf("gate %+v: disaggregated answers must equal the reference's", out.Gate)
+	}
+	row, err := led.Get(context.Background(), out.RowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Prefill != 2 || row.Decode != 6 || row.GatePassed == nil || !*row.GatePassed || row.Completed != 48 {
+		t.Fatalf("row: prefill %d decode %d gate %v completed %d", row.Prefill, row.Decode, row.GatePassed, row.Completed)
+	}
+	requireZeroLoads(t, row.FinalLoads)
+	if len(row.FinalLoads) != 8 {
+		t.Errorf("final loads cover %d workers, want all 8 of both pools", len(row.FinalLoads))
+	}
+	// Every request took the prefill leg, and round_robin split those legs
+	// evenly: warm-up, measured and gate requests, 12+48+4 = 64 over 2.
+	var cfg struct {
+		PD      bool     `json:"pd_disaggregation"`
+		Prefill []string `json:"prefill"`
+		Decode  []string `json:"decode"`
+	}
+	if err := json.Unmarshal(row.RouterConfig, &cfg); err != nil || !cfg.PD || len(cfg.Prefill) != 2 || len(cfg.Decode) != 6 {
+		t.Fatalf("router config on the row: %s (%v)", row.RouterConfig, err)
+	}
+	for _, u := range cfg.Prefill {
+		if got := row.PolicyDecisions[u]; got != 32 {
+			t.Errorf("prefill worker %s: %v decisions, want 32", u, got)
+		}
+	}
+	decode := 0.0
+	for _, u := range cfg.Decode {
+		decode += row.PolicyDecisions[u]
+	}
+	if decode != 64 {
+		t.Errorf("decode legs: %v, want 64", decode)
 	}
 }
