@@ -35,13 +35,15 @@ func TestLongChaoticTrialEndsWithZeroLoads(t *testing.T) {
 	ctx := context.Background()
 	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
 		dep = d
-		for _, w := range d.Workers {
+		for _, w := range d.Workers[:2] {
 			setFaults(t, ctx, w.URL, `{"error_rates": {"500": 0.02, "503": 0.02, "400": 0.01}}`)
 		}
+		// The third worker stalls every stream after 2 tokens for longer than
+		// the client waits: each request routed there is cancelled by its
+		// client mid-stream.
+		setFaults(t, ctx, d.Workers[2].URL, `{"error_rates": {"500": 0.02}, "stall": true, "stall_after_tokens": 2, "stall_for_ms": 2000}`)
 	}
-	// A per-request timeout shorter than many streams cancels them mid-stream,
-	// as impatient clients do.
-	r.hooks.driver = func(c *driver.Config) { c.Timeout = 60 * time.Millisecond }
+	r.hooks.driver = func(c *driver.Config) { c.Timeout = 300 * time.Millisecond }
 	r.opts.Progress = func(p driver.Progress) {
 		if p.Phase == "measured" && p.Done >= p.Total/2 {
 			restart.Do(func() {
@@ -83,7 +85,7 @@ gate: {reference: none}
 		t.Fatalf("%d completed + %d failed, want %d requests accounted for", s.Completed, s.Failed, chaosRequests)
 	}
 	if s.ErrorsByType["timeout"] == 0 {
-		t.Error("no request was cancelled by its client: the chaos did not happen")
+		t.Error("no request was cancelled by its client: the stalled worker got no traffic")
 	}
 	if s.ErrorsByStatus["400"] == 0 {
 		t.Error("no injected error reached the client: the chaos did not happen")

@@ -36,6 +36,8 @@ const (
 	DefaultWarmupRequests = 100
 	DefaultTimeout        = 10 * time.Minute
 	DefaultTrialID        = "default"
+	// WarmupRunIDSuffix is appended to the run id on warm-up requests.
+	WarmupRunIDSuffix = "-warmup"
 	// NoHeader as a header name turns that header off.
 	NoHeader = "-"
 )

@@ -153,7 +153,13 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 		header.Set(p.cfg.SessionHeader, r.Session)
 	}
 	if p.cfg.RunIDHeader != NoHeader {
-		header.Set(p.cfg.RunIDHeader, p.cfg.RunID)
+		// Warm-up requests are counted under their own run id, so the
+		// router's per-run counts cover exactly the measured requests.
+		runID := p.cfg.RunID
+		if p.name == phaseWarmup {
+			runID += WarmupRunIDSuffix
+		}
+		header.Set(p.cfg.RunIDHeader, runID)
 	}
 	go func() {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
