@@ -103,7 +103,9 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 	}
 	var reqs []ledger.Request
 	if tr.result != nil {
-		row.Metrics = metricsOf(tr.result.Summary)
+		if row.Metrics, err = metricsOf(tr.result.Summary); err != nil {
+			return ledger.Trial{}, nil, err
+		}
 		reqs = requestsOf(tr.result.Requests)
 	}
 	return row, reqs, nil
@@ -111,17 +113,16 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 
 // metricsOf copies the driver's summary into the ledger's columns; both use
 // vllm bench serve's keys, so the copy goes through them.
-func metricsOf(s driver.Summary) ledger.Metrics {
+func metricsOf(s driver.Summary) (ledger.Metrics, error) {
 	var m ledger.Metrics
 	b, err := json.Marshal(s)
 	if err == nil {
 		err = json.Unmarshal(b, &m)
 	}
 	if err != nil {
-		// Both types are ours and plain numbers: this cannot fail at run time.
-		panic(fmt.Sprintf("copying summary to ledger metrics: %v", err))
+		return ledger.Metrics{}, fmt.Errorf("copying summary to ledger metrics: %w", err)
 	}
-	return m
+	return m, nil
 }
 
 func requestsOf(recs []driver.RequestRecord) []ledger.Request {

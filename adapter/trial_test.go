@@ -300,3 +300,29 @@ gate: {reference: sim, prompts: 4}
 		t.Errorf("decode legs: %v, want 64", decode)
 	}
 }
+
+// With data_parallel_size 2 the simulated engine serves two ranks behind
+// one port and the router (intra_node_data_parallel_size following the
+// engine) addresses each rank: round_robin spreads over all four.
+func TestDataParallelRanksThroughTheRouter(t *testing.T) {
+	r, led := newTestRunner(t)
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "max_num_seqs: 32}", "max_num_seqs: 32, data_parallel_size: 2}", 1)
+	tr := parseSpec(t, spec)[0]
+	if tr.Router.IntraNodeDataParallelSize != 2 {
+		t.Fatalf("router.intra_node_data_parallel_size = %d, want it to follow the engine's 2", tr.Router.IntraNodeDataParallelSize)
+	}
+	out := runOK(t, r, tr)
+	row, err := led.Get(context.Background(), out.RowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(row.PolicyDecisions) != 4 {
+		t.Fatalf("decisions over %d targets %v, want 2 workers × 2 ranks", len(row.PolicyDecisions), row.PolicyDecisions)
+	}
+	for target, n := range row.PolicyDecisions {
+		if !strings.Contains(target, "@") || n == 0 {
+			t.Errorf("target %q got %v decisions, want a url@rank target with traffic", target, n)
+		}
+	}
+	requireZeroLoads(t, row.FinalLoads)
+}
