@@ -2,7 +2,9 @@ package adapter
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/autoinfer/autoinfer/ledger"
@@ -42,7 +44,7 @@ func runOK(t *testing.T, r *Runner, tr trials.Trial) Outcome {
 		t.Fatalf("run %s: %v", tr.Name, err)
 	}
 	if out.Status != ledger.StatusOK {
-		t.Fatalf("trial %s: status %s, failure %v", tr.Name, out.Status, out.Failure)
+		t.Fatalf("trial %s: status %s, failure %v%s", tr.Name, out.Status, out.Failure, failedRequests(r, out))
 	}
 	return out
 }
@@ -78,3 +80,23 @@ workload:
 warmup: {requests: 8}
 gate: {reference: sim, prompts: 2}
 `
+
+// failedRequests describes the failed requests of a recorded trial, so a
+// failing test says what the server answered.
+func failedRequests(r *Runner, out Outcome) string {
+	led, ok := r.opts.Ledger.(*ledger.Ledger)
+	if !ok || out.RowID == 0 {
+		return ""
+	}
+	reqs, err := led.Requests(context.Background(), out.RowID)
+	if err != nil {
+		return "; reading requests: " + err.Error()
+	}
+	var b strings.Builder
+	for _, q := range reqs {
+		if q.Status != ledger.RequestOK && b.Len() < 2000 {
+			fmt.Fprintf(&b, "\n  request %d: %s %s: %s", q.Index, q.Status, q.ErrorType, q.Error)
+		}
+	}
+	return b.String()
+}

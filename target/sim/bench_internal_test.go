@@ -49,9 +49,11 @@ func BenchmarkEngineCore(b *testing.B) {
 				e.submit(s)
 				wg.Go(func() {
 					seen := 0
-					for !s.done.Load() {
+					for done := false; !done; {
 						<-s.notify
-						for n := int(s.generated.Load()); seen < n; seen++ {
+						var n int
+						n, done = s.state()
+						for ; seen < n; seen++ {
 							_ = tokenizer.Piece(s.samp.token(seen), seen == 0)
 						}
 					}

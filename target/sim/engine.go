@@ -153,7 +153,7 @@ func (e *engine) plan() time.Duration {
 		for range need {
 			s.blocks = append(s.blocks, e.pool.alloc())
 		}
-		decode := s.generated.Load() > 0 && n == 1 && s.computed == s.known()-1
+		decode := s.generated() > 0 && n == 1 && s.computed == s.known()-1
 		e.items = append(e.items, stepItem{s: s, n: n, decode: decode})
 		budget -= n
 	}
@@ -258,13 +258,13 @@ func (e *engine) complete(now time.Time) {
 		if s.computed < s.known() {
 			continue // mid-prefill
 		}
-		g := int(s.generated.Load()) + 1
+		g := s.generated() + 1
 		e.m.token(s, now)
 		if g >= s.target {
 			e.finish(s, s.reason, g, now)
 			continue
 		}
-		s.generated.Store(int32(g))
+		s.publish(g, false)
 		s.signal()
 	}
 	e.items = e.items[:0]
@@ -282,8 +282,7 @@ func (e *engine) finish(s *seq, reason string, g int, now time.Time) {
 	s.blocks = nil
 	e.m.finished(s, reason, g, now)
 	s.finishReason = reason
-	s.generated.Store(int32(g))
-	s.done.Store(true)
+	s.publish(g, true)
 	s.signal()
 }
 
@@ -299,7 +298,7 @@ func (e *engine) dropAborted() {
 		if why == abortStopString {
 			reason = "stop"
 		}
-		e.finish(s, reason, int(s.generated.Load()), time.Now())
+		e.finish(s, reason, s.generated(), time.Now())
 		return true
 	}
 	e.waiting = slices.DeleteFunc(e.waiting, drop)
@@ -327,7 +326,7 @@ func (e *engine) shutdown() {
 				s.finished = true
 				s.err = errEngineStopped
 				s.finishReason = "abort"
-				s.done.Store(true)
+				s.publish(s.generated(), true)
 				s.signal()
 			}
 		}

@@ -124,8 +124,7 @@ type follower struct {
 func (f *follower) run(ctx context.Context, out sink, streaming bool) error {
 	sq := f.sq
 	for {
-		done := sq.done.Load()
-		n := int(sq.generated.Load())
+		n, done := sq.state()
 		for f.next < n {
 			pos := f.next
 			f.next++

@@ -45,10 +45,12 @@ type seq struct {
 	firstTok   time.Time
 	lastTok    time.Time
 
-	// engine → handler
-	generated    atomic.Int32
+	// engine → handler. progress holds the generated-token count and the
+	// done flag in one word (count<<1 | done), so a handler never sees the
+	// final count without the flag and streams the last token as if more
+	// were coming.
+	progress     atomic.Uint64
 	cachedTokens atomic.Int32
-	done         atomic.Bool
 	abort        atomic.Int32
 	notify       chan struct{}
 	// Written before done is set; read after done is observed.
@@ -66,7 +68,26 @@ func newSeq(id string, prompt []int, samp sampling, target int, reason string, n
 
 // known is the number of tokens whose ids are decided: the prompt and every
 // generated token.
-func (s *seq) known() int { return s.promptLen + int(s.generated.Load()) }
+func (s *seq) known() int { return s.promptLen + s.generated() }
+
+// generated is the number of tokens generated so far.
+func (s *seq) generated() int { n, _ := s.state(); return n }
+
+// state reads the generated count and whether the sequence is done, as one
+// consistent pair.
+func (s *seq) state() (generated int, done bool) {
+	p := s.progress.Load()
+	return int(p >> 1), p&1 == 1
+}
+
+// publish hands progress to the handler.
+func (s *seq) publish(generated int, done bool) {
+	p := uint64(generated) << 1
+	if done {
+		p |= 1
+	}
+	s.progress.Store(p)
+}
 
 // tokenID is the id at absolute position p of the sequence.
 func (s *seq) tokenID(p int) int {
