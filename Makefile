@@ -52,8 +52,19 @@ demo: build
 	@echo "Recorded in $(LEDGER). Next: ./$(BIN) ledger list --ledger $(LEDGER)"
 	@echo "      ./$(BIN) ledger pareto --ledger $(LEDGER) --x p99_ttft_ms --y output_throughput"
 
+# bench runs every benchmark once with an iteration count that suits it; each
+# reports ratios measured within one run (the machines are shared and noisy).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./target/sim/
+	$(GO) test -run '^$$' -bench Overhead -benchtime 2000x ./router/
+	$(GO) test -run '^$$' -bench DriverVsSim -benchtime 3000x ./driver/
+	$(GO) test -run '^$$' -bench Pareto100k -benchtime 1x ./ledger/
+
+# bench-peers installs nginx (Debian package) so the router overhead benchmark
+# also measures nginx as a reverse proxy in front of the same worker.
+bench-peers:
+	@command -v nginx >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq nginx >/dev/null; }
+	$(GO) test -run '^$$' -bench Overhead -benchtime 2000x ./router/
 
 clean:
 	rm -rf bin

@@ -1,14 +1,20 @@
 package adapter
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -101,5 +107,60 @@ func TestRouterStartupFailureIsTyped(t *testing.T) {
 	}
 	if out.Failure == nil || out.Failure.Kind() != failure.KindRouterStartupFailed || !strings.Contains(out.Failure.Error(), "binary_missing") {
 		t.Fatalf("failure %v, want RouterStartupFailed (binary_missing)", out.Failure)
+	}
+}
+
+// Ctrl-C on `autoinfer trial run`: the CLI stops the driver, tears down,
+// records an aborted row and exits 130.
+func TestTrialRunInterruptedBySIGINT(t *testing.T) {
+	bin := buildAutoinfer(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "long.yaml")
+	long := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "num_prompts: 24", "num_prompts: 100000", 1)
+	if err := os.WriteFile(spec, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "ledger.db")
+	// The deadline only matters if the expected progress line never comes.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "trial", "run", spec, "--ledger", db)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt as the measured run starts: right after the warm-up's last
+	// progress line (progress lines come at each quarter of a phase).
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), "warmup: 8/8") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130; stderr so far:\n%s", err, strings.Join(seen, "\n"))
+	}
+	led, err := ledger.OpenExisting(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	rows, err := led.List(context.Background(), ledger.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Status != ledger.StatusAborted {
+		t.Fatalf("ledger rows %+v, want one aborted row", rows)
 	}
 }
