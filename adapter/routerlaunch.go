@@ -64,12 +64,19 @@ func routerConfig(spec trials.Router, dep *target.Deployment) router.Config {
 
 // launchRouter starts a fresh router in front of cfg's workers, the way the
 // spec says, and returns once it is live and has a healthy worker.
-func launchRouter(ctx context.Context, spec trials.Router, cfg router.Config, binary, workDir string, log *slog.Logger) (*runningRouter, error) {
-	switch spec.Launch {
-	case trials.LaunchEmbedded, "":
+// workDir is called only for child routers, which need a directory for
+// their config and log.
+func launchRouter(ctx context.Context, spec trials.Router, cfg router.Config, binary string, workDir func() (string, error), log *slog.Logger) (*runningRouter, error) {
+	if spec.Launch == trials.LaunchEmbedded || spec.Launch == "" {
 		return launchEmbedded(ctx, cfg, log)
+	}
+	dir, err := workDir()
+	if err != nil {
+		return nil, err
+	}
+	switch spec.Launch {
 	case trials.LaunchProcess:
-		cfgPath := filepath.Join(workDir, "router.yaml")
+		cfgPath := filepath.Join(dir, "router.yaml")
 		b, err := yaml.Marshal(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("writing router config: %w", err)
@@ -78,14 +85,14 @@ func launchRouter(ctx context.Context, spec trials.Router, cfg router.Config, bi
 			return nil, fmt.Errorf("writing router config: %w", err)
 		}
 		cmd := quote(binary) + " router serve --config " + quote(cfgPath) + " --host {host} --port {port}"
-		return launchChild(ctx, trials.LaunchProcess, cmd, cfg, workDir, log)
+		return launchChild(ctx, trials.LaunchProcess, cmd, cfg, dir, log)
 	case trials.LaunchExternal:
 		// The binary may carry leading arguments ("autoinfer router serve").
 		cmd := spec.Binary + " --host {host} --port {port}"
 		for _, a := range routerArgs(cfg) {
 			cmd += " " + quote(a)
 		}
-		return launchChild(ctx, trials.LaunchExternal, cmd, cfg, workDir, log)
+		return launchChild(ctx, trials.LaunchExternal, cmd, cfg, dir, log)
 	}
 	return nil, fmt.Errorf("router.launch: unknown mode %q", spec.Launch)
 }

@@ -141,15 +141,6 @@ type trialRun struct {
 // tr.obs so the row says what went wrong. Teardown always runs.
 func (tr *trialRun) execute(ctx context.Context) {
 	defer tr.teardown(ctx)
-	workDir := tr.opts.WorkDir
-	if workDir == "" {
-		d, err := os.MkdirTemp("", "autoinfer-"+slug(tr.t.Name)+"-")
-		if err != nil {
-			tr.obs.Err = fmt.Errorf("creating work dir: %w", err)
-			return
-		}
-		workDir = d
-	}
 	prov, err := provisioner(tr.t.Target, tr.log)
 	if err != nil {
 		tr.obs.Err = err
@@ -168,7 +159,7 @@ func (tr *trialRun) execute(ctx context.Context) {
 	baseURL := dep.Workers[0].URL
 	if tr.t.RouterLaunched() {
 		cfg := routerConfig(tr.t.Router, dep)
-		rr, err := launchRouter(ctx, tr.t.Router, cfg, tr.opts.Binary, workDir, tr.log)
+		rr, err := launchRouter(ctx, tr.t.Router, cfg, tr.opts.Binary, tr.workDir, tr.log)
 		if err != nil {
 			var se *routerStartError
 			if errors.As(err, &se) {
@@ -233,6 +224,20 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 func streamID(t trials.Trial) string {
 	name, _, _ := strings.Cut(t.Name, "/")
 	return name
+}
+
+// workDir returns the directory for a child router's config and log: the
+// configured one, or a new temporary directory for this trial, kept after
+// the trial so its log can be read.
+func (tr *trialRun) workDir() (string, error) {
+	if tr.opts.WorkDir != "" {
+		return tr.opts.WorkDir, nil
+	}
+	d, err := os.MkdirTemp("", "autoinfer-"+slug(tr.t.Name)+"-")
+	if err != nil {
+		return "", fmt.Errorf("creating work dir: %w", err)
+	}
+	return d, nil
 }
 
 // teardown stops the router, then the workers, with a bounded grace that
