@@ -1,0 +1,102 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/ledger"
+)
+
+// Acceptance 5: a pool driven past saturation is RouterPoolExhausted, never
+// a worker failure.
+func TestSaturatedPoolIsRouterPoolExhausted(t *testing.T) {
+	r, _ := newTestRunner(t)
+	out, err := r.Run(context.Background(), parseSpec(t, `
+name: saturated
+seed: 3
+target: {kind: sim, profile: fast}
+topology:
+  replicas: 2
+  engine: {model: sim-m}
+router: {policy: least_loaded, max_concurrent_requests: 2, queue_size: 2}
+workload:
+  kind: random
+  input_len: 32
+  output_len: 32
+  num_prompts: 60
+  arrival: {kind: inf}
+warmup: {requests: 0}
+gate: {reference: none}
+`)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != ledger.StatusFailed {
+		t.Fatalf("status %s, want failed", out.Status)
+	}
+	f, ok := out.Failure.(failure.RouterPoolExhausted)
+	if !ok {
+		t.Fatalf("failure %T %v, want RouterPoolExhausted", out.Failure, out.Failure)
+	}
+	if f.ErrorType != "queue_full" || f.Count == 0 || f.PoolSize != 2 {
+		t.Fatalf("failure %+v, want queue_full refusals on a pool of 2", f)
+	}
+	if out.Summary.Completed == 0 {
+		t.Fatal("nothing completed: the pool was refused, not saturated")
+	}
+}
+
+// A degraded deployment (4-bit AWQ) fails the quality gate against the
+// full-precision reference, while fp8, a mild loss, stays under the default
+// threshold but is still measurably different from the reference.
+func TestQualityGateCatchesReducedPrecision(t *testing.T) {
+	r, _ := newTestRunner(t)
+	withQuant := func(q string) string {
+		s := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "max_num_seqs: 32}", "max_num_seqs: 32, quantization: "+q+"}", 1)
+		return strings.Replace(s, "prompts: 2}", "prompts: 8}", 1)
+	}
+	out, err := r.Run(context.Background(), parseSpec(t, withQuant("awq"))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Gate == nil || out.Gate.Passed {
+		t.Fatalf("awq: gate %+v, want a failed gate", out.Gate)
+	}
+	if _, ok := out.Failure.(failure.QualityGateFailed); !ok || out.Status != ledger.StatusFailed {
+		t.Fatalf("awq: status %s failure %T, want failed with QualityGateFailed", out.Status, out.Failure)
+	}
+	fp8 := runOK(t, r, parseSpec(t, withQuant("fp8"))[0])
+	if fp8.Gate == nil || fp8.Gate.KLMean <= 0 || fp8.Gate.KLMean >= out.Gate.KLMean {
+		t.Fatalf("fp8 gate %+v: want 0 < KL < awq's %v", fp8.Gate, out.Gate.KLMean)
+	}
+	t.Logf("gate KL mean: fp8 %.5f (pass), awq %.5f (fail), threshold %.2f", fp8.Gate.KLMean, out.Gate.KLMean, out.Gate.KLThreshold)
+}
+
+// Ctrl-C mid-run: the runner stops the driver, tears down, records an
+// aborted row and returns the context's error.
+func TestInterruptRecordsAbortedRow(t *testing.T) {
+	r, led := newTestRunner(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.opts.Progress = func(p driver.Progress) {
+		if p.Phase == "measured" && p.Done >= 5 {
+			cancel()
+		}
+	}
+	out, err := r.Run(ctx, parseSpec(t, fmt.Sprintf(tinySpec, "round_robin"))[0])
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	if out.Status != ledger.StatusAborted || out.RowID == 0 {
+		t.Fatalf("outcome %s row %d, want an aborted row", out.Status, out.RowID)
+	}
+	row, err := led.Get(context.Background(), out.RowID)
+	if err != nil || row.Status != ledger.StatusAborted {
+		t.Fatalf("ledger row: %+v, %v", row.Status, err)
+	}
+}
