@@ -2,7 +2,6 @@ package router
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,56 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/autoinfer/autoinfer/adapter/scrape"
-	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
 )
 
 // Acceptance tests of issue 3, against real simulated vLLM engines.
-
-const simModel = "m"
-
-func simWorkers(t *testing.T, n int) []*simtest.Worker {
-	t.Helper()
-	ws := make([]*simtest.Worker, n)
-	for i := range ws {
-		ws[i] = simtest.StartStoppable(t, sim.Options{Engine: engine.Config{Model: simModel}})
-	}
-	return ws
-}
-
-func urls(ws []*simtest.Worker) []string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = w.URL
-	}
-	return out
-}
-
-func completion(prompt string, maxTokens int, stream bool) string {
-	b, _ := json.Marshal(map[string]any{"model": simModel, "prompt": prompt, "max_tokens": maxTokens,
-		"temperature": 0, "ignore_eos": true, "stream": stream})
-	return string(b)
-}
-
-// fanOut runs n calls of f over c goroutines.
-func fanOut(n, c int, f func(i int)) {
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range c {
-		wg.Go(func() {
-			for i := range jobs {
-				f(i)
-			}
-		})
-	}
-	for i := range n {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-}
 
 // 1. round_robin over 3 workers: 300 requests → 100 each, read from the
 // router's /metrics.
@@ -190,34 +145,6 @@ func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
 		t.Errorf("hot group under load went to %d worker(s) with %v load-balancing events; want it spread by the gate",
 			served, testutil.ToFloat64(r.m.lbEvents))
 	}
-}
-
-func processedBy(r *Router, ws []*simtest.Worker) map[string]float64 {
-	out := map[string]float64{}
-	for _, w := range ws {
-		out[w.URL] = testutil.ToFloat64(r.m.processed.WithLabelValues(w.URL))
-	}
-	return out
-}
-
-// workerStatus reads GET /workers for one worker.
-func workerStatus(t *testing.T, base, url string) WorkerStatus {
-	t.Helper()
-	resp, err := http.Get(base + "/workers")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list WorkersResponse
-	if err := json.Unmarshal([]byte(readAll(t, resp)), &list); err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range list.Workers {
-		if w.URL == url {
-			return w
-		}
-	}
-	t.Fatalf("worker %s not listed", url)
-	return WorkerStatus{}
 }
 
 // 3. Killing one of three workers mid-run: nothing hangs, later requests go

@@ -1,0 +1,122 @@
+package router
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/simtest"
+)
+
+// 2. Killing one prefill worker, then one decode worker, mid-run: no
+// request hangs; once the router has seen the death, later requests use the
+// survivor.
+func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
+	fast, _ := sim.LookupProfile("fast")
+	for _, role := range []string{"prefill", "decode"} {
+		t.Run(role, func(t *testing.T) {
+			P, D := pdSims(t, sim.RolePrefill, 2, fast), pdSims(t, sim.RoleDecode, 2, fast)
+			victim, survivor, pool := P[0], P[1], "vllm_router_pd_prefill_requests_total"
+			if role == "decode" {
+				victim, survivor, pool = D[0], D[1], "vllm_router_pd_decode_requests_total"
+			}
+			r, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+
+			var done, failed atomic.Int64
+			killed := make(chan struct{})
+			var killer sync.WaitGroup
+			killer.Go(func() {
+				for done.Load() < 10 {
+					time.Sleep(time.Millisecond) // polling progress, not synchronising
+				}
+				victim.Stop()
+				close(killed)
+			})
+			fanOut(40, 4, func(i int) {
+				s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("kill run ", i), 32, i%2 == 0))
+				done.Add(1)
+				if err != nil && strings.Contains(err.Error(), "Timeout") {
+					t.Errorf("request %d hung: %v", i, err)
+				}
+				if s != 200 || err != nil {
+					failed.Add(1)
+					t.Logf("request %d: status %d err %v %s", i, s, err, body)
+				}
+			})
+			killer.Wait()
+			<-killed
+			t.Logf("%s worker killed after 10 of 40 requests; %d failed", role, failed.Load())
+			// A dead prefill worker is retried around (and a pull from it falls
+			// back to local prefill): nothing fails. A dead decode worker can
+			// only cut the streams it was serving (≤ the 4 in flight).
+			if role == "prefill" && failed.Load() != 0 {
+				t.Errorf("%d requests failed after a prefill worker died; want 0 (retried on the other)", failed.Load())
+			}
+			if failed.Load() > 4 {
+				t.Errorf("%d requests failed; at most the 4 in flight on the killed worker may", failed.Load())
+			}
+
+			eventually(t, 5*time.Second, func() error {
+				for _, w := range r.Workers().Workers {
+					if w.URL == victim.URL && w.Healthy {
+						return fmt.Errorf("router still sees %s as healthy", w.URL)
+					}
+				}
+				return nil
+			})
+			before := scrapeRouter(t, base)
+			for i := range 10 {
+				if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("after kill ", i), 4, true)); s != 200 || err != nil {
+					t.Errorf("request after the kill: status %d, err %v: %s", s, err, body)
+				}
+			}
+			after := scrapeRouter(t, base)
+			delta := func(w *simtest.Worker) float64 {
+				m := map[string]string{"worker": w.URL}
+				return after.Sum(pool, m) - before.Sum(pool, m)
+			}
+			if delta(victim) != 0 || delta(survivor) != 10 {
+				t.Errorf("after the kill: %v legs to the dead %s worker, %v to the survivor; want 0 and 10", delta(victim), role, delta(survivor))
+			}
+		})
+	}
+}
+
+// A decode worker failing before its first byte is retried on another; an
+// empty pool answers 503 naming the pool.
+func TestPDDecodeRetryAndEmptyPools(t *testing.T) {
+	fast, _ := sim.LookupProfile("fast")
+	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 2, fast)
+	D[0].SetFaults(sim.Faults{ErrorRates: map[int]float64{503: 1}})
+	r, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	for i := range 6 {
+		if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("retry decode ", i), 4, true)); s != 200 || err != nil {
+			t.Fatalf("request %d: status %d err %v: %s", i, s, err, body)
+		}
+	}
+	if n := testutil.ToFloat64(r.pd.m.decodeErrors.WithLabelValues(D[0].URL)); n == 0 {
+		t.Error("no decode errors counted for the failing decode worker")
+	}
+	for _, tc := range []struct {
+		pool *Pool
+		urls []string
+		name string
+	}{{r.DecodePool(), urls(D), "decode"}, {r.PrefillPool(), urls(P), "prefill"}} {
+		for _, u := range tc.urls {
+			tc.pool.Remove(u)
+		}
+		s, body, _ := pdSend(base+"/v1/completions", completion("nobody home", 4, false))
+		if s != 503 || errorType(t, body) != ErrTypeNoAvailableWorkers || !strings.Contains(body, `pool \"`+tc.name+`\"`) {
+			t.Errorf("empty %s pool: status %d %s; want 503 naming the pool", tc.name, s, body)
+		}
+		for _, u := range tc.urls {
+			tc.pool.Add(u)
+		}
+	}
+}

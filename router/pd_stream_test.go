@@ -1,0 +1,77 @@
+package router
+
+import (
+	"bufio"
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+)
+
+// 4. A disaggregated stream equals the collocated answer, arrives chunk by
+// chunk, and its TTFT is prefill + modelled transfer + one decode step.
+func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
+	P, D := pdSims(t, sim.RolePrefill, 1, pdTiming), pdSims(t, sim.RoleDecode, 1, pdTiming)
+	coll := pdSims(t, sim.RoleCollocated, 1, pdTiming)
+	_, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	const n, tokens = 2000, 24
+	prompt := tokenizer.Generate(rand.New(rand.NewPCG(7, 8)), n)
+	body := completion(prompt, tokens, true)
+
+	want, collTTFT, _ := streamTimed(t, coll[0].URL+"/v1/completions", body)
+	got, ttft, last := streamTimed(t, base+"/v1/completions", body)
+	if got != want || got == "" {
+		t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
+	}
+	// True streaming: the chunks are spread over the decode steps, not
+	// delivered together at the end (allow half the modelled decode time).
+	decodeTime := time.Duration(tokens-1) * pdTiming.StepTime(0, 1, 0)
+	if last-ttft < decodeTime/2 {
+		t.Errorf("first chunk at %v, last at %v: %v apart, want ≥ %v (the router held the stream back)", ttft, last, last-ttft, decodeTime/2)
+	}
+	// TTFT = prefill step on P + KV transfer + one step on D computing the
+	// last prompt token. Tolerance: 2 ms below (clock rounding), up to
+	// 30 ms + 50 % above (two HTTP hops through the router, -race, 2 shared cores).
+	predicted := pdTiming.StepTime(n, 0, 0) + pdTiming.TransferTime(n) + pdTiming.StepTime(1, 0, 0)
+	t.Logf("TTFT collocated %v, disaggregated %v (model %v)", collTTFT, ttft, predicted)
+	if ttft < predicted-2*time.Millisecond || ttft > predicted+30*time.Millisecond+predicted/2 {
+		t.Errorf("disaggregated TTFT %v, model %v (tolerance [model − 2 ms, model + 30 ms + 50%%])", ttft, predicted)
+	}
+	if ok := simMetric(t, D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != 1 {
+		t.Errorf("decode engine made %v good pulls, want 1", ok)
+	}
+}
+
+// 6. Load is exact on both legs: while a decode stream is open the decode
+// worker holds it and the prefill worker does not; every load is 0 after
+// the client leaves (startRouter's cleanup checks all pools after every test).
+func TestPDAcceptanceDecodeLoadUntilStreamEnds(t *testing.T) {
+	fast, _ := sim.LookupProfile("fast")
+	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
+	D[0].SetFaults(sim.Faults{Stall: true, StallAfterTokens: 2})
+	r, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", strings.NewReader(completion("hold the stream", 16, true)))
+	resp, err := pdClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for chunks := 0; chunks < 2 && sc.Scan(); {
+		if strings.HasPrefix(sc.Text(), "data: ") {
+			chunks++
+		}
+	}
+	if l := r.Loads(); l[D[0].URL] != 1 || l[P[0].URL] != 0 {
+		t.Fatalf("mid-stream loads %v: want 1 on decode, 0 on prefill", l)
+	}
+	cancel()
+	waitLoadsZero(t, r)
+}

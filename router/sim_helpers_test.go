@@ -1,0 +1,229 @@
+package router
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/autoinfer/autoinfer/adapter/scrape"
+	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/simtest"
+)
+
+// Helpers for the acceptance tests of issues 3 and 4, which run against real
+// simulated vLLM engines (collocated, prefill and decode, the latter two with
+// their loopback KV side channel).
+
+const simModel = "m"
+
+func simWorkers(t *testing.T, n int) []*simtest.Worker {
+	t.Helper()
+	ws := make([]*simtest.Worker, n)
+	for i := range ws {
+		ws[i] = simtest.StartStoppable(t, sim.Options{Engine: engine.Config{Model: simModel}})
+	}
+	return ws
+}
+
+func urls(ws []*simtest.Worker) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.URL
+	}
+	return out
+}
+
+func completion(prompt string, maxTokens int, stream bool) string {
+	b, _ := json.Marshal(map[string]any{"model": simModel, "prompt": prompt, "max_tokens": maxTokens,
+		"temperature": 0, "ignore_eos": true, "stream": stream})
+	return string(b)
+}
+
+// fanOut runs n calls of f over c goroutines.
+func fanOut(n, c int, f func(i int)) {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for i := range jobs {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+func processedBy(r *Router, ws []*simtest.Worker) map[string]float64 {
+	out := map[string]float64{}
+	for _, w := range ws {
+		out[w.URL] = testutil.ToFloat64(r.m.processed.WithLabelValues(w.URL))
+	}
+	return out
+}
+
+// workerStatus reads GET /workers for one worker.
+func workerStatus(t *testing.T, base, url string) WorkerStatus {
+	t.Helper()
+	resp, err := http.Get(base + "/workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list WorkersResponse
+	if err := json.Unmarshal([]byte(readAll(t, resp)), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range list.Workers {
+		if w.URL == url {
+			return w
+		}
+	}
+	t.Fatalf("worker %s not listed", url)
+	return WorkerStatus{}
+}
+
+func pdSims(t *testing.T, role sim.Role, n int, p sim.Profile) []*simtest.Worker {
+	t.Helper()
+	ws := make([]*simtest.Worker, n)
+	for i := range ws {
+		ws[i] = simtest.StartStoppable(t, sim.Options{Engine: engine.Config{Model: simModel}, Role: role, Profile: p})
+	}
+	return ws
+}
+
+func pdSimConfig(prefill, decode []*simtest.Worker, prefillPolicy, decodePolicy string) Config {
+	c := pdTestConfig("nixl", urls(prefill), urls(decode))
+	c.PrefillPolicy, c.DecodePolicy = prefillPolicy, decodePolicy
+	return c
+}
+
+// pdClient bounds every test request: a request that takes longer hung.
+var pdClient = &http.Client{Timeout: 15 * time.Second}
+
+// pdSend posts body and reads the whole answer; err is set for transport
+// errors, timeouts and truncated bodies (a stream cut by the router).
+func pdSend(url, body string, headers ...string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := pdClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+func scrapeRouter(t *testing.T, base string) scrape.Families {
+	t.Helper()
+	fams, err := scrape.Fetch(context.Background(), http.DefaultClient, base+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+func simMetric(t *testing.T, ws []*simtest.Worker, name string, match map[string]string) float64 {
+	t.Helper()
+	var sum float64
+	for _, w := range ws {
+		fams, err := scrape.Fetch(context.Background(), http.DefaultClient, w.URL+"/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += fams.Sum(name, match)
+	}
+	return sum
+}
+
+// usageCompletion is completion with usage in streams too (the prefill leg
+// must drop stream_options; the decode leg keeps it).
+func usageCompletion(prompt string, maxTokens int, stream bool) string {
+	b := map[string]any{"model": simModel, "prompt": prompt, "max_tokens": maxTokens, "temperature": 0, "ignore_eos": true, "stream": stream}
+	if stream {
+		b["stream_options"] = map[string]any{"include_usage": true}
+	}
+	raw, _ := json.Marshal(b)
+	return string(raw)
+}
+
+// pdTiming has steps long enough to dominate scheduling noise and a
+// transfer large enough to see in TTFT.
+var pdTiming = sim.Profile{Name: "pd-timing", StepBaseMs: 4, PrefillUsPerToken: 20, DecodeUsPerSeq: 100,
+	KVBytesPerToken: 131072, LinkGBps: 50, TransferLatencyMs: 20, NumGPUBlocks: 4096}
+
+// streamTimed streams a completion and returns its text and when the first
+// and last content chunks arrived, from the moment the request was sent.
+func streamTimed(t *testing.T, url, body string) (string, time.Duration, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	resp, err := pdClient.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, readAll(t, resp))
+	}
+	var text strings.Builder
+	var first, last time.Duration
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		if len(c.Choices) == 0 {
+			continue
+		}
+		at := time.Since(start)
+		if first == 0 {
+			first = at
+		}
+		last = at
+		text.WriteString(c.Choices[0].Text)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return text.String(), first, last
+}
+
+func textOf(t *testing.T, body string) string {
+	t.Helper()
+	var c struct {
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(body), &c); err != nil || len(c.Choices) != 1 {
+		t.Fatalf("completion %q: %v", body, err)
+	}
+	return c.Choices[0].Text
+}
