@@ -22,16 +22,24 @@ func TestRunAccountingFromUsage(t *testing.T) {
 	post(t, base+"/v1/completions", `{"prompt":"x","stream":true}`, RunIDHeader, "run-a") // usage chunk 5/3
 	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-b", "X-Fake-Status", "400")
 	post(t, base+"/v1/completions", `{"prompt":"x"}`) // no run id: not counted
-	check := func(name string, got, want float64) {
-		t.Helper()
-		if got != want {
-			t.Errorf("%s = %v, want %v", name, got, want)
+	// The handler records per-run counters when it returns, which can be a
+	// moment after the client read the last byte: poll for them.
+	eventually(t, 5*time.Second, func() error {
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{
+			{"run-a requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-a")), 2},
+			{"run-a prompt", testutil.ToFloat64(r.m.runPrompt.WithLabelValues("run-a")), 12},
+			{"run-a completion", testutil.ToFloat64(r.m.runCompletion.WithLabelValues("run-a")), 6},
+			{"run-b requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-b")), 1},
+		} {
+			if c.got != c.want {
+				return fmt.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+			}
 		}
-	}
-	check("run-a requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-a")), 2)
-	check("run-a prompt", testutil.ToFloat64(r.m.runPrompt.WithLabelValues("run-a")), 12)
-	check("run-a completion", testutil.ToFloat64(r.m.runCompletion.WithLabelValues("run-a")), 6)
-	check("run-b requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-b")), 1)
+		return nil
+	})
 	if n := testutil.CollectAndCount(r.m.runRequests); n != 2 {
 		t.Errorf("%d run_id series, want 2", n)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
@@ -44,12 +45,18 @@ func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
 	if n := fams.Sum("vllm_router_pd_requests_total", map[string]string{"route": "/v1/completions"}); n != 40 {
 		t.Errorf("pd_requests_total = %v, want 40", n)
 	}
-	if n := fams.Sum("vllm_router_run_requests_total", map[string]string{"run_id": "pd-run"}); n != 40 {
-		t.Errorf("run_requests_total = %v, want 40", n)
-	}
-	if n := fams.Sum("vllm_router_run_completion_tokens_total", map[string]string{"run_id": "pd-run"}); n != 40*4 {
-		t.Errorf("run_completion_tokens_total = %v, want %d", n, 40*4)
-	}
+	// Per-run counters are recorded when the handler returns, which can be a
+	// moment after the client read the last byte: poll for them.
+	eventually(t, 5*time.Second, func() error {
+		run := scrapeRouter(t, base)
+		if n := run.Sum("vllm_router_run_requests_total", map[string]string{"run_id": "pd-run"}); n != 40 {
+			return fmt.Errorf("run_requests_total = %v, want 40", n)
+		}
+		if n := run.Sum("vllm_router_run_completion_tokens_total", map[string]string{"run_id": "pd-run"}); n != 40*4 {
+			return fmt.Errorf("run_completion_tokens_total = %v, want %d", n, 40*4)
+		}
+		return nil
+	})
 
 	// Any policy per pool, least_loaded included.
 	_, base2 := startRouter(t, pdSimConfig(P, D, "least_loaded", "power_of_two"))
