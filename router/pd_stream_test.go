@@ -20,30 +20,43 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 	coll := pdSims(t, sim.RoleCollocated, 1, pdTiming)
 	_, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
 	const n, tokens = 2000, 24
-	prompt := tokenizer.Generate(rand.New(rand.NewPCG(7, 8)), n)
-	body := completion(prompt, tokens, true)
-
-	want, collTTFT, _ := streamTimed(t, coll[0].URL+"/v1/completions", body)
-	got, ttft, last := streamTimed(t, base+"/v1/completions", body)
-	if got != want || got == "" {
-		t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
-	}
-	// True streaming: the chunks are spread over the decode steps, not
-	// delivered together at the end (allow half the modelled decode time).
-	decodeTime := time.Duration(tokens-1) * pdTiming.StepTime(0, 1, 0)
-	if last-ttft < decodeTime/2 {
-		t.Errorf("first chunk at %v, last at %v: %v apart, want ≥ %v (the router held the stream back)", ttft, last, last-ttft, decodeTime/2)
-	}
 	// TTFT = prefill step on P + KV transfer + one step on D computing the
 	// last prompt token. Tolerance: 2 ms below (clock rounding), up to
-	// 30 ms + 50 % above (two HTTP hops through the router, -race, 2 shared cores).
+	// 30 ms + 50 % above (two HTTP hops through the router, -race, 2 shared
+	// cores). Scheduling noise only ever adds latency, so the upper bound
+	// holds if any of up to 3 runs (fresh prompts: no prefix-cache hits) meets
+	// it; every run must meet the lower bound, the text and the streaming checks.
 	predicted := pdTiming.StepTime(n, 0, 0) + pdTiming.TransferTime(n) + pdTiming.StepTime(1, 0, 0)
-	t.Logf("TTFT collocated %v, disaggregated %v (model %v)", collTTFT, ttft, predicted)
-	if ttft < predicted-2*time.Millisecond || ttft > predicted+30*time.Millisecond+predicted/2 {
-		t.Errorf("disaggregated TTFT %v, model %v (tolerance [model − 2 ms, model + 30 ms + 50%%])", ttft, predicted)
+	upper := predicted + 30*time.Millisecond + predicted/2
+	decodeTime := time.Duration(tokens-1) * pdTiming.StepTime(0, 1, 0)
+	runs := 0
+	for seed := uint64(7); runs < 3; seed++ {
+		runs++
+		body := completion(tokenizer.Generate(rand.New(rand.NewPCG(seed, 8)), n), tokens, true)
+		want, collTTFT, _ := streamTimed(t, coll[0].URL+"/v1/completions", body)
+		got, ttft, last := streamTimed(t, base+"/v1/completions", body)
+		if got != want || got == "" {
+			t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
+		}
+		// True streaming: the chunks are spread over the decode steps, not
+		// delivered together at the end (allow half the modelled decode
+		// time; the engine's catch-up after a late step borrows ≤ 20 ms).
+		if last-ttft < decodeTime/2 {
+			t.Errorf("first chunk at %v, last at %v: %v apart, want ≥ %v (the router held the stream back)", ttft, last, last-ttft, decodeTime/2)
+		}
+		t.Logf("run %d: TTFT collocated %v, disaggregated %v (model %v)", runs, collTTFT, ttft, predicted)
+		if ttft < predicted-2*time.Millisecond {
+			t.Fatalf("disaggregated TTFT %v is below the model %v − 2 ms: prefill or transfer was skipped", ttft, predicted)
+		}
+		if ttft <= upper {
+			break
+		}
+		if runs == 3 {
+			t.Errorf("disaggregated TTFT above model %v + 30 ms + 50%% (%v) in all 3 runs, last %v", predicted, upper, ttft)
+		}
 	}
-	if ok := simMetric(t, D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != 1 {
-		t.Errorf("decode engine made %v good pulls, want 1", ok)
+	if ok := simMetric(t, D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != float64(runs) {
+		t.Errorf("decode engine made %v good pulls, want %d (one per request)", ok, runs)
 	}
 }
 
