@@ -21,10 +21,13 @@ import (
 func TestPDAcceptanceStalledPrefill(t *testing.T) {
 	fast, _ := sim.LookupProfile("fast")
 	t.Run("timeout", func(t *testing.T) {
+		t.Parallel() // each subtest waits out its own stalls
 		P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
 		P[0].SetFaults(sim.Faults{Stall: true})
 		cfg := pdSimConfig(P, D, "round_robin", "round_robin")
-		cfg.PrefillTimeoutSecs, cfg.Retry.MaxRetries = 0.2, 2
+		// 2 attempts of 0.5 s: a window wide enough for the poll below to see
+		// the stalled load even when the test goroutine is scheduled late.
+		cfg.PrefillTimeoutSecs, cfg.Retry.MaxRetries = 0.5, 2
 		r, base := startRouter(t, cfg)
 		type result struct {
 			status int
@@ -57,22 +60,25 @@ func TestPDAcceptanceStalledPrefill(t *testing.T) {
 		if err := json.Unmarshal([]byte(got.body), &e); err != nil {
 			t.Fatal(err)
 		}
-		if e.Error.Type != ErrTypePDConnectorTimeout || e.Error.Leg != "prefill" || e.Error.TimeoutSecs != 0.2 {
-			t.Errorf("error %s: want type pd_connector_timeout, leg prefill, timeout_secs 0.2", got.body)
+		if e.Error.Type != ErrTypePDConnectorTimeout || e.Error.Leg != "prefill" || e.Error.TimeoutSecs != 0.5 {
+			t.Errorf("error %s: want type pd_connector_timeout, leg prefill, timeout_secs 0.5", got.body)
 		}
 		if !strings.Contains(got.body, `"request_id":"stall-1"`) {
 			t.Errorf("error %s does not name the request id", got.body)
 		}
-		// Two attempts of 0.2 s plus a few ms of backoff: far from a hang.
+		// Two attempts of 0.5 s plus a few ms of backoff: far from a hang.
 		if got.took > 5*time.Second {
 			t.Errorf("took %v", got.took)
 		}
 	})
 	t.Run("retried on the other worker, circuit opens", func(t *testing.T) {
+		t.Parallel() // each subtest waits out its own stalls
 		P, D := pdSims(t, sim.RolePrefill, 2, fast), pdSims(t, sim.RoleDecode, 1, fast)
 		P[0].SetFaults(sim.Faults{Stall: true})
 		cfg := pdSimConfig(P, D, "round_robin", "round_robin")
-		cfg.PrefillTimeoutSecs, cfg.CircuitBreaker.FailureThreshold = 0.1, 2
+		// The timeout also bounds the healthy worker's legs, so it is long
+		// enough that a loaded machine never times those out.
+		cfg.PrefillTimeoutSecs, cfg.CircuitBreaker.FailureThreshold = 0.5, 2
 		r, base := startRouter(t, cfg)
 		for i := range 8 {
 			if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("one stalled ", i), 4, false)); s != 200 || err != nil {
@@ -87,6 +93,7 @@ func TestPDAcceptanceStalledPrefill(t *testing.T) {
 		}
 	})
 	t.Run("fallback to local prefill", func(t *testing.T) {
+		t.Parallel() // each subtest waits out its own stalls
 		P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
 		coll := pdSims(t, sim.RoleCollocated, 1, fast)
 		P[0].SetFaults(sim.Faults{Stall: true})
