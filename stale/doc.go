@@ -9,7 +9,9 @@
 // URLs) are not part of a router's identity and never make a difference.
 // Rows measured without a router are never stale and never make others
 // stale: no router setting could have changed under them. Identical configs
-// never mark anything, and a row once stale keeps its first reason.
+// never mark anything, and a row once stale keeps its first reason. Rows
+// of one sweep (equal, non-empty SweepID) never mark each other: the sweep
+// is a deliberate side-by-side comparison.
 //
 // The ledger calls Marks inside the transaction that records the new row,
 // so the row and the marks it causes land together or not at all.
