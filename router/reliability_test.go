@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -121,31 +122,55 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 }
 
 func TestBackpressureQueueFullAndTimeout(t *testing.T) {
-	f := newFakeWorker(t)
-	cfg := testConfig("round_robin", f.URL)
-	cfg.MaxConcurrentRequests, cfg.QueueSize, cfg.QueueTimeoutSecs = 1, 1, 0.2
-	r, base := startRouter(t, cfg)
-	held := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Block", "1")
-	waitLoad(t, r, f.URL, 1)
-	queued := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`)
+	// One slot, one queue place. With a queue timeout far beyond the test,
+	// the third request meets a full queue however slowly this test runs,
+	// and the queued one is admitted once the slot frees.
+	t.Run("queue_full", func(t *testing.T) {
+		f := newFakeWorker(t)
+		cfg := testConfig("round_robin", f.URL)
+		cfg.MaxConcurrentRequests, cfg.QueueSize, cfg.QueueTimeoutSecs = 1, 1, 60
+		r, base := startRouter(t, cfg)
+		held := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Block", "1")
+		waitLoad(t, r, f.URL, 1)
+		queued := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`)
+		waitQueued(t, r, 1)
+		if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 429 || errorType(t, body) != ErrTypeQueueFull {
+			t.Fatalf("full queue → %d %s, want 429 queue_full", s, body)
+		}
+		f.release()
+		if s := <-held; s != 200 {
+			t.Fatalf("held request → %d", s)
+		}
+		if s := <-queued; s != 200 {
+			t.Fatalf("queued request → %d, want 200 once the slot freed", s)
+		}
+	})
+	// The slot stays taken until the queued request has given up.
+	t.Run("queue_timeout", func(t *testing.T) {
+		f := newFakeWorker(t)
+		cfg := testConfig("round_robin", f.URL)
+		cfg.MaxConcurrentRequests, cfg.QueueSize, cfg.QueueTimeoutSecs = 1, 1, 0.2
+		r, base := startRouter(t, cfg)
+		held := goPost(context.Background(), base+"/v1/completions", `{"prompt":"x"}`, "X-Fake-Block", "1")
+		waitLoad(t, r, f.URL, 1)
+		if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != http.StatusRequestTimeout || errorType(t, body) != ErrTypeQueueTimeout {
+			t.Fatalf("queued request → %d %s, want 408 queue_timeout", s, body)
+		}
+		waitQueued(t, r, 0)
+		f.release()
+		if s := <-held; s != 200 {
+			t.Fatalf("held request → %d", s)
+		}
+	})
+}
+
+// waitQueued polls until n requests wait in the backpressure queue.
+func waitQueued(t *testing.T, r *Router, n int64) {
+	t.Helper()
 	eventually(t, 5*time.Second, func() error {
-		if r.limiter.waiting.Load() != 1 {
-			return errString("nothing queued yet")
+		if got := r.limiter.waiting.Load(); got != n {
+			return fmt.Errorf("%d requests queued, want %d", got, n)
 		}
 		return nil
 	})
-	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 429 || errorType(t, body) != ErrTypeQueueFull {
-		t.Fatalf("full queue → %d %s, want 429 queue_full", s, body)
-	}
-	if s := <-queued; s != http.StatusRequestTimeout {
-		t.Fatalf("queued request → %d, want 408 queue_timeout", s)
-	}
-	f.release()
-	if s := <-held; s != 200 {
-		t.Fatalf("held request → %d", s)
-	}
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
