@@ -1,0 +1,68 @@
+package trials
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/autoinfer/autoinfer/router"
+)
+
+// validateRouter checks the router section of a trial that launches one.
+func validateRouter(s *Spec, present func(string) bool, p *problems) {
+	r := s.Router
+	switch r.Launch {
+	case LaunchEmbedded, LaunchProcess:
+		if r.Binary != "" {
+			p.add("router.binary", "only for launch external")
+		}
+	case LaunchExternal:
+		if r.Binary == "" {
+			p.add("router.binary", "required when launch is external (a vllm-router-compatible executable)")
+		}
+	default:
+		p.add("router.launch", "must be one of embedded, process, external (got %q)", r.Launch)
+	}
+	for _, key := range []string{"worker_urls", "prefill", "decode", "port"} {
+		if present("router." + key) {
+			p.add("router."+key, "is set per trial from the target; remove it from the spec")
+		}
+	}
+	switch pd := s.Topology.PD(); {
+	case pd && !r.PDDisaggregation:
+		p.add("router.pd_disaggregation", "must be true when topology sets prefill and decode")
+	case !pd && r.PDDisaggregation:
+		p.add("router.pd_disaggregation", "needs topology.prefill and topology.decode instead of topology.replicas")
+	}
+	if dp, rdp := s.Topology.Engine.DataParallelSize, r.IntraNodeDataParallelSize; (dp > 1 || rdp > 1) && max(dp, 1) != rdp {
+		p.add("router.intra_node_data_parallel_size", "must equal topology.engine.data_parallel_size (%d), got %d", max(dp, 1), rdp)
+	}
+
+	// Validate the config the runner will build: this spec's settings with
+	// placeholder worker URLs of the right counts.
+	cfg := r.Config
+	urls := func(n, offset int) []string {
+		var us []string
+		for i := range n {
+			us = append(us, fmt.Sprintf("http://127.0.0.1:%d", 1+offset+i))
+		}
+		return us
+	}
+	if s.Topology.PD() {
+		cfg.PrefillURLs, cfg.DecodeURLs = urls(s.Topology.Prefill, 0), urls(s.Topology.Decode, s.Topology.Prefill)
+	} else {
+		cfg.WorkerURLs = urls(s.Topology.Replicas, 0)
+	}
+	if err := cfg.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			var fe *router.FieldError
+			if errors.As(e, &fe) {
+				if !strings.HasPrefix(fe.Key, "router.worker_urls") && !strings.HasPrefix(fe.Key, "router.prefill[") && !strings.HasPrefix(fe.Key, "router.decode[") {
+					p.add(fe.Key, "%s", fe.Message)
+				}
+				continue
+			}
+			p.add("router", "%v", e)
+		}
+	}
+}
