@@ -1,6 +1,7 @@
 package trials
 
 import (
+	"slices"
 	"time"
 
 	"github.com/autoinfer/autoinfer/router"
@@ -102,7 +103,9 @@ func applyDefaults(s *Spec, present func(string) bool) {
 	if s.Baseline != "" {
 		s.Tolerance = or(s.Tolerance, DefaultTolerance)
 		if len(s.BaselineMetrics) == 0 {
-			s.BaselineMetrics = DefaultBaselineMetrics
+			// A copy: the trial owns its list, and editing it must not
+			// change the default for every later spec.
+			s.BaselineMetrics = slices.Clone(DefaultBaselineMetrics)
 		}
 	}
 }

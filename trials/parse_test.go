@@ -164,6 +164,12 @@ func TestParsedChecks(t *testing.T) {
 	if len(s.BaselineMetrics) != len(DefaultBaselineMetrics) {
 		t.Errorf("baseline_metrics = %v", s.BaselineMetrics)
 	}
+	// The trial's list is its own: editing it leaves the default alone.
+	want := DefaultBaselineMetrics[0]
+	s.BaselineMetrics[0] = "edited"
+	if DefaultBaselineMetrics[0] != want {
+		t.Errorf("editing a trial's baseline_metrics changed DefaultBaselineMetrics to %v", DefaultBaselineMetrics)
+	}
 }
 
 func TestLoadNamesFromFile(t *testing.T) {
