@@ -159,13 +159,17 @@ func (f *fakeWorker) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
-// testConfig is a config with fast health checks and short backoffs.
+// testConfig is a config with fast health checks and short backoffs. A
+// killed worker refuses connections at once, so it is marked within
+// failure_threshold (3) × 0.1 s; a live one would need 3 probes in a row
+// slower than 0.1 s to be marked by mistake, which a loaded 2-core machine
+// does not produce.
 func testConfig(policyName string, workers ...string) Config {
 	c := DefaultConfig()
 	c.Policy = policyName
 	c.WorkerURLs = workers
-	c.HealthCheck.IntervalSecs = 0.05
-	c.HealthCheck.TimeoutSecs = 0.05
+	c.HealthCheck.IntervalSecs = 0.1
+	c.HealthCheck.TimeoutSecs = 0.1
 	c.Retry.InitialBackoffMs = 1
 	c.Retry.MaxBackoffMs = 5
 	return c
