@@ -54,11 +54,3 @@ func (p GatePrompts) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(p.Count)
 }
-
-// MarshalYAML writes the same shape the YAML used.
-func (p GatePrompts) MarshalYAML() (any, error) {
-	if p.List != nil {
-		return p.List, nil
-	}
-	return p.Count, nil
-}
