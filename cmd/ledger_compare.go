@@ -24,7 +24,7 @@ A and B each resolve, first match wins: a number is a trial id; a sweep id is
 every ok trial of that sweep (requests pooled, metrics averaged); otherwise a
 name is the latest ok trial with that name.`,
 		Example: `  autoinfer ledger compare 12 13
-  autoinfer ledger compare quickstart/round_robin quickstart/cache_aware --seed 7`,
+  autoinfer ledger compare quickstart/router.policy=round_robin quickstart/router.policy=cache_aware --seed 7`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if opt.Resamples <= 0 {
