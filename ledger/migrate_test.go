@@ -98,12 +98,14 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 		defer c.Close()
 		var fk, sync, busy int
 		var mode string
-		if err := c.GetContext(ctx, &fk, "PRAGMA foreign_keys"); err != nil {
-			t.Fatal(err)
+		for _, q := range []struct {
+			pragma string
+			dst    any
+		}{{"foreign_keys", &fk}, {"synchronous", &sync}, {"busy_timeout", &busy}, {"journal_mode", &mode}} {
+			if err := c.GetContext(ctx, q.dst, "PRAGMA "+q.pragma); err != nil {
+				t.Fatalf("PRAGMA %s: %v", q.pragma, err)
+			}
 		}
-		c.GetContext(ctx, &sync, "PRAGMA synchronous")
-		c.GetContext(ctx, &busy, "PRAGMA busy_timeout")
-		c.GetContext(ctx, &mode, "PRAGMA journal_mode")
 		if fk != 1 || sync != 1 || busy != 10000 || mode != "wal" {
 			t.Errorf("connection pragmas: foreign_keys %d, synchronous %d, busy_timeout %d, journal_mode %s", fk, sync, busy, mode)
 		}
