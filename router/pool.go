@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/autoinfer/autoinfer/router/policy"
 )
@@ -202,6 +201,3 @@ func (p *Pool) setHealth(w *Worker, healthy bool) (changed bool) {
 	}
 	return true
 }
-
-// clockNow is the wall clock, the default for breakers.
-func clockNow() time.Time { return time.Now() }

@@ -43,18 +43,12 @@ type Option func(*options)
 
 type options struct {
 	log  *slog.Logger
-	reg  *prometheus.Registry
 	now  func() time.Time
 	seed *uint64
 }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
-
-// WithRegistry registers the router's metrics on reg instead of a fresh
-// registry of its own. Never pass the global default registry when several
-// routers share a process.
-func WithRegistry(reg *prometheus.Registry) Option { return func(o *options) { o.reg = reg } }
 
 // WithClock replaces the wall clock used by circuit breakers.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
@@ -72,9 +66,6 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.reg == nil {
-		o.reg = prometheus.NewRegistry()
-	}
 	seed := rand.Uint64()
 	if o.seed != nil {
 		seed = *o.seed
@@ -82,14 +73,14 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	r := &Router{
 		cfg:     cfg,
 		log:     o.log,
-		reg:     o.reg,
+		reg:     prometheus.NewRegistry(), // one per router: several share a process
 		now:     o.now,
 		rnd:     policy.NewLockedRand(seed),
 		client:  &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
 		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 	}
-	r.m = newMetrics(o.reg)
-	if err := o.reg.Register(newStateCollector(r)); err != nil {
+	r.m = newMetrics(r.reg)
+	if err := r.reg.Register(newStateCollector(r)); err != nil {
 		return nil, fmt.Errorf("registering router metrics: %w", err)
 	}
 	pol, err := r.NewPolicy(cfg.Policy)
