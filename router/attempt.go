@@ -42,6 +42,11 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	}
 	copyResponseHeaders(w.Header(), up.resp.Header)
 	w.WriteHeader(status)
+	if isSSE(up.resp.Header) {
+		// A stream's headers go out now, as the worker sent them, not with
+		// its first event.
+		_ = http.NewResponseController(w).Flush()
+	}
 	var tap *usageTap
 	if in.runID != "" {
 		tap = newUsageTap(up.resp.Header.Get("Content-Type"))

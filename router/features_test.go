@@ -192,6 +192,40 @@ func TestStreamingPassesThroughFlushed(t *testing.T) {
 	}
 }
 
+// A stream's headers reach the client when the worker sends them, before
+// its first event.
+func TestStreamHeadersRelayedBeforeFirstEvent(t *testing.T) {
+	f := newFakeWorker(t)
+	_, base := startRouter(t, testConfig("round_robin", f.URL))
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", strings.NewReader(`{"prompt":"x","stream":true}`))
+	req.Header.Set("X-Fake-Hold-First", "1")
+	got := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			close(got)
+			return
+		}
+		got <- resp
+	}()
+	var resp *http.Response
+	select {
+	case resp = <-got:
+	case <-time.After(5 * time.Second): // a failure bound, not a latency threshold
+		f.release()
+		t.Fatal("no headers while the worker holds its first event: the router held them back")
+	}
+	if resp == nil {
+		t.FailNow()
+	}
+	f.release()
+	b := readAll(t, resp)
+	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasSuffix(b, "data: [DONE]\n\n") {
+		t.Fatalf("stream %q with content type %q", b, resp.Header.Get("Content-Type"))
+	}
+}
+
 func TestQueueBlendedLoadSignal(t *testing.T) {
 	queued, idle := newFakeWorker(t), newFakeWorker(t)
 	queued.waiting.Store(7)

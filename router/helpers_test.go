@@ -25,6 +25,7 @@ import (
 //	X-Fake-Block: 1       hold the response until release() or the client leaves
 //	X-Fake-Break: 1       streaming: cut the connection after the first chunk
 //	X-Fake-Hold: 1        streaming: hold after the first chunk until release()
+//	X-Fake-Hold-First: 1  streaming: send the headers, hold before any chunk until release()
 //	X-Fake-Sleep: ms      wait before answering (cut short if the client leaves)
 //
 // failStatus, when set, makes this worker answer every request with it.
@@ -141,6 +142,12 @@ func (f *fakeWorker) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	rc := http.NewResponseController(w)
+	if r.Header.Get("X-Fake-Hold-First") == "1" {
+		_ = rc.Flush()
+		if !f.wait(r.Context()) {
+			return
+		}
+	}
 	for i := range 3 {
 		fmt.Fprintf(w, "data: {\"choices\":[{\"text\":\"t%d\",\"index\":0}],\"usage\":null}\n\n", i)
 		_ = rc.Flush()
