@@ -31,18 +31,25 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 
 	status := up.resp.StatusCode
 	src := up.body
-	if in.patchJSON != nil && status == http.StatusOK && !isSSE(up.resp.Header) {
-		whole, err := io.ReadAll(io.LimitReader(src, maxJSONBody))
+	sse := isSSE(up.resp.Header)
+	if in.patchJSON != nil && status == http.StatusOK && !sse {
+		// Read one byte past the bound: a larger body is relayed unpatched
+		// and whole rather than cut at the bound.
+		whole, err := io.ReadAll(io.LimitReader(src, maxJSONBody+1))
 		if err != nil {
 			return r.transportFailure(ctx, t.w, fmt.Errorf("reading response: %w", err))
 		}
-		whole = in.patchJSON(whole)
-		up.resp.Header.Set("Content-Length", strconv.Itoa(len(whole)))
-		src = bytes.NewReader(whole)
+		if len(whole) <= maxJSONBody {
+			whole = in.patchJSON(whole)
+			up.resp.Header.Set("Content-Length", strconv.Itoa(len(whole)))
+			src = bytes.NewReader(whole)
+		} else {
+			src = io.MultiReader(bytes.NewReader(whole), src)
+		}
 	}
 	copyResponseHeaders(w.Header(), up.resp.Header)
 	w.WriteHeader(status)
-	if isSSE(up.resp.Header) {
+	if sse {
 		// A stream's headers go out now, as the worker sent them, not with
 		// its first event.
 		_ = http.NewResponseController(w).Flush()

@@ -207,6 +207,19 @@ func TestPDCachedTokensFromPrefill(t *testing.T) {
 	}
 }
 
+// A non-streaming decode answer over the patch bound is relayed whole and
+// unpatched, never cut at the bound.
+func TestPDOversizedDecodeAnswerRelayedWhole(t *testing.T) {
+	p := newRecorder(t, 200, prefillReply)
+	answer := `{"id":"d","choices":[{"text":"` + strings.Repeat("x", maxJSONBody) + `"}],"usage":{"prompt_tokens":9,"completion_tokens":3}}`
+	d := newRecorder(t, 200, answer)
+	_, base := startRouter(t, pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
+	s, b, _ := post(t, base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`)
+	if s != 200 || len(b) != len(answer) || b != answer {
+		t.Fatalf("status %d, %d-byte answer relayed as %d bytes; want the decode answer unchanged", s, len(answer), len(b))
+	}
+}
+
 // A prefill engine that hit EOS returns no kv_transfer_params: the decode
 // leg gets the client's body unchanged (and prefills locally).
 func TestPDNoKVParamsSendsOriginalBody(t *testing.T) {
