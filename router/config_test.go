@@ -48,6 +48,10 @@ func TestValidateNamesYAMLKeys(t *testing.T) {
 			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "nccl", "random", "random"
 			c.PrefillURLs, c.DecodeURLs = []string{"nope"}, []string{"http://127.0.0.1:2"}
 		}, "router.prefill[0]: must be an http(s) URL"},
+		{"pd worker in both pools", func(c *Config) {
+			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "nixl", "random", "random"
+			c.PrefillURLs, c.DecodeURLs = []string{"http://127.0.0.1:1"}, []string{"http://127.0.0.1:2", "http://127.0.0.1:1"}
+		}, `router.decode: "http://127.0.0.1:1" is also a prefill worker`},
 		{"connector", func(c *Config) {
 			c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "rdma", "random", "random"
 		}, "router.kv_connector: must be one of nixl, nccl"},

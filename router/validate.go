@@ -72,6 +72,13 @@ func (c Config) crossFieldErrors() []error {
 		if len(c.DecodeURLs) == 0 {
 			bad("decode", "at least one decode worker URL required when pd_disaggregation is true")
 		}
+		// A worker has one role; in both pools its per-worker metrics
+		// would be exported twice (breaking /metrics) and its loads merged.
+		for _, u := range c.DecodeURLs {
+			if slices.Contains(c.PrefillURLs, u) {
+				bad("decode", "%q is also a prefill worker; a worker serves one role", u)
+			}
+		}
 	} else {
 		set := map[string]bool{
 			"kv_connector": c.KVConnector != "", "prefill_policy": c.PrefillPolicy != "", "decode_policy": c.DecodePolicy != "",
