@@ -60,12 +60,21 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	}
 	readErr, writeErr := relayBody(w, src, tap)
 	switch {
-	case writeErr != nil || ctx.Err() != nil:
-		// The client left or the deadline cut the stream: not the worker's fault.
+	case writeErr != nil:
+		// The client left: not the worker's fault.
+	case readErr != nil && errors.Is(context.Cause(ctx), errRequestTimeout):
+		// Our deadline cut the stream while the client still listens: it
+		// must see the truncation. Counted against the worker like a
+		// timeout before the headers.
+		r.log.Warn("request timed out mid-response", "worker", t.w.url, "request_id", in.reqID)
+		r.recordOutcome(t.w, false)
+		in.aborted = ErrTypeUpstreamTimeout
+	case ctx.Err() != nil:
+		// The client left while we were reading: not the worker's fault.
 	case readErr != nil:
 		r.log.Warn("worker stream broke", "worker", t.w.url, "request_id", in.reqID, "err", readErr)
 		r.recordOutcome(t.w, false)
-		in.aborted = true
+		in.aborted = errStreamBroken
 	default:
 		r.recordOutcome(t.w, status < 500 || up.validation)
 	}

@@ -21,6 +21,10 @@ const (
 	ErrTypePDConnectorTimeout = "pd_connector_timeout" // 504: the prefill leg passed prefill_timeout_secs
 )
 
+// errStreamBroken is how request_errors_total counts a response the worker
+// broke off after it had started (no error body can be sent then).
+const errStreamBroken = "upstream_stream_broken"
+
 // apiError is an error the router answers itself.
 type apiError struct {
 	Status  int    `json:"-"`

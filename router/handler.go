@@ -35,8 +35,8 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 		r.m.requests.WithLabelValues(route).Inc()
 
 		errType := r.serveRouted(w, req, in, kind)
-		if in.aborted {
-			errType = "upstream_stream_broken"
+		if in.aborted != "" {
+			errType = in.aborted
 		}
 		if errType != "" {
 			r.m.errors.WithLabelValues(route, errType).Inc()
@@ -49,7 +49,7 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 				r.m.runCompletion.WithLabelValues(in.runID).Add(float64(in.usage.CompletionTokens))
 			}
 		}
-		if in.aborted {
+		if in.aborted != "" {
 			panic(http.ErrAbortHandler) // net/http cuts the connection without logging
 		}
 	}

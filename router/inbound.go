@@ -27,9 +27,11 @@ type inbound struct {
 	runID  string
 	policy policy.Request
 	usage  *usage // from the relayed response, for per-run accounting
-	// aborted: the worker broke off mid-response; the client connection is
-	// cut so the client sees the truncation instead of a clean end.
-	aborted bool
+	// aborted is set (to the error type it is counted as) when a response
+	// was cut after it started: the worker broke off, or request_timeout_secs
+	// passed mid-stream. The client connection is then cut too, so the client
+	// sees the truncation instead of a clean end.
+	aborted string
 	// patchJSON, when set, rewrites a successful non-streaming JSON answer
 	// before it is relayed (PD mode fills in the prefill leg's cached_tokens).
 	patchJSON func([]byte) []byte

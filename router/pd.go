@@ -182,12 +182,12 @@ func (r *Router) decodeLeg(ctx context.Context, w http.ResponseWriter, in *inbou
 	leg.body, leg.reqID, leg.patchJSON = body, reqID, patch
 	o := r.tryTargets(ctx, &leg, pd.decode, nil, first, func(ctx context.Context, t target) *attemptFailure {
 		pd.m.decodeReqs.WithLabelValues(t.w.url).Inc()
-		leg.aborted = false
+		leg.aborted = ""
 		f := r.attempt(ctx, w, &leg, pd.decode, t)
 		switch {
 		case f != nil && f.kind != failClient:
 			pd.m.decodeErrors.WithLabelValues(t.w.url).Inc()
-		case leg.aborted:
+		case leg.aborted == errStreamBroken:
 			pd.m.streamErrors.WithLabelValues(t.w.url).Inc()
 		}
 		return f

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,6 +60,32 @@ func TestUpstreamErrorAndTimeoutTypes(t *testing.T) {
 	if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`); s != 502 || errorType(t, body) != ErrTypeUpstreamError {
 		t.Fatalf("dead worker → %d %s, want 502 upstream_error", s, body)
 	}
+}
+
+// request_timeout_secs cutting a stream mid-way must not look like a clean
+// end to the client (a driver would count a truncated answer as complete).
+func TestRequestTimeoutMidStreamCutsTheClient(t *testing.T) {
+	f := newFakeWorker(t)
+	cfg := testConfig("round_robin", f.URL)
+	cfg.RequestTimeoutSecs = 0.3
+	r, base := startRouter(t, cfg)
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", strings.NewReader(`{"prompt":"x","stream":true}`))
+	req.Header.Set("X-Fake-Hold", "1") // first chunk, then nothing until the deadline
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("a stream cut by request_timeout_secs ended cleanly for the client: %q", b)
+	}
+	eventually(t, 5*time.Second, func() error {
+		if n := testutil.ToFloat64(r.m.errors.WithLabelValues("/v1/completions", ErrTypeUpstreamTimeout)); n != 1 {
+			return fmt.Errorf("request_errors_total{error_type=upstream_timeout} = %v, want 1", n)
+		}
+		return nil
+	})
 }
 
 func TestClientErrorsAreRelayedAndNeverTripTheCircuit(t *testing.T) {
