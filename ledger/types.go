@@ -231,7 +231,7 @@ func (f *Floats) Scan(src any) error { return jsonScan(src, f) }
 func jsonValue(v any) (driver.Value, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding JSON column: %w", err)
 	}
 	return string(b), nil
 }
@@ -251,5 +251,8 @@ func jsonScan(src, dst any) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return json.Unmarshal(b, dst)
+	if err := json.Unmarshal(b, dst); err != nil {
+		return fmt.Errorf("scanning JSON column: %w", err)
+	}
+	return nil
 }
