@@ -63,3 +63,36 @@ func TestStaleMarking(t *testing.T) {
 		t.Errorf("listed %d rows with stale, %d without; want 4 and 3", len(all), len(fresh))
 	}
 }
+
+// TestSweepRowsDoNotMarkEachOther: the rows of one sweep are a deliberate
+// side-by-side comparison and stay fresh; a later row outside the sweep
+// marks them as usual.
+func TestSweepRowsDoNotMarkEachOther(t *testing.T) {
+	l, _ := openTemp(t)
+	ctx := context.Background()
+	var sweep []int64
+	for _, router := range []string{routerRR, routerCA} {
+		tr := trial("sweep", router)
+		tr.SweepID = "s1"
+		rec, err := l.Record(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.MarkedStale) != 0 {
+			t.Fatalf("a row of sweep s1 marked %+v", rec.MarkedStale)
+		}
+		sweep = append(sweep, rec.ID)
+	}
+	later := trial("later", `{"policy":"power_of_two"}`)
+	rec, err := l.Record(ctx, later, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked []int64
+	for _, m := range rec.MarkedStale {
+		marked = append(marked, m.ID)
+	}
+	if len(marked) != 2 || marked[0] != sweep[0] || marked[1] != sweep[1] {
+		t.Errorf("a row outside the sweep marked %v, want both sweep rows %v", marked, sweep)
+	}
+}
