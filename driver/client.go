@@ -92,6 +92,12 @@ func do(ctx context.Context, client *http.Client, url string, body []byte, heade
 		return x
 	}
 	req.Header = header
+	if ctx.Err() != nil {
+		// The run ended between dispatch and here: nothing leaves, so no
+		// send time is recorded and the request counts as unsent.
+		x.fail(classify(ctx, errCancelled), "not sent: %v", context.Cause(ctx))
+		return x
+	}
 	x.send = now()
 	resp, err := client.Do(req)
 	if err != nil {

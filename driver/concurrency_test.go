@@ -101,3 +101,35 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 		t.Errorf("%d of 50 sent, %d failed; want some sent, all failed", sent, res.Summary.Failed)
 	}
 }
+
+// TestCancelledBeforeStartSendsNothing: with the context already ended, the
+// scheduler dispatches nothing (even requests due at once): the server sees
+// no request and every record is unsent and cancelled, so a cancelled run
+// never reports requests as sent that never left.
+func TestCancelledBeforeStartSendsNothing(t *testing.T) {
+	var mu sync.Mutex
+	seen := 0
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen++
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 10, WarmupRequests: -1,
+		Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
+	res, err := driver.Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) || res == nil {
+		t.Fatalf("Run returned %v, %v; want a result and context.Canceled", res, err)
+	}
+	for _, r := range res.Requests {
+		if r.Sent || r.ErrorType != "cancelled" {
+			t.Errorf("request %d: sent %v, error type %q; want unsent and cancelled", r.Index, r.Sent, r.ErrorType)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen != 0 || res.Summary.Failed != 10 {
+		t.Errorf("server saw %d requests, %d failed; want 0 and 10", seen, res.Summary.Failed)
+	}
+}

@@ -96,7 +96,9 @@ func (p *phase) run(ctx context.Context) {
 	var freedAt time.Duration // when the concurrency cap last stopped being full
 	for finished < n {
 		now := p.since()
-		for q.Len() > 0 && (p.limit == 0 || inflight < p.limit) && (*q)[0].intended <= now {
+		// Nothing is dispatched once ctx has ended: the request would fail
+		// inside the client and be recorded as sent although nothing left.
+		for ctx.Err() == nil && q.Len() > 0 && (p.limit == 0 || inflight < p.limit) && (*q)[0].intended <= now {
 			it := heap.Pop(q).(pending)
 			p.dispatch(ctx, it.index, it.intended, max(it.intended, freedAt))
 			inflight++
