@@ -160,13 +160,17 @@ func TestWarmupNeverOverlapsMeasured(t *testing.T) {
 }
 
 // TestWarmupFinishesBeforeMeasuredRun checks on the wire that every warm-up
-// request has been answered before the first measured one arrives.
+// request has been answered before the first measured one arrives, and that
+// warm-up requests carry the run id with the warm-up suffix, so a router's
+// count for the run id covers exactly the measured requests.
 func TestWarmupFinishesBeforeMeasuredRun(t *testing.T) {
 	var mu sync.Mutex
 	var log []string
+	runIDs := map[string]int{} // run-id header → requests
 	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		session := r.Header.Get("X-Session-ID")
 		mu.Lock()
+		runIDs[r.Header.Get("X-Run-ID")]++
 		log = append(log, "start "+session)
 		mu.Unlock()
 		// "end" is logged before the response is written, so the client
@@ -202,5 +206,8 @@ func TestWarmupFinishesBeforeMeasuredRun(t *testing.T) {
 	}
 	if warmEnds != 30 {
 		t.Fatalf("%d warm-up requests ended, want 30", warmEnds)
+	}
+	if want := map[string]int{"w": 20, "w" + driver.WarmupRunIDSuffix: 30}; fmt.Sprint(runIDs) != fmt.Sprint(want) {
+		t.Errorf("requests by X-Run-ID %v, want %v", runIDs, want)
 	}
 }
