@@ -44,7 +44,7 @@ baseline tolerance was violated; 2 the spec or flags are invalid; 3 the
 infrastructure failed (workers, router, ledger); 130 interrupted.`,
 		Example: `  autoinfer trial run trials/examples/quickstart.yaml
   autoinfer trial run trials/examples/ci-smoke.yaml --assert 'p99_ttft_ms < 500'
-  autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 10%`,
+  autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 100%`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runTrials(c, args[0], f) },
 	}
