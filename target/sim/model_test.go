@@ -46,25 +46,42 @@ func ttftAndITL(t *testing.T, url, text string, maxTokens int) (time.Duration, t
 	return ttft, itl
 }
 
+// runs bounds how often a latency test measures before it gives up on an
+// upper bound. Load on the machine only ever adds latency, so one run that
+// meets the model's upper bound shows the model holds; the lower bound,
+// which load cannot break, is checked on every run.
+const runs = 3
+
 // Acceptance 2: at concurrency 1, TTFT and ITL follow the profile, and TTFT
 // grows with uncached prompt tokens.
 func TestLatencyFollowsProfileAtConcurrencyOne(t *testing.T) {
 	off := false
 	url := simtest.Start(t, sim.Options{Profile: timing, Engine: engine.Config{EnablePrefixCaching: &off}})
+	// The mean ITL may beat the model by up to 15 ms in total: the first
+	// token's emission can be late while the engine keeps the last one on
+	// schedule (steps catch up on timer overshoot).
+	const tokens = 20
+	itlSlack := 15 * time.Millisecond / (tokens - 1)
 	var ttfts []time.Duration
 	for i, n := range []int{64, 2000} {
-		ttft, itl := ttftAndITL(t, url, prompt(uint64(i), n), 20)
 		wantTTFT := timing.StepTime(n, 0, 0)
 		wantITL := timing.StepTime(0, 1, 0)
-		t.Logf("prompt %d: TTFT %v (model %v), ITL %v (model %v)", n, ttft, wantTTFT, itl, wantITL)
-		if !within(ttft, wantTTFT, 0) {
-			t.Errorf("prompt %d tokens: TTFT %v, model %v (tolerance: [model, model + 15 ms + 50%%])", n, ttft, wantTTFT)
+		var ttft, itl time.Duration
+		for run := range runs {
+			ttft, itl = ttftAndITL(t, url, prompt(uint64(i), n), tokens)
+			t.Logf("prompt %d, run %d: TTFT %v (model %v), ITL %v (model %v)", n, run, ttft, wantTTFT, itl, wantITL)
+			if ttft < wantTTFT || itl < wantITL-itlSlack {
+				t.Fatalf("prompt %d tokens: TTFT %v, mean ITL %v beat the model (%v, %v)", n, ttft, itl, wantTTFT, wantITL)
+			}
+			if within(ttft, wantTTFT, 0) && within(itl, wantITL, itlSlack) {
+				break
+			}
 		}
-		// The mean ITL may beat the model by up to 15 ms in total: the first
-		// token's emission can be late while the engine keeps the last one on
-		// schedule (steps catch up on timer overshoot).
-		if !within(itl, wantITL, 15*time.Millisecond/19) {
-			t.Errorf("prompt %d tokens: mean ITL %v, model %v", n, itl, wantITL)
+		if !within(ttft, wantTTFT, 0) {
+			t.Errorf("prompt %d tokens: TTFT above the model in all %d runs, last %v, model %v (tolerance: [model, model + 15 ms + 50%%])", n, runs, ttft, wantTTFT)
+		}
+		if !within(itl, wantITL, itlSlack) {
+			t.Errorf("prompt %d tokens: mean ITL above the model in all %d runs, last %v, model %v", n, runs, itl, wantITL)
 		}
 		ttfts = append(ttfts, ttft)
 	}
@@ -91,11 +108,19 @@ func TestRepeatedPromptHitsPrefixCache(t *testing.T) {
 	if c, p := second.Usage.PromptTokensDetails.CachedTokens, second.Usage.PromptTokens; c < p-16 || c >= p {
 		t.Errorf("repeat reports %d cached of %d prompt tokens, want ≥ prompt-16 and < prompt", c, p)
 	}
-	if warm >= cold {
-		t.Errorf("repeat took %v, first %v: cache hits must cut prefill", warm, cold)
-	}
 	if got := metricValue(t, url, "vllm:prefix_cache_hits_total") - hitsBefore; got != float64(second.Usage.PromptTokensDetails.CachedTokens) {
 		t.Errorf("prefix_cache_hits_total moved by %v, want %d", got, second.Usage.PromptTokensDetails.CachedTokens)
+	}
+	// The model puts a repeat 20 ms (1000 prefill tokens) below the first
+	// request; a pause on a loaded machine can eat that, so the repeat gets
+	// up to runs tries (load only makes it slower, never faster).
+	for run := 1; run < runs && warm >= cold; run++ {
+		t0 = time.Now()
+		complete(t, url, body)
+		warm = time.Since(t0)
+	}
+	if warm >= cold {
+		t.Errorf("repeat took %v (last of %d runs), first %v: cache hits must cut prefill", warm, runs, cold)
 	}
 	if first.Choices[0].Text != second.Choices[0].Text {
 		t.Errorf("cached and uncached answers differ: %q vs %q", first.Choices[0].Text, second.Choices[0].Text)

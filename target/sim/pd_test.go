@@ -3,6 +3,7 @@ package sim_test
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,9 +89,6 @@ func TestPrefillDecodeDisaggregation(t *testing.T) {
 	// TTFT = modelled transfer + one step computing the last prompt token.
 	predicted := pd.TransferTime(2000) + pd.StepTime(1, 0, 0)
 	t.Logf("collocated TTFT %v; disaggregated TTFT %v (model %v)", localTTFT, ttft, predicted)
-	if !within(ttft, predicted, 0) {
-		t.Errorf("disaggregated TTFT %v, model %v (tolerance [model, model + 15 ms + 50%%])", ttft, predicted)
-	}
 	if n := metricValue(t, decodeURL, `vllm:kv_transfer_pulls_total{engine="0",model_name="sim-llama-3-8b",result="ok"}`); n != 1 {
 		t.Errorf("decode engine counted %v good pulls, want 1", n)
 	}
@@ -100,6 +98,25 @@ func TestPrefillDecodeDisaggregation(t *testing.T) {
 	// Only the last prompt token was computed on the decode engine.
 	if p := metricValue(t, decodeURL, "vllm:prefix_cache_queries_total"); p != 2000 {
 		t.Errorf("decode engine saw %v prompt tokens, want 2000", p)
+	}
+	// The pull crosses several goroutines and a TCP connection; a loaded
+	// machine can delay any of them, so the upper bound gets up to runs
+	// pulls of fresh prompts (load only adds latency). The lower bound holds
+	// on every run.
+	for run := 1; ; run++ {
+		if ttft < predicted {
+			t.Fatalf("disaggregated TTFT %v beat the model %v", ttft, predicted)
+		}
+		if within(ttft, predicted, 0) {
+			break
+		}
+		if run == runs {
+			t.Fatalf("disaggregated TTFT above the model in all %d runs, last %v, model %v (tolerance [model, model + 15 ms + 50%%])", runs, ttft, predicted)
+		}
+		fresh := prompt(uint64(100+run), 2000)
+		a := prefillLeg(t, prefill.URL, fresh, "pd-retry-"+strconv.Itoa(run))
+		_, ttft = decodeLeg(t, decodeURL, fresh, a.KV)
+		t.Logf("run %d: disaggregated TTFT %v (model %v)", run, ttft, predicted)
 	}
 
 	// Pulling the same KV again fails (it was released): local prefill, same text.
