@@ -141,11 +141,11 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	type plain Summary
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
-		return err
+		return fmt.Errorf("decoding summary: %w", err)
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
-		return err
+		return fmt.Errorf("decoding summary: %w", err)
 	}
 	for _, m := range Metrics {
 		for k, raw := range all {
