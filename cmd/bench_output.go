@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -229,27 +227,4 @@ func writeOutput(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
-}
-
-// firstModel asks the server for its models, as vllm bench serve does when
-// --model is not given.
-func firstModel(ctx context.Context, baseURL string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/v1/models", nil)
-	if err != nil {
-		return "", fmt.Errorf("listing models: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("listing models: %w", err)
-	}
-	defer resp.Body.Close()
-	var v struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK || len(v.Data) == 0 {
-		return "", fmt.Errorf("GET /v1/models gave no model (HTTP %d)", resp.StatusCode)
-	}
-	return v.Data[0].ID, nil
 }
