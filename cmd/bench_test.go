@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +105,18 @@ func TestBenchBadFlagsNameTheFlag(t *testing.T) {
 		if code := Main(args, &out, &errOut); code != ExitUsage || !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", tc.args, code, errOut.String(), tc.want)
 		}
+	}
+}
+
+// TestBenchWithoutModelNeedsTheServersList: without --model, bench asks
+// GET /v1/models; a server that cannot list models is an infrastructure
+// failure (exit 3) whose message says why.
+func TestBenchWithoutModelNeedsTheServersList(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	code := Main([]string{"bench", "--base-url", srv.URL, "--num-prompts", "1", "--num-warmups", "0"}, &out, &errOut)
+	if code != ExitInfra || !strings.Contains(errOut.String(), "--model not given") || !strings.Contains(errOut.String(), "HTTP 404") {
+		t.Errorf("exit %d, stderr %q; want exit %d naming --model and HTTP 404", code, errOut.String(), ExitInfra)
 	}
 }
