@@ -68,8 +68,7 @@ func TestStallMidStream(t *testing.T) {
 	// The stream must now hang: the generation finished long ago (20 fast
 	// steps), yet nothing more arrives. Prove it by seeing the engine done
 	// while the body still blocks, then abandon the request.
-	for metricValue(t, w.URL, "vllm:generation_tokens_total") < 20 {
-	}
+	waitMetric(t, w.URL, "vllm:generation_tokens_total", func(v float64) bool { return v >= 20 })
 	next := make(chan bool, 1)
 	go func() {
 		for sc.Scan() {
@@ -87,8 +86,7 @@ func TestStallMidStream(t *testing.T) {
 	}
 	cancel()
 	<-next
-	for metricValue(t, w.URL, "vllm:request_success_total") < 1 {
-	}
+	waitMetric(t, w.URL, "vllm:request_success_total", func(v float64) bool { return v >= 1 })
 }
 
 func TestRefuseConnectionsAndCrash(t *testing.T) {

@@ -94,3 +94,21 @@ func streamPost(t testing.TB, url string, body any) (start time.Time, events []s
 	}
 	return start, events
 }
+
+// waitMetric polls url's /metrics until ok holds for the sum of the family
+// name, and fails the test after 10 s. A millisecond between polls keeps the
+// loop from competing with the server it watches for a loaded CPU.
+func waitMetric(t testing.TB, url, name string, ok func(float64) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := metricValue(t, url, name)
+		if ok(v) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is still %v after 10 s", name, v)
+		}
+		time.Sleep(time.Millisecond) // polling a condition, not synchronising
+	}
+}

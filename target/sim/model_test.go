@@ -178,11 +178,23 @@ func TestSmallKVCacheQueuesAndCompletes(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { got[i] = complete(t, small, bodies[i]) })
 	}
+	// Watch the gauge until it shows a waiting request or every request has
+	// ended (also a failed one, so the loop cannot outlive the requests).
+	ended := make(chan struct{})
+	go func() { wg.Wait(); close(ended) }()
+	inFlight := func() bool {
+		select {
+		case <-ended:
+			return false
+		default:
+			return true
+		}
+	}
 	sawWaiting := false
-	for !sawWaiting && metricValue(t, small, "vllm:request_success_total") < n {
+	for !sawWaiting && inFlight() {
 		sawWaiting = metricValue(t, small, "vllm:num_requests_waiting") > 0
 	}
-	wg.Wait()
+	<-ended
 	if !sawWaiting {
 		t.Error("vllm:num_requests_waiting never rose above 0 with 8 requests needing 17 blocks each in 48 blocks")
 	}
