@@ -88,7 +88,7 @@ func (f *benchFlags) flagError(err error) string {
 		"arrival.request_rate": "request-rate", "arrival.burstiness": "burstiness", "arrival.kind": "arrival",
 		"arrival.max_concurrency": "max-concurrency", "num_prompts": "num-prompts", "base_url": "base-url",
 		"endpoint": "endpoint", "model": "model", "timeout": "timeout", "goodput": "goodput",
-		"percentiles": "metric-percentiles", "session_header": "session-header",
+		"percentiles": "metric-percentiles", "session_header": "session-header", "run_id_header": "run-id-header",
 	}
 	if wk, ok := strings.CutPrefix(key, "workload."); ok {
 		if fl, ok := datasetFlags[f.datasetName][wk]; ok && f.workloadFile == "" {

@@ -97,6 +97,8 @@ func TestBenchBadFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--metric-percentiles", "101"}, "--metric-percentiles"},
 		{[]string{"--percentile-metrics", "ttft,latency"}, "--percentile-metrics"},
 		{[]string{"--num-prompts", "-1"}, "--num-prompts"},
+		{[]string{"--session-header", "X Session"}, "--session-header"},
+		{[]string{"--run-id-header", "X-Run:ID"}, "--run-id-header"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 		{[]string{"stray"}, "stray"},
 	} {

@@ -154,8 +154,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("timeout: must be > 0, got %v", c.Timeout)
 	case c.Goodput.TTFTMs < 0 || c.Goodput.TPOTMs < 0 || c.Goodput.E2ELMs < 0:
 		return fmt.Errorf("goodput: bounds must be > 0 ms, got %+v", c.Goodput)
-	case strings.ContainsAny(c.SessionHeader+c.RunIDHeader, " :\r\n"):
-		return errors.New("session_header: header names cannot hold spaces, colons or line breaks")
+	case strings.ContainsAny(c.SessionHeader, headerNameBreakers):
+		return fmt.Errorf("session_header: %q: header names cannot hold spaces, colons or line breaks", c.SessionHeader)
+	case strings.ContainsAny(c.RunIDHeader, headerNameBreakers):
+		return fmt.Errorf("run_id_header: %q: header names cannot hold spaces, colons or line breaks", c.RunIDHeader)
 	}
 	for _, p := range c.Percentiles {
 		if !(p >= 0 && p <= 100) {
@@ -164,6 +166,10 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// headerNameBreakers are the characters that would end a header name early
+// or split the header on the wire.
+const headerNameBreakers = " :\r\n"
 
 // sessionValue renders the session scheme for one request.
 func (c Config) sessionValue(session string, index, turn int) string {
