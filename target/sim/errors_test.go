@@ -45,6 +45,7 @@ func TestErrorsUseOpenAIShape(t *testing.T) {
 		{"max_tokens zero", "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 0}, 400, "BadRequestError", "max_tokens", "at least 1"},
 		{"negative temperature", "/v1/completions", map[string]any{"prompt": "hi", "temperature": -1}, 400, "BadRequestError", "temperature", "non-negative"},
 		{"too many logprobs", "/v1/completions", map[string]any{"prompt": "hi", "logprobs": 21}, 400, "BadRequestError", "logprobs", "between 0 and 20"},
+		{"too many top_logprobs", "/v1/chat/completions", map[string]any{"messages": []map[string]any{{"role": "user", "content": "x"}}, "logprobs": true, "top_logprobs": 21}, 400, "BadRequestError", "top_logprobs", "top_logprobs must be between 0 and 20"},
 		{"chat logprobs not bool", "/v1/chat/completions", map[string]any{"messages": []map[string]any{{"role": "user", "content": "x"}}, "logprobs": 3}, 400, "BadRequestError", "logprobs", "boolean"},
 		{"n > 1", "/v1/completions", map[string]any{"prompt": "hi", "n": 2}, 400, "BadRequestError", "n", "n must be 1"},
 		{"stream options without stream", "/v1/completions", map[string]any{"prompt": "hi", "stream_options": map[string]any{"include_usage": true}}, 400, "BadRequestError", "stream_options", "stream=True"},

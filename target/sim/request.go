@@ -281,7 +281,11 @@ func (g *genRequest) readLogprobs(w *wireRequest) *apiError {
 		return badRequest("logprobs", "invalid type for field \"logprobs\": want integer")
 	}
 	if g.logprobs < 0 || g.logprobs > maxTopLogprobs {
-		return badRequest("logprobs", "logprobs must be between 0 and %d, got %d", maxTopLogprobs, g.logprobs)
+		field := "logprobs" // chat's count is top_logprobs; logprobs is its switch
+		if g.chat {
+			field = "top_logprobs"
+		}
+		return badRequest(field, "%s must be between 0 and %d, got %d", field, maxTopLogprobs, g.logprobs)
 	}
 	return nil
 }
