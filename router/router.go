@@ -35,6 +35,7 @@ type Router struct {
 
 	handler http.Handler
 	active  sync.WaitGroup // running handlers, waited for on shutdown
+	fresh   freshConns     // connections without a request yet, closed on shutdown
 	serving atomic.Bool
 }
 
@@ -78,6 +79,7 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		rnd:     policy.NewLockedRand(seed),
 		client:  &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
 		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+		fresh:   freshConns{m: map[net.Conn]struct{}{}},
 	}
 	r.m = newMetrics(r.reg)
 	if err := r.reg.Register(newStateCollector(r)); err != nil {

@@ -1,9 +1,13 @@
 package router
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestProxiesAndEchoesRequestID(t *testing.T) {
@@ -54,4 +58,52 @@ func TestValidationBeforeSelection(t *testing.T) {
 	if n := f.requests.Load(); n != 0 {
 		t.Errorf("rejected requests reached the worker %d times", n)
 	}
+}
+
+// A client connection that never sent a request (a pool's spare) must not
+// hold up shutdown: net/http alone would wait 5 s for it.
+func TestServeDoesNotWaitForUnusedConnections(t *testing.T) {
+	f := newFakeWorker(t)
+	r, err := New(testConfig("round_robin", f.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(ctx, ln) }()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/liveness") // serving
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, resp)
+	spare, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spare.Close()
+	eventually(t, 5*time.Second, func() error { // the server has seen it
+		if !r.hasFreshConn() {
+			return errors.New("spare connection not accepted yet")
+		}
+		return nil
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(4 * time.Second): // below net/http's 5 s: only closing the spare returns sooner
+		t.Fatal("Serve still waits for a connection that never sent a request")
+	}
+}
+
+func (r *Router) hasFreshConn() bool {
+	r.fresh.mu.Lock()
+	defer r.fresh.mu.Unlock()
+	return len(r.fresh.m) > 0
 }

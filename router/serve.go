@@ -15,8 +15,9 @@ import (
 const ShutdownGrace = 10 * time.Second
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it stops
-// accepting, lets responses in flight finish for up to ShutdownGrace,
-// cancels the rest and returns once every goroutine it started has stopped.
+// accepting, closes connections that never sent a request, lets responses
+// in flight finish for up to ShutdownGrace, cancels the rest and returns
+// once every goroutine it started has stopped.
 // Serve may be called once.
 func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 	if !r.serving.CompareAndSwap(false, true) {
@@ -36,7 +37,9 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           r.handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		ConnState:         r.fresh.track,
 	}
+	srv.RegisterOnShutdown(r.fresh.closeAll)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
@@ -78,5 +81,37 @@ func tick(ctx context.Context, interval time.Duration, f func(context.Context)) 
 		case <-t.C:
 			f(ctx)
 		}
+	}
+}
+
+// freshConns are connections that have not sent a request yet. A client's
+// pool often holds one it dialled but never used; Shutdown would wait 5 s
+// for it (net/http's grace for new connections) although nothing is in
+// flight, delaying every trial's teardown. They are closed as soon as
+// shutdown starts, when the listener is already closed.
+type freshConns struct {
+	mu sync.Mutex
+	m  map[net.Conn]struct{}
+}
+
+func (f *freshConns) track(c net.Conn, s http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s == http.StateNew {
+		f.m[c] = struct{}{}
+	} else {
+		delete(f.m, c)
+	}
+}
+
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	conns := make([]net.Conn, 0, len(f.m))
+	for c := range f.m {
+		conns = append(conns, c)
+	}
+	f.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
 	}
 }
