@@ -32,6 +32,13 @@ type Faults struct {
 	Crash bool
 }
 
+// clone is a copy of f that shares no map with it: handlers read the
+// server's faults on every request while a caller may still hold f.
+func (f Faults) clone() *Faults {
+	f.ErrorRates = maps.Clone(f.ErrorRates)
+	return &f
+}
+
 // faultsJSON is the wire form of Faults (durations in milliseconds).
 type faultsJSON struct {
 	ErrorRates        map[string]float64 `json:"error_rates,omitempty"`

@@ -122,3 +122,17 @@ func TestRefuseConnectionsAndCrash(t *testing.T) {
 		}
 	}
 }
+
+// The server keeps its own copy of the faults: changing the caller's map
+// afterwards changes nothing (and cannot race with request handlers).
+func TestSetFaultsCopiesErrorRates(t *testing.T) {
+	w := simtest.StartStoppable(t, sim.Options{})
+	rates := map[int]float64{503: 1}
+	w.SetFaults(sim.Faults{ErrorRates: rates})
+	rates[503] = 0
+	got := w.Server().Faults()
+	got.ErrorRates[503] = 0
+	if code, raw := post(t, w.URL+"/v1/completions", map[string]any{"model": model, "prompt": "hi", "max_tokens": 1}); code != http.StatusServiceUnavailable {
+		t.Fatalf("after the caller changed its maps: %d %s, want the injected 503", code, raw)
+	}
+}

@@ -54,8 +54,7 @@ func New(opts Options) (*Server, error) {
 	for r := range cfg.ranks {
 		s.ranks = append(s.ranks, newEngine(r, &s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
 	}
-	f := cfg.initialFault
-	s.faults.Store(&f)
+	s.faults.Store(cfg.initialFault.clone())
 	s.mux = s.routes()
 	return s, nil
 }
@@ -84,8 +83,9 @@ func (s *Server) Handler() http.Handler { return s.mux }
 
 // SetFaults replaces the fault injection state. An invalid f is rejected
 // by POST /admin/faults; here it is the caller's contract to pass Validate.
+// The server keeps its own copy, so the caller may reuse f's map.
 func (s *Server) SetFaults(f Faults) {
-	s.faults.Store(&f)
+	s.faults.Store(f.clone())
 	if f.Crash {
 		select {
 		case s.crash <- struct{}{}:
@@ -94,8 +94,8 @@ func (s *Server) SetFaults(f Faults) {
 	}
 }
 
-// Faults returns the current fault injection state.
-func (s *Server) Faults() Faults { return *s.faults.Load() }
+// Faults returns a copy of the current fault injection state.
+func (s *Server) Faults() Faults { return *s.faults.Load().clone() }
 
 // Model is the served model name.
 func (s *Server) Model() string { return s.cfg.model }
