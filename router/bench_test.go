@@ -20,6 +20,9 @@ import (
 // simulated worker, against talking to that worker directly, in the same
 // run: latency p50/p99 from interleaved sequential requests, and maximum
 // requests/s under a closed loop of 32 clients. Ratios are router ÷ direct.
+// With nginx installed (`make bench-peers`), nginx as a reverse proxy to the
+// same worker is measured in the same loops and reported as nginx ÷ direct
+// and router ÷ nginx.
 //
 //	go test -run '^$' -bench Overhead -benchtime 2000x ./router/
 func BenchmarkOverhead(b *testing.B) {
@@ -38,7 +41,12 @@ func BenchmarkOverhead(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- r.Serve(ctx, ln) }()
 	defer func() { cancel(); <-done }()
-	routed := "http://" + ln.Addr().String()
+	bases := []string{worker, "http://" + ln.Addr().String()} // direct, router[, nginx]
+	if nginx, ok := startNginx(b, worker); ok {
+		bases = append(bases, nginx)
+	} else {
+		b.Log("nginx not installed: no peer figures (make bench-peers installs it)")
+	}
 
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 256}}
 	body := completion("the router overhead benchmark prompt", 1, false)
@@ -56,10 +64,11 @@ func BenchmarkOverhead(b *testing.B) {
 		return time.Since(start)
 	}
 
-	var direct, viaRouter []time.Duration
-	for b.Loop() { // interleaved so drift hits both sides alike
-		direct = append(direct, do(worker))
-		viaRouter = append(viaRouter, do(routed))
+	lat := make([][]time.Duration, len(bases))
+	for b.Loop() { // interleaved so drift hits every side alike
+		for i, base := range bases {
+			lat[i] = append(lat[i], do(base))
+		}
 	}
 	b.StopTimer()
 	p := func(d []time.Duration, q float64) float64 {
@@ -67,12 +76,6 @@ func BenchmarkOverhead(b *testing.B) {
 		slices.Sort(s)
 		return float64(s[int(q*float64(len(s)-1))].Microseconds())
 	}
-	b.ReportMetric(p(direct, 0.5), "direct_p50_us")
-	b.ReportMetric(p(viaRouter, 0.5)-p(direct, 0.5), "added_p50_us")
-	b.ReportMetric(p(viaRouter, 0.99)-p(direct, 0.99), "added_p99_us")
-	b.ReportMetric(p(viaRouter, 0.5)/p(direct, 0.5), "p50_ratio")
-	b.ReportMetric(p(viaRouter, 0.99)/p(direct, 0.99), "p99_ratio")
-
 	throughput := func(base string) float64 {
 		const clients, total = 32, 3000
 		jobs := make(chan struct{}, total)
@@ -92,9 +95,25 @@ func BenchmarkOverhead(b *testing.B) {
 		wg.Wait()
 		return total / time.Since(start).Seconds()
 	}
-	d, rt := throughput(worker), throughput(routed)
-	b.ReportMetric(d, "direct_req/s")
-	b.ReportMetric(rt, "router_req/s")
-	b.ReportMetric(rt/d, "rps_ratio")
-	b.ReportMetric(0, "ns/op") // per-iteration time is the sum of two requests: not meaningful
+	rps := make([]float64, len(bases))
+	for i, base := range bases {
+		rps[i] = throughput(base)
+	}
+
+	b.ReportMetric(p(lat[0], 0.5), "direct_p50_us")
+	b.ReportMetric(rps[0], "direct_req/s")
+	for i, name := range []string{"", "router", "nginx"}[1:len(bases)] {
+		i++
+		b.ReportMetric(p(lat[i], 0.5)-p(lat[0], 0.5), name+"_added_p50_us")
+		b.ReportMetric(p(lat[i], 0.99)-p(lat[0], 0.99), name+"_added_p99_us")
+		b.ReportMetric(p(lat[i], 0.5)/p(lat[0], 0.5), name+"_p50_ratio")
+		b.ReportMetric(p(lat[i], 0.99)/p(lat[0], 0.99), name+"_p99_ratio")
+		b.ReportMetric(rps[i], name+"_req/s")
+		b.ReportMetric(rps[i]/rps[0], name+"_rps_ratio")
+	}
+	if len(bases) == 3 {
+		b.ReportMetric(rps[1]/rps[2], "router_vs_nginx_rps_ratio")
+		b.ReportMetric((p(lat[1], 0.5)-p(lat[0], 0.5))/max(p(lat[2], 0.5)-p(lat[0], 0.5), 1), "router_vs_nginx_added_p50_ratio")
+	}
+	b.ReportMetric(0, "ns/op") // per-iteration time is the sum of several requests: not meaningful
 }
