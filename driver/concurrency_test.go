@@ -77,8 +77,13 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The goroutine ends with the test: at the first request, or at the
+	// deferred cancel if none ever arrives.
 	go func() {
-		<-started
+		select {
+		case <-started:
+		case <-ctx.Done():
+		}
 		cancel()
 	}()
 	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 50, WarmupRequests: -1,
