@@ -111,10 +111,14 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	var (
 		mu    sync.Mutex // guards procs against Restart racing Close
 		procs []*proc
+		// closed is set by Close; a Restart after it would start a
+		// process nobody stops.
+		closed bool
 	)
 	stopAll := func(ctx context.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
+		closed = true
 		errs := make([]error, len(procs))
 		var wg sync.WaitGroup
 		for i, pr := range procs {
@@ -146,6 +150,9 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	restart := func(ctx context.Context, i int) error {
 		mu.Lock()
 		defer mu.Unlock()
+		if closed {
+			return fmt.Errorf("restarting %s: the deployment is closed", workers[i])
+		}
 		old := procs[i]
 		if err := old.stop(ctx, 0); err != nil { // no grace: a crash
 			return err

@@ -278,4 +278,14 @@ func TestRestartKillsAndRestartsOnSameURL(t *testing.T) {
 	if strings.Count(log, "mode=serve") != 2 || strings.Contains(log, "graceful shutdown") {
 		t.Errorf("log should hold both runs and no graceful stop (the restart is a crash):\n%s", log)
 	}
+	// After Close a Restart (a chaos step racing with Ctrl-C) starts nothing.
+	if err := d.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Restart(ctx, 0); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("Restart after Close: %v, want an error saying the deployment is closed", err)
+	}
+	if n := strings.Count(readLog(t, w.LogPath), "mode=serve"); n != 2 {
+		t.Errorf("Restart after Close started a worker (%d runs in the log, want 2)", n)
+	}
 }

@@ -95,6 +95,9 @@ type simWorker struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Serve returned
 	err    error         // Serve's result, valid after done
+	// closed is set by stop; start refuses afterwards, so a Restart racing
+	// with Close cannot leave an engine running that nobody stops.
+	closed bool
 }
 
 // start serves a new engine on ln and waits until it answers /health.
@@ -106,6 +109,11 @@ func (w *simWorker) start(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		cancel()
+		return fmt.Errorf("starting %s: the deployment is closed", w.worker)
+	}
 	w.srv, w.cancel, w.done = srv, cancel, done
 	w.mu.Unlock()
 	go func() {
@@ -132,15 +140,20 @@ func (w *simWorker) start(ctx context.Context, ln net.Listener) error {
 func (w *simWorker) stop(ctx context.Context) error {
 	w.mu.Lock()
 	srv, cancel, done := w.srv, w.cancel, w.done
+	w.closed = true
 	w.mu.Unlock()
 	if cancel == nil {
 		return nil
 	}
+	// Either a crash or a cancel ends Serve; sending both would leave the
+	// choice to Serve's select.
 	if ctx.Err() != nil {
 		srv.SetFaults(sim.Faults{Crash: true})
+	} else {
+		cancel()
 	}
-	cancel()
 	<-done
+	cancel()
 	if err := w.serveErr(); err != nil && !errors.Is(err, sim.ErrCrashed) {
 		return fmt.Errorf("worker %s: %w", w.worker, err)
 	}

@@ -115,6 +115,25 @@ func TestRestartKeepsURL(t *testing.T) {
 	}
 }
 
+// A Restart that comes after Close (say, a chaos step racing with Ctrl-C)
+// must not bring back an engine that nobody would stop.
+func TestRestartAfterCloseStartsNothing(t *testing.T) {
+	d, err := fast(t).Provision(t.Context(), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Restart(t.Context(), 0); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("Restart after Close: %v, want an error saying the deployment is closed", err)
+	}
+	if resp, err := http.Get(d.Workers[0].URL + "/health"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a worker answers after Close and Restart")
+	}
+}
+
 func TestInvalidEngineIsStartupError(t *testing.T) {
 	_, err := fast(t).Provision(t.Context(), target.Topology{Replicas: 2, Engine: engine.Config{}})
 	var se *target.StartupError
