@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/driver"
 )
@@ -18,16 +19,30 @@ import (
 func TestMaxConcurrencyCap(t *testing.T) {
 	const n, limit = 30, 3
 	var mu sync.Mutex
-	cond := sync.NewCond(&mu)
+	changed := make(chan struct{}) // closed and replaced when a request arrives
 	inflight, arrived, peak := 0, 0, 0
 	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		inflight++
 		arrived++
 		peak = max(peak, inflight)
-		cond.Broadcast()
-		for inflight < limit && arrived <= n-limit {
-			cond.Wait()
+		close(changed)
+		changed = make(chan struct{})
+		// A driver that never fills the cap fails here within 10 s
+		// instead of hanging the suite.
+		deadline := time.After(10 * time.Second)
+		for waiting := true; waiting && inflight < limit && arrived <= n-limit; {
+			ch := changed
+			mu.Unlock()
+			select {
+			case <-ch:
+			case <-deadline:
+				waiting = false
+			}
+			mu.Lock()
+			if !waiting {
+				t.Errorf("a request waited 10 s with %d of %d in flight", inflight, limit)
+			}
 		}
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
