@@ -18,7 +18,6 @@ const maxCatchUp = 20 * time.Millisecond
 // KV cache. Everything except the atomics is guarded by mu; the loop holds
 // mu while planning and while completing a step, never while a step runs.
 type engine struct {
-	rank     int
 	cfg      *config
 	m        *rankMetrics
 	engineID string
@@ -42,9 +41,9 @@ type stepItem struct {
 	decode bool
 }
 
-func newEngine(rank int, cfg *config, m *rankMetrics, engineID string) *engine {
+func newEngine(cfg *config, m *rankMetrics, engineID string) *engine {
 	return &engine{
-		rank: rank, cfg: cfg, m: m, engineID: engineID,
+		cfg: cfg, m: m, engineID: engineID,
 		pool: newBlockPool(cfg.numBlocks), held: map[string]*heldKV{},
 		wake: make(chan struct{}, 1),
 	}

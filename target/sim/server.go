@@ -52,7 +52,7 @@ func New(opts Options) (*Server, error) {
 		id: strconv.FormatUint(rand.Uint64(), 16), logger: cfg.logger}
 	s.m = newMetrics(&s.cfg)
 	for r := range cfg.ranks {
-		s.ranks = append(s.ranks, newEngine(r, &s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
+		s.ranks = append(s.ranks, newEngine(&s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
 	}
 	s.faults.Store(cfg.initialFault.clone())
 	s.mux = s.routes()
