@@ -11,8 +11,8 @@ import (
 	"github.com/autoinfer/autoinfer/target"
 )
 
-// Placeholders are the names a command template (and env values) may use.
-var Placeholders = []string{"model", "host", "port", "engine_args", "role", "rank", "index"}
+// placeholders are the names a command template (and env values) may use.
+var placeholders = []string{"model", "host", "port", "engine_args", "role", "rank", "index"}
 
 var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
@@ -105,8 +105,8 @@ func (v Vars) Expand(s string) string {
 // such as {prot} fails at validation instead of reaching the server.
 func checkPlaceholders(s string) error {
 	for _, m := range placeholderRE.FindAllStringSubmatch(s, -1) {
-		if !slices.Contains(Placeholders, m[1]) {
-			return fmt.Errorf("unknown placeholder %s (known: {%s})", m[0], strings.Join(Placeholders, "} {"))
+		if !slices.Contains(placeholders, m[1]) {
+			return fmt.Errorf("unknown placeholder %s (known: {%s})", m[0], strings.Join(placeholders, "} {"))
 		}
 	}
 	return nil
