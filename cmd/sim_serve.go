@@ -173,6 +173,7 @@ func runSimServe(cmd *cobra.Command, f *simServeFlags) error {
 	}
 	for i := range f.replicas {
 		if servers[i], err = sim.New(opts); err != nil {
+			closeAll()
 			return usageErr("%w", err)
 		}
 		port := 0
