@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"slices"
+	"time"
+)
+
+// plan builds the next step like vLLM's scheduler: running sequences first
+// (one decode token each, or their next prefill chunk), preempting the most
+// recently admitted sequence when KV blocks run out; then waiting sequences
+// in arrival order while the token budget, max_num_seqs and free blocks
+// allow. It returns the step's modelled duration.
+func (e *engine) plan() time.Duration {
+	e.items = e.items[:0]
+	e.waiting = append(e.waiting, e.incoming...)
+	clear(e.incoming)
+	e.incoming = e.incoming[:0]
+	e.dropAborted()
+
+	bs := e.cfg.blockSize
+	budget := e.cfg.maxBatched
+	preempted := false
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		s := e.running[i]
+		n := min(s.known()-s.computed, budget)
+		need := ceilDiv(s.computed+n, bs) - len(s.blocks)
+		for need > e.pool.nfree {
+			victim := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.preempt(victim)
+			preempted = true
+			if victim == s {
+				break
+			}
+		}
+		if i >= len(e.running) { // s itself was preempted
+			break
+		}
+		for range need {
+			s.blocks = append(s.blocks, e.pool.alloc())
+		}
+		decode := s.generated() > 0 && n == 1 && s.computed == s.known()-1
+		e.items = append(e.items, stepItem{s: s, n: n, decode: decode})
+		budget -= n
+	}
+	// vLLM admits nothing new in a step that had to preempt.
+	for !preempted && len(e.waiting) > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
+		s := e.waiting[0]
+		n, ok := e.admit(s, budget)
+		if !ok {
+			break
+		}
+		e.waiting[0] = nil
+		e.waiting = e.waiting[1:]
+		e.running = append(e.running, s)
+		e.items = append(e.items, stepItem{s: s, n: n})
+		budget -= n
+	}
+	e.publishGauges()
+
+	prefill, decodes, context := 0, 0, 0
+	for _, it := range e.items {
+		if it.decode {
+			decodes++
+			context += it.s.computed
+		} else {
+			prefill += it.n
+		}
+	}
+	return e.cfg.profile.StepTime(prefill, decodes, context)
+}
+
+// admit allocates KV for s's first chunk, reusing the longest resident
+// prefix. It fails without side effects when the blocks do not fit.
+func (e *engine) admit(s *seq, budget int) (int, bool) {
+	bs := e.cfg.blockSize
+	known := s.known()
+	hit := 0
+	if e.cfg.prefixCache {
+		s.ensureHashes(known/bs, bs)
+		// Like vLLM, always recompute at least the last token: its logits
+		// produce the next token.
+		hit = e.pool.hits(s.hashes, (known-1)/bs)
+	}
+	start := max(hit*bs, s.remoteKV)
+	n := min(known-start, budget)
+	fresh := ceilDiv(start+n, bs) - hit
+	if e.pool.freeNeeded(s.hashes, hit, fresh) > e.pool.nfree {
+		return 0, false
+	}
+	for _, h := range s.hashes[:hit] {
+		s.blocks = append(s.blocks, e.pool.acquire(h))
+	}
+	for range fresh {
+		s.blocks = append(s.blocks, e.pool.alloc())
+	}
+	s.computed, s.registered = start, hit
+	if !s.admitted {
+		s.admitted = true
+		s.scheduled = time.Now()
+		s.cachedTokens.Store(int32(hit * bs))
+		e.m.admitted(s, hit*bs)
+	}
+	s.remoteKV = 0 // after a preemption the pulled KV is gone: recompute
+	return n, true
+}
+
+// preempt frees s's KV (its full blocks stay cached) and requeues it at the
+// front; its generated tokens are kept and recomputed as prompt later.
+func (e *engine) preempt(s *seq) {
+	e.releaseBlocks(s.blocks)
+	s.blocks = s.blocks[:0]
+	s.computed, s.registered = 0, 0
+	e.waiting = slices.Insert(e.waiting, 0, s)
+	e.m.preemptions.Inc()
+}
+
+// releaseBlocks frees blocks tail first, so a sequence's last blocks are
+// evicted before its shared prefix.
+func (e *engine) releaseBlocks(blocks []int32) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		e.pool.release(blocks[i])
+	}
+}
