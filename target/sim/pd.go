@@ -212,8 +212,11 @@ func (s *Server) pull(ctx context.Context, sq *seq, kv *KVTransferParams) error 
 	if err := enc.Encode(pullDone{Done: true}); err != nil {
 		return fmt.Errorf("confirming pull: %w", err)
 	}
-	if err := dec.Decode(&rep); err != nil || !rep.OK {
-		return fmt.Errorf("prefill engine did not confirm the release: %v", err)
+	if err := dec.Decode(&rep); err != nil {
+		return fmt.Errorf("reading the release confirmation: %w", err)
+	}
+	if !rep.OK {
+		return fmt.Errorf("prefill engine did not confirm the release: %s", rep.Error)
 	}
 	return nil
 }
