@@ -21,6 +21,7 @@ func TestMaxConcurrencyCap(t *testing.T) {
 	var mu sync.Mutex
 	changed := make(chan struct{}) // closed and replaced when a request arrives
 	inflight, arrived, peak := 0, 0, 0
+	gaveUp := false // set once a wait timed out: later requests do not wait
 	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		inflight++
@@ -31,17 +32,16 @@ func TestMaxConcurrencyCap(t *testing.T) {
 		// A driver that never fills the cap fails here within 10 s
 		// instead of hanging the suite.
 		deadline := time.After(10 * time.Second)
-		for waiting := true; waiting && inflight < limit && arrived <= n-limit; {
+		for !gaveUp && inflight < limit && arrived <= n-limit {
 			ch := changed
 			mu.Unlock()
 			select {
 			case <-ch:
+				mu.Lock()
 			case <-deadline:
-				waiting = false
-			}
-			mu.Lock()
-			if !waiting {
+				mu.Lock()
 				t.Errorf("a request waited 10 s with %d of %d in flight", inflight, limit)
+				gaveUp = true
 			}
 		}
 		mu.Unlock()
@@ -55,7 +55,7 @@ func TestMaxConcurrencyCap(t *testing.T) {
 	})
 	for _, arr := range []driver.Arrival{{MaxConcurrency: limit}, {Kind: "closed_loop", MaxConcurrency: limit}} {
 		mu.Lock()
-		arrived, peak = 0, 0
+		arrived, peak, gaveUp = 0, 0, false
 		mu.Unlock()
 		cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: n, WarmupRequests: -1, Arrival: arr,
 			Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
