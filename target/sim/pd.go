@@ -165,8 +165,14 @@ func (s *Server) kvParamsFor(eng *engine, sq *seq) *KVTransferParams {
 // the decode engine computes to produce the first token. On any failure it
 // returns 0 (local prefill) and counts the failed pull.
 func (s *Server) pullKV(ctx context.Context, eng *engine, sq *seq, kv *KVTransferParams) int {
+	// The loop publishes the waiting gauge; poke it so a pull shows there
+	// even while the engine is idle.
 	eng.pulling.Add(1)
-	defer eng.pulling.Add(-1)
+	eng.poke()
+	defer func() {
+		eng.pulling.Add(-1)
+		eng.poke()
+	}()
 	start := time.Now()
 	if err := s.pull(ctx, sq, kv); err != nil {
 		eng.m.kvPullsFailed.Inc()

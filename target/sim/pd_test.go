@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -156,5 +157,38 @@ func TestPrefillRoleServesPlainRequestsNormally(t *testing.T) {
 	_, raw := post(t, p+"/v1/completions", map[string]any{"model": model, "prompt": "the model", "max_tokens": 1})
 	if !strings.Contains(string(raw), `"kv_transfer_params":null`) {
 		t.Fatalf("plain request got kv params: %s", raw)
+	}
+}
+
+// A KV pull in progress counts as a waiting request, also on an idle engine.
+func TestKVPullCountsAsWaiting(t *testing.T) {
+	slow, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow.TransferLatencyMs = 300 // long enough to watch the gauge during the pull
+	prefill := simtest.Start(t, sim.Options{Profile: slow, Role: sim.RolePrefill})
+	decodeURL := simtest.Start(t, sim.Options{Profile: slow, Role: sim.RoleDecode})
+	text := prompt(23, 64)
+	a := prefillLeg(t, prefill, text, "pd-waiting")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		body, _ := json.Marshal(map[string]any{"model": model, "prompt": text, "max_tokens": 2, "temperature": 0, "kv_transfer_params": a.KV})
+		resp, err := http.Post(decodeURL+"/v1/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Errorf("decode leg: %v", err) // not Fatal: this is not the test's goroutine
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("decode leg: %s", resp.Status)
+		}
+	}()
+	waitMetric(t, decodeURL, "vllm:num_requests_waiting", func(v float64) bool { return v == 1 })
+	<-done
+	waitMetric(t, decodeURL, "vllm:num_requests_waiting", func(v float64) bool { return v == 0 })
+	if n := metricValue(t, decodeURL, `vllm:kv_transfer_pulls_total{engine="0",model_name="sim-llama-3-8b",result="ok"}`); n != 1 {
+		t.Errorf("decode engine counted %v good pulls, want 1", n)
 	}
 }
