@@ -63,7 +63,7 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	fmt.Fprintf(out, "Traffic request rate: %s\nBurstiness factor: %s\nMaximum request concurrency: %s\n",
 		rateString(cfg.Arrival.RequestRate), burstinessString(cfg.Arrival), concurrencyString(cfg.Arrival.MaxConcurrency))
-	prog := newProgress(errOut, !f.disableTqdm && stdoutIsTerminal(out))
+	prog := newProgress(errOut, !f.disableTqdm && isTerminal(out))
 	res, runErr := driver.Run(ctx, cfg, driver.WithProgress(prog.update))
 	prog.finish()
 	if res == nil {
@@ -84,8 +84,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 	return nil
 }
 
-// stdoutIsTerminal decides between a progress bar and plain progress lines.
-func stdoutIsTerminal(w any) bool {
+// isTerminal decides between a progress bar and plain progress lines: w
+// must be a terminal.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

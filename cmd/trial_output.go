@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,8 +112,7 @@ type trialProgress struct {
 }
 
 func newTrialProgress(w io.Writer) *trialProgress {
-	f, ok := w.(*os.File)
-	return &trialProgress{w: w, terminal: ok && isTerminal(f)}
+	return &trialProgress{w: w, terminal: isTerminal(w)}
 }
 
 func (p *trialProgress) start(i, n int, name string) {

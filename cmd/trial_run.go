@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -172,10 +171,4 @@ func failedSummary(rs []trialResult) string {
 		}
 	}
 	return fmt.Sprintf("%d of %d trials failed; first: %s", n, len(rs), first)
-}
-
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
