@@ -195,6 +195,9 @@ func TestSmallKVCacheQueuesAndCompletes(t *testing.T) {
 		sawWaiting = metricValue(t, small, "vllm:num_requests_waiting") > 0
 	}
 	<-ended
+	if t.Failed() {
+		t.FailNow() // a request failed in its goroutine; its answer is missing
+	}
 	if !sawWaiting {
 		t.Error("vllm:num_requests_waiting never rose above 0 with 8 requests needing 17 blocks each in 48 blocks")
 	}
