@@ -201,6 +201,10 @@ func TestPowerOfTwoSeesRealLoads(t *testing.T) {
 	}
 	before := idle.requests.Load()
 	for range 10 {
+		// The previous answer's load is released when its relay returns, a
+		// moment after the client read it; a leftover 1 would tie with the
+		// held request and let power_of_two pick either.
+		waitLoad(t, r, idle.URL, 0)
 		if s, body, _ := post(t, base+"/v1/completions", `{"prompt":"y"}`); s != 200 {
 			t.Fatalf("status %d: %s", s, body)
 		}
