@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/adapter/scrape"
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/failure"
 )
 
 // drainTimeout bounds the wait for the router's loads to return to 0 after
@@ -39,6 +41,7 @@ func (tr *trialRun) observe(ctx context.Context) {
 		}
 		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
 		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
+		o.ErrorBodies = errorBodies(s.Requests)
 	}
 	var hits, queries float64
 	for _, w := range tr.dep.Workers {
@@ -108,4 +111,21 @@ func allZero(m map[string]float64) bool {
 		}
 	}
 	return true
+}
+
+// errorBodies keeps the first parsed error body of each error type: enough
+// for the classifier to read retries, pool size, leg and timeout.
+func errorBodies(recs []driver.RequestRecord) []failure.ErrorBody {
+	seen := map[string]bool{}
+	var out []failure.ErrorBody
+	for _, r := range recs {
+		if len(r.ErrorBody) == 0 || seen[r.ErrorType] {
+			continue
+		}
+		if b, ok := failure.ParseErrorBody(r.Status, r.ErrorBody); ok {
+			seen[r.ErrorType] = true
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/target"
 )
 
 // Acceptance 5: a pool driven past saturation is RouterPoolExhausted, never
@@ -98,5 +99,32 @@ func TestInterruptRecordsAbortedRow(t *testing.T) {
 	row, err := led.Get(context.Background(), out.RowID)
 	if err != nil || row.Status != ledger.StatusAborted {
 		t.Fatalf("ledger row: %+v, %v", row.Status, err)
+	}
+}
+
+// Workers answering 503 to everything exhaust the router's retries (breakers
+// off, so attempts keep reaching them): the failure is RouterPoolExhausted
+// with the router's own figures (retries, pool size) read from its error
+// body, never a worker failure.
+func TestPoolExhaustedCarriesTheRoutersFigures(t *testing.T) {
+	r, _ := newTestRunner(t)
+	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
+		for _, w := range d.Workers {
+			setFaults(t, ctx, w.URL, `{"error_rates": {"503": 1}}`)
+		}
+	}
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "router: {policy: round_robin}",
+		"router: {policy: round_robin, circuit_breaker: {disable: true}, retry: {max_retries: 3, initial_backoff_ms: 1, max_backoff_ms: 2}}", 1)
+	spec = strings.Replace(spec, "gate: {reference: sim, prompts: 2}", "gate: {reference: none}", 1)
+	out, err := r.Run(context.Background(), parseSpec(t, spec)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := out.Failure.(failure.RouterPoolExhausted)
+	if !ok {
+		t.Fatalf("failure %T %v, want RouterPoolExhausted", out.Failure, out.Failure)
+	}
+	if f.ErrorType != "pool_exhausted" || f.Retries == 0 || f.PoolSize != 2 || f.Count != 24 {
+		t.Fatalf("failure %+v: want pool_exhausted ×24 with the router's retries and a pool of 2", f)
 	}
 }

@@ -74,7 +74,13 @@ type exchange struct {
 	usage             *usage
 	status            int
 	errType, errMsg   string
+	// errBody is an HTTP error response's body when it is JSON, kept (up to
+	// maxErrorBody bytes) so typed router errors keep their details.
+	errBody []byte
 }
+
+// maxErrorBody bounds the error body kept per failed request.
+const maxErrorBody = 4 << 10
 
 func (x *exchange) fail(typ, format string, args ...any) {
 	x.errType, x.errMsg = typ, fmt.Sprintf(format, args...)
@@ -111,6 +117,8 @@ func do(ctx context.Context, client *http.Client, url string, body []byte, heade
 		typ, msg := parseError(b)
 		if typ == "" {
 			typ = errHTTP
+		} else if len(b) <= maxErrorBody && json.Valid(b) {
+			x.errBody = b
 		}
 		x.fail(typ, "HTTP %d: %s", resp.StatusCode, msg)
 		return x

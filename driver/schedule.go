@@ -194,7 +194,7 @@ func (p *phase) measure(rec *metrics.RequestRecord, x *exchange) {
 		rec.GeneratedText = x.text.String()
 	}
 	if x.errType != "" {
-		rec.ErrorType, rec.Error = x.errType, x.errMsg
+		rec.ErrorType, rec.Error, rec.ErrorBody = x.errType, x.errMsg, x.errBody
 		return
 	}
 	rec.Success = true

@@ -43,6 +43,10 @@ type RequestRecord struct {
 	Status    int    `json:"status"`
 	ErrorType string `json:"error_type,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// ErrorBody is the JSON body of an HTTP error answer with a typed
+	// error (up to 4 KiB): a router's pool_exhausted or pd_connector_timeout
+	// details (retries, pool size, leg, timeout, request id) live there.
+	ErrorBody json.RawMessage `json:"error_body,omitempty"`
 	// GeneratedText is kept only when the run asks for it.
 	GeneratedText string `json:"generated_text,omitempty"`
 }
