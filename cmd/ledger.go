@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/trials"
 )
 
 // ledgerOpts are the flags every ledger subcommand shares.
@@ -60,6 +61,7 @@ func (o *ledgerOpts) open(ctx context.Context, formats ...string) (*ledger.Ledge
 type ledgerFilterFlags struct {
 	name, sweep string
 	where       []string
+	bounds      []string
 }
 
 func (f *ledgerFilterFlags) register(c *cobra.Command) {
@@ -67,6 +69,8 @@ func (f *ledgerFilterFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.sweep, "sweep", "", "only trials of this sweep id")
 	c.Flags().StringArrayVar(&f.where, "where", nil,
 		"KEY=VALUE equality filter, repeatable; keys: "+strings.Join(ledger.WhereKeys(), ", "))
+	c.Flags().StringArrayVar(&f.bounds, "bound", nil,
+		"metric condition rows must meet, repeatable, e.g. 'p99_ttft_ms < 500'")
 }
 
 func (f *ledgerFilterFlags) filter() (ledger.Filter, error) {
@@ -83,6 +87,16 @@ func (f *ledgerFilterFlags) filter() (ledger.Filter, error) {
 			out.Where = map[string]string{}
 		}
 		out.Where[k] = v
+	}
+	for i, expr := range f.bounds {
+		a, err := trials.ParseAssertion(expr)
+		if err != nil {
+			return out, usageErr("--bound[%d]: %v", i, err)
+		}
+		if _, err := ledger.LookupMetric(a.Metric); err != nil {
+			return out, usageErr("--bound[%d]: %v", i, err)
+		}
+		out.Bounds = append(out.Bounds, ledger.Bound{Metric: a.Metric, Op: a.Op, Value: a.Value})
 	}
 	return out, nil
 }

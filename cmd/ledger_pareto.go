@@ -28,7 +28,9 @@ failures are minimised; throughputs, goodput, completions and cache hit rate
 are maximised. Only ok rows are candidates; stale rows join with
 --include-stale. --plot draws every matching ok row with the front highlighted.`,
 		Example: `  autoinfer ledger pareto --x p99_ttft_ms --y output_throughput
-  autoinfer ledger pareto --x median_tpot_ms --y request_goodput --where policy=cache_aware --plot front.png`,
+  autoinfer ledger pareto --x median_tpot_ms --y request_goodput --where policy=cache_aware --plot front.png
+  # which topology and policy give the most tokens/s under a TTFT p99 of 500 ms?
+  autoinfer ledger pareto --x p99_ttft_ms --y output_throughput --bound 'p99_ttft_ms < 500'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			for _, m := range [][2]string{{"--x", x}, {"--y", y}} {

@@ -199,3 +199,34 @@ func TestLedgerBadInputExitsTwo(t *testing.T) {
 		t.Errorf("unknown metric error does not list valid metrics: %s", errs)
 	}
 }
+
+// --bound restricts the candidates to rows meeting a metric condition, in
+// the assertion syntax; a bad bound is bad input.
+func TestLedgerParetoBound(t *testing.T) {
+	path := ledgerFixture(t)
+	front := func(args ...string) []ledger.Point {
+		t.Helper()
+		out, errs, code := runLedger(t, append([]string{"pareto", "--ledger", path, "-o", "json", "--include-stale"}, args...)...)
+		if code != 0 {
+			t.Fatalf("pareto %v: exit %d: %s", args, code, errs)
+		}
+		var res struct {
+			Front []ledger.Point `json:"front"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Front
+	}
+	// A: p99 TTFT 120, 900 tok/s; B: 80, 1000 tok/s.
+	if got := front("--bound", "output_throughput < 950"); len(got) != 1 || got[0].Name != "A" {
+		t.Errorf("under output_throughput < 950: %+v, want only A", got)
+	}
+	if got := front("--bound", "p99_ttft_ms < 50"); len(got) != 0 {
+		t.Errorf("under p99_ttft_ms < 50: %+v, want nothing", got)
+	}
+	_, errs, code := runLedger(t, "pareto", "--ledger", path, "--bound", "p99_ttft_ms ~ 5")
+	if code != ExitUsage || !strings.Contains(errs, "--bound[0]") {
+		t.Errorf("bad bound: exit %d, %s", code, errs)
+	}
+}

@@ -180,3 +180,33 @@ func ids(pts []Point) []int64 {
 	}
 	return out
 }
+
+// "Which row gives the most tokens/s under a TTFT p99 of 300 ms?": a bound
+// drops the rows that miss it before the front is taken, so the answer is
+// the best row that meets it, not the global best.
+func TestParetoUnderABound(t *testing.T) {
+	l, _ := openTemp(t)
+	ctx := context.Background()
+	for _, p := range []struct {
+		name string
+		x, y float64
+	}{{"fast", 100, 500}, {"mid", 250, 900}, {"slow", 400, 1200}} {
+		recordPoint(t, l, p.name, routerCA, p.x, p.y)
+	}
+	front, err := l.Pareto(ctx, ParetoQuery{X: "p99_ttft_ms", Y: "output_throughput",
+		Filter: Filter{Bounds: []Bound{{Metric: "p99_ttft_ms", Op: "<", Value: 300}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(front.Points), []string{"fast", "mid"}; !slices.Equal(got, want) {
+		t.Fatalf("front under p99_ttft_ms < 300: %v, want %v", got, want)
+	}
+	best := front.Points[len(front.Points)-1]
+	if best.Name != "mid" {
+		t.Fatalf("most throughput under the bound: %s, want mid", best.Name)
+	}
+	if _, err := l.Pareto(ctx, ParetoQuery{X: "p99_ttft_ms", Y: "output_throughput",
+		Filter: Filter{Bounds: []Bound{{Metric: "p99_bogus", Op: "<", Value: 1}}}}); err == nil {
+		t.Fatal("an unknown bound metric must be an error")
+	}
+}

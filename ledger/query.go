@@ -51,8 +51,31 @@ type Filter struct {
 	IncludeStale bool
 	// Where holds equality filters on the keys WhereKeys lists.
 	Where map[string]string
+	// Bounds keep rows whose metric satisfies every bound, e.g.
+	// p99_ttft_ms < 500: "the most tokens/s under a TTFT p99 of 500 ms".
+	Bounds []Bound
 	// Limit caps the number of rows (0: no cap); the newest come first.
 	Limit int
+}
+
+// Bound is a metric condition: Metric Op Value, Op one of < <= > >=.
+type Bound struct {
+	Metric string
+	Op     string
+	Value  float64
+}
+
+func (b Bound) sql() (string, error) {
+	if _, err := LookupMetric(b.Metric); err != nil {
+		return "", fmt.Errorf("bound: %w", err)
+	}
+	switch b.Op {
+	case "<", "<=", ">", ">=":
+	default:
+		return "", fmt.Errorf("bound %s: operator %q is not one of < <= > >=", b.Metric, b.Op)
+	}
+	// The metric name is a column (LookupMetric lists only columns).
+	return b.Metric + " " + b.Op + " ?", nil
 }
 
 // whereExprs maps a --where key to the SQL expression it compares.
@@ -98,6 +121,14 @@ func (f Filter) sql() (string, []any, error) {
 		// A text argument compared with an INTEGER column takes the
 		// column's numeric affinity, so "2" matches 2.
 		add(expr, f.Where[k])
+	}
+	for _, b := range f.Bounds {
+		cond, err := b.sql()
+		if err != nil {
+			return "", nil, err
+		}
+		conds = append(conds, cond)
+		args = append(args, b.Value)
 	}
 	if len(conds) == 0 {
 		return "", nil, nil

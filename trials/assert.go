@@ -72,7 +72,7 @@ var scalarMetrics = []string{
 	"completed", "failed", "duration", "total_input_tokens", "total_output_tokens",
 	"request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
 	"max_output_tokens_per_s", "max_concurrent_requests",
-	"gate_kl_mean", "gate_kl_max",
+	"gate_kl_mean", "gate_kl_max", "prefix_cache_hit_rate",
 }
 
 // latencyMetricRE matches vllm bench serve's latency keys: mean_ttft_ms,
