@@ -37,17 +37,29 @@ func (h Health) Wait(ctx context.Context, url string, stop <-chan struct{}) erro
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	last := errors.New("no probe completed")
+	var last error // the last probe's error
 	for {
 		select {
 		case <-ctx.Done():
+			if last == nil {
+				last = errors.New("no probe completed")
+			}
 			return fmt.Errorf("last probe: %w", last)
 		case <-stop:
+			if last == nil {
+				last = errors.New("no probe completed")
+			}
 			return fmt.Errorf("stopped waiting; last probe: %w", last)
 		case <-timer.C:
 		}
-		if last = probe(ctx, client, url); last == nil {
+		err := probe(ctx, client, url)
+		if err == nil {
 			return nil
+		}
+		// A probe cut short by ctx says nothing about the worker; the one
+		// before it (say, a 503 while loading) is the better reason.
+		if last == nil || ctx.Err() == nil {
+			last = err
 		}
 		timer.Reset(gap)
 		gap = min(2*gap, 250*time.Millisecond)

@@ -98,6 +98,27 @@ func TestHealthReportsLastProbe(t *testing.T) {
 	}
 }
 
+// A probe that ctx cuts short does not replace the reason the worker gave
+// before (vLLM answering 503 while it loads, then a probe in flight at the
+// deadline).
+func TestHealthKeepsReasonOverCutProbe(t *testing.T) {
+	var probes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if probes.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		<-r.Context().Done() // hang until the prober gives up
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	err := Health{Interval: time.Millisecond}.Wait(ctx, srv.URL+"/health", nil)
+	if err == nil || !strings.Contains(err.Error(), "503 Service Unavailable") {
+		t.Errorf("err = %v, want the 503 of the last probe that finished", err)
+	}
+}
+
 func TestStartupErrorText(t *testing.T) {
 	err := &StartupError{
 		Worker: Worker{Role: Decode, Rank: 1, URL: "http://127.0.0.1:9", LogPath: "/tmp/d1.log"},
