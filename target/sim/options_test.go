@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -22,6 +23,9 @@ func TestNewNamesTheBadField(t *testing.T) {
 	}
 	bad := fast
 	bad.LinkGBps = 0
+	infinite, nanLink := fast, fast
+	infinite.StepBaseMs = math.Inf(1) // would make a negative, timer-less step
+	nanLink.LinkGBps = math.NaN()
 	cases := []struct {
 		name  string
 		edit  func(*sim.Options)
@@ -32,6 +36,8 @@ func TestNewNamesTheBadField(t *testing.T) {
 		{"context over capacity", func(o *sim.Options) { o.Engine.MaxModelLen = 1 << 20 }, "engine.max_model_len"},
 		{"no profile", func(o *sim.Options) { o.Profile = sim.Profile{} }, "profile"},
 		{"bad profile", func(o *sim.Options) { o.Profile = bad }, "link_gbps"},
+		{"infinite step", func(o *sim.Options) { o.Profile = infinite }, "step_base_ms"},
+		{"NaN link", func(o *sim.Options) { o.Profile = nanLink }, "link_gbps"},
 		{"role", func(o *sim.Options) { o.Role = "both" }, "role"},
 		{"dtype", func(o *sim.Options) { o.Engine.Dtype = "int3" }, "engine.dtype"},
 		{"flip rate", func(o *sim.Options) { f := 1.5; o.FlipRate = &f }, "flip_rate"},

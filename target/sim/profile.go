@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -91,8 +92,8 @@ func (p Profile) Validate() error {
 		{"decode_us_per_seq", p.DecodeUsPerSeq}, {"decode_ns_per_context_token", p.DecodeNsPerContextToken},
 		{"transfer_latency_ms", p.TransferLatencyMs},
 	} {
-		if c.v < 0 || c.v != c.v {
-			return fmt.Errorf("profile %s: %s must be >= 0, got %v", p.Name, c.name, c.v)
+		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
+			return fmt.Errorf("profile %s: %s must be a finite number >= 0, got %v", p.Name, c.name, c.v)
 		}
 	}
 	if p.StepBaseMs == 0 && p.PrefillUsPerToken == 0 && p.DecodeUsPerSeq == 0 {
@@ -101,7 +102,7 @@ func (p Profile) Validate() error {
 	if p.KVBytesPerToken < 0 {
 		return fmt.Errorf("profile %s: kv_bytes_per_token must be >= 0, got %d", p.Name, p.KVBytesPerToken)
 	}
-	if p.LinkGBps <= 0 {
+	if !(p.LinkGBps > 0) { // also NaN
 		return fmt.Errorf("profile %s: link_gbps must be > 0, got %v", p.Name, p.LinkGBps)
 	}
 	if p.NumGPUBlocks < 0 {
