@@ -20,8 +20,15 @@ type heldKV struct {
 func (e *engine) hold(s *seq) []int {
 	h := &heldKV{blocks: slices.Clone(s.blocks), tokens: s.promptLen, promptKey: s.samp.key}
 	id := s.id
+	// Ids come from X-Request-Id, which a client may reuse (a router retrying
+	// a prefill leg): the newer prefill replaces the older, whose blocks
+	// would otherwise stay referenced for good.
+	if old, ok := e.held[id]; ok {
+		old.timer.Stop()
+		e.releaseBlocks(old.blocks)
+	}
 	h.timer = time.AfterFunc(e.cfg.holdTimeout, func() {
-		if e.releaseHeld(id) {
+		if e.releaseHeld(id, h) {
 			e.m.kvHoldExpired.Inc()
 		}
 	})
@@ -34,22 +41,21 @@ func (e *engine) hold(s *seq) []int {
 	return ids
 }
 
-// lookupHeld reports the held KV of request id.
-func (e *engine) lookupHeld(id string) (tokens int, promptKey uint64, blocks []int32, ok bool) {
+// lookupHeld returns the held KV of request id. Its fields never change
+// after hold, so the caller may read them without the lock.
+func (e *engine) lookupHeld(id string) (*heldKV, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	h, ok := e.held[id]
-	if !ok {
-		return 0, 0, nil, false
-	}
-	return h.tokens, h.promptKey, slices.Clone(h.blocks), true
+	return h, ok
 }
 
-// releaseHeld frees the held KV of request id (pulled or expired) and wakes
-// the loop, since waiting requests may fit now.
-func (e *engine) releaseHeld(id string) bool {
+// releaseHeld frees hold h of request id (pulled or expired) and wakes the
+// loop, since waiting requests may fit now. A newer hold under the same id
+// stays: the pull or timer was for the one it replaced.
+func (e *engine) releaseHeld(id string, h *heldKV) bool {
 	e.mu.Lock()
-	h, ok := e.held[id]
+	ok := e.held[id] == h
 	if ok {
 		delete(e.held, id)
 		h.timer.Stop()

@@ -125,23 +125,23 @@ func (s *Server) servePull(c net.Conn) {
 		_ = enc.Encode(pullReply{Error: "unknown engine " + req.EngineID})
 		return
 	}
-	tokens, key, blocks, ok := eng.lookupHeld(req.RequestID)
+	held, ok := eng.lookupHeld(req.RequestID)
 	if !ok {
 		_ = enc.Encode(pullReply{Error: "no KV held for request " + req.RequestID})
 		return
 	}
-	if !slices.Equal(req.BlockIDs, blockInts(blocks)) {
+	if !slices.Equal(req.BlockIDs, blockInts(held.blocks)) {
 		_ = enc.Encode(pullReply{Error: "block ids do not match the held KV"})
 		return
 	}
-	if enc.Encode(pullReply{OK: true, NumTokens: tokens, PromptKey: strconv.FormatUint(key, 16)}) != nil {
+	if enc.Encode(pullReply{OK: true, NumTokens: held.tokens, PromptKey: strconv.FormatUint(held.promptKey, 16)}) != nil {
 		return
 	}
 	var done pullDone
 	if dec.Decode(&done) != nil || !done.Done {
 		return // failed pull: the KV stays held until the timeout, as with NIXL
 	}
-	eng.releaseHeld(req.RequestID)
+	eng.releaseHeld(req.RequestID, held)
 	_ = enc.Encode(pullReply{OK: true})
 }
 

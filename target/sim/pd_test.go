@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
@@ -191,4 +192,24 @@ func TestKVPullCountsAsWaiting(t *testing.T) {
 	if n := metricValue(t, decodeURL, `vllm:kv_transfer_pulls_total{engine="0",model_name="sim-llama-3-8b",result="ok"}`); n != 1 {
 		t.Errorf("decode engine counted %v good pulls, want 1", n)
 	}
+}
+
+// A client reusing an X-Request-Id for a second prefill (a router retrying a
+// leg) replaces the first hold; the first one's blocks are freed, not leaked.
+func TestReusedRequestIDReplacesHeldKV(t *testing.T) {
+	off := false
+	w := simtest.Start(t, sim.Options{Role: sim.RolePrefill, Engine: engine.Config{EnablePrefixCaching: &off}})
+	text := prompt(24, 100) // 100 tokens: 7 blocks of 16
+	prefillLeg(t, w, text, "pd-same")
+	once := metricValue(t, w, "vllm:kv_cache_usage_perc")
+	prefillLeg(t, w, text, "pd-same")
+	if held := metricValue(t, w, "vllm:kv_transfer_held_requests"); held != 1 {
+		t.Errorf("%v holds after two prefills under one id, want 1", held)
+	}
+	if once == 0 {
+		t.Fatal("no KV in use after a prefill that holds its blocks")
+	}
+	// The loop republishes the gauge at its next step, a moment after the
+	// answer: poll. A leaked first hold keeps it at twice the blocks.
+	waitMetric(t, w, "vllm:kv_cache_usage_perc", func(v float64) bool { return v == once })
 }
