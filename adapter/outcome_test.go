@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -126,5 +127,34 @@ func TestPoolExhaustedCarriesTheRoutersFigures(t *testing.T) {
 	}
 	if f.ErrorType != "pool_exhausted" || f.Retries == 0 || f.PoolSize != 2 || f.Count != 24 {
 		t.Fatalf("failure %+v: want pool_exhausted ×24 with the router's retries and a pool of 2", f)
+	}
+}
+
+// A worker that crashes mid-run (and is not restarted) makes the trial
+// WorkerCrashed, even though the router kept the requests flowing to the
+// other worker.
+func TestCrashedWorkerIsWorkerCrashed(t *testing.T) {
+	r, _ := newTestRunner(t)
+	var dep *target.Deployment
+	r.hooks.provisioned = func(_ context.Context, d *target.Deployment) { dep = d }
+	crashed := false
+	r.opts.Progress = func(p driver.Progress) {
+		if p.Phase == "measured" && p.Done >= p.Total/2 && !crashed {
+			crashed = true
+			// The crash may cut this very answer: its result says nothing.
+			req, _ := http.NewRequest(http.MethodPost, dep.Workers[0].URL+"/admin/faults", strings.NewReader(`{"crash": true}`))
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+	}
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "gate: {reference: sim, prompts: 2}", "gate: {reference: none}", 1)
+	out, err := r.Run(context.Background(), parseSpec(t, spec)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := out.Failure.(failure.WorkerCrashed)
+	if !ok || f.Worker != dep.Workers[0].String() {
+		t.Fatalf("failure %T %v, want WorkerCrashed of %s", out.Failure, out.Failure, dep.Workers[0])
 	}
 }

@@ -174,6 +174,7 @@ func (tr *trialRun) execute(ctx context.Context) {
 	}
 	res, err := driver.Run(ctx, tr.driverConfig(baseURL), driver.WithProgress(tr.progress))
 	tr.result = res
+	tr.obs.WorkerExits = workerExits(dep.Exits())
 	if err != nil {
 		tr.obs.Err = fmt.Errorf("driver: %w", err)
 		if ctx.Err() != nil {
@@ -255,6 +256,16 @@ func (tr *trialRun) teardown(ctx context.Context) {
 			tr.log.Warn("stopping workers", "err", err)
 		}
 	}
+}
+
+// workerExits turns the workers that stopped on their own into what the
+// classifier reads.
+func workerExits(exits []target.Exit) []failure.WorkerCrashed {
+	var out []failure.WorkerCrashed
+	for _, e := range exits {
+		out = append(out, failure.WorkerCrashed{Worker: e.Worker.String(), ExitCode: e.ExitCode, Signal: e.Signal})
+	}
+	return out
 }
 
 func workerStartFailures(err error) []failure.WorkerStartupFailed {

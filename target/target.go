@@ -88,6 +88,7 @@ type Deployment struct {
 
 	close   func(context.Context) error
 	restart func(context.Context, int) error
+	exits   func() []Exit
 	once    sync.Once
 	err     error
 }
@@ -104,6 +105,35 @@ func NewDeployment(workers []Worker, close func(context.Context) error) *Deploym
 func (d *Deployment) WithRestart(restart func(ctx context.Context, i int) error) *Deployment {
 	d.restart = restart
 	return d
+}
+
+// WithExits is for targets that own their workers' lifetimes; see Exits.
+// It returns d.
+func (d *Deployment) WithExits(exits func() []Exit) *Deployment {
+	d.exits = exits
+	return d
+}
+
+// Exit is a worker that stopped on its own while the deployment was up.
+type Exit struct {
+	Worker Worker
+	// ExitCode is the process's exit status (-1 when a signal ended it or
+	// the worker is in-process).
+	ExitCode int
+	// Signal names the signal that ended the process, if one did.
+	Signal string
+	// Reason is one line for reports: "exit status 1", "crashed".
+	Reason string
+}
+
+// Exits lists the workers whose current server has ended although neither
+// Close nor Restart stopped it: crashes. Targets that do not own their
+// workers (static) report none.
+func (d *Deployment) Exits() []Exit {
+	if d.exits == nil {
+		return nil
+	}
+	return d.exits()
 }
 
 // Restart stops Workers[i] abruptly, as a crash would, and starts a fresh

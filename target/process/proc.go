@@ -84,6 +84,23 @@ func (p *proc) stop(ctx context.Context, grace time.Duration) error {
 	return nil
 }
 
+// exited reports how the process ended, if it has.
+func (p *proc) exited() (target.Exit, bool) {
+	select {
+	case <-p.done:
+	default:
+		return target.Exit{}, false
+	}
+	e := target.Exit{Worker: p.worker, ExitCode: -1, Reason: "exited"}
+	if st := p.cmd.ProcessState; st != nil {
+		e.ExitCode, e.Reason = st.ExitCode(), st.String()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal().String()
+		}
+	}
+	return e, true
+}
+
 // tail returns the last lines of a log file (at most 4 KiB, 20 lines) for
 // error messages; "" when the file cannot be read.
 func tail(path string) string {

@@ -164,7 +164,21 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		procs[i] = pr
 		return p.waitReady(ctx, pr)
 	}
-	return target.NewDeployment(workers, stopAll).WithRestart(restart), nil
+	exits := func() []target.Exit {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return nil
+		}
+		var out []target.Exit
+		for _, pr := range procs {
+			if e, ok := pr.exited(); ok {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	return target.NewDeployment(workers, stopAll).WithRestart(restart).WithExits(exits), nil
 }
 
 // start launches one worker.

@@ -291,3 +291,40 @@ func TestRestartKillsAndRestartsOnSameURL(t *testing.T) {
 		t.Errorf("Restart after Close started a worker (%d runs in the log, want 2)", n)
 	}
 }
+
+// A worker killed from outside is an exit with its signal; after a
+// deliberate Restart it is not.
+func TestExitsReportKilledWorker(t *testing.T) {
+	d, err := provision(t, helperOptions(t, "serve"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	var pid, child int
+	var role, index string
+	if _, err := fmt.Sscanf(get(t, d.Workers[0].URL+"/info"), "%d %d %s %s", &pid, &child, &role, &index); err != nil {
+		t.Fatal(err)
+	}
+	if ex := d.Exits(); len(ex) != 0 {
+		t.Fatalf("exits of a healthy deployment: %+v", ex)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var ex []target.Exit
+	for deadline := time.Now().Add(10 * time.Second); len(ex) == 0 && time.Now().Before(deadline); {
+		ex = d.Exits()
+		time.Sleep(5 * time.Millisecond) // polling the exit, not synchronising on it
+	}
+	if len(ex) != 1 || ex[0].Signal != "killed" || ex[0].ExitCode != -1 {
+		t.Fatalf("exits %+v, want one worker killed by a signal", ex)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := d.Restart(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if ex := d.Exits(); len(ex) != 0 {
+		t.Fatalf("exits after a restart: %+v", ex)
+	}
+}

@@ -79,7 +79,16 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	for i, e := range engines {
 		workers[i] = e.worker
 	}
-	d := target.NewDeployment(workers, stopAll)
+	exits := func() []target.Exit {
+		var out []target.Exit
+		for _, e := range engines {
+			if x, ok := e.exited(); ok {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	d := target.NewDeployment(workers, stopAll).WithExits(exits)
 	return d.WithRestart(func(ctx context.Context, i int) error { return engines[i].restart(ctx) }), nil
 }
 
@@ -98,6 +107,31 @@ type simWorker struct {
 	// closed is set by stop; start refuses afterwards, so a Restart racing
 	// with Close cannot leave an engine running that nobody stops.
 	closed bool
+	// restarting is set while restart replaces the engine: its end then is
+	// deliberate, not an exit.
+	restarting bool
+}
+
+// exited reports the engine's end when nothing meant to stop it (a Crash
+// fault, or Serve failing).
+func (w *simWorker) exited() (target.Exit, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.restarting || w.done == nil {
+		return target.Exit{}, false
+	}
+	select {
+	case <-w.done:
+	default:
+		return target.Exit{}, false
+	}
+	reason := "stopped serving"
+	if errors.Is(w.err, sim.ErrCrashed) {
+		reason = "crashed"
+	} else if w.err != nil {
+		reason = w.err.Error()
+	}
+	return target.Exit{Worker: w.worker, ExitCode: -1, Reason: reason}, true
 }
 
 // start serves a new engine on ln and waits until it answers /health.
@@ -171,7 +205,13 @@ func (w *simWorker) serveErr() error {
 func (w *simWorker) restart(ctx context.Context) error {
 	w.mu.Lock()
 	srv, done := w.srv, w.done
+	w.restarting = true
 	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.restarting = false
+		w.mu.Unlock()
+	}()
 	srv.SetFaults(sim.Faults{Crash: true})
 	select {
 	case <-done:

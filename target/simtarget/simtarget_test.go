@@ -165,3 +165,36 @@ func TestResolveProfile(t *testing.T) {
 		t.Errorf("unknown profile: %v", err)
 	}
 }
+
+// A crashed engine is an exit; a deliberate restart and Close are not.
+func TestExitsReportCrashesOnly(t *testing.T) {
+	d, err := fast(t).Provision(t.Context(), target.Topology{Replicas: 2, Engine: engine.Config{Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	if err := d.Restart(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if ex := d.Exits(); len(ex) != 0 {
+		t.Fatalf("exits after a deliberate restart: %+v", ex)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, d.Workers[0].URL+"/admin/faults", strings.NewReader(`{"crash": true}`))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	var ex []target.Exit
+	for deadline := time.Now().Add(10 * time.Second); len(ex) == 0 && time.Now().Before(deadline); {
+		ex = d.Exits()
+		time.Sleep(5 * time.Millisecond) // polling the crash, not synchronising on it
+	}
+	if len(ex) != 1 || ex[0].Worker.URL != d.Workers[0].URL || ex[0].Reason != "crashed" {
+		t.Fatalf("exits %+v, want worker 0 crashed", ex)
+	}
+	if err := d.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if ex := d.Exits(); len(ex) != 0 {
+		t.Fatalf("exits after Close: %+v", ex)
+	}
+}
