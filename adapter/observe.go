@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/autoinfer/autoinfer/adapter/scrape"
+	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
 )

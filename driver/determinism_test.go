@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // hashConfigs covers every workload kind and a random arrival schedule.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/autoinfer/autoinfer/driver"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 type chatReq struct {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // pending is a request waiting for its intended time.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Request is one request of a stream.

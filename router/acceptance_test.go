@@ -13,10 +13,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/autoinfer/autoinfer/adapter/scrape"
+	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Acceptance tests of issue 3, against real simulated vLLM engines.

@@ -3,12 +3,9 @@ package router
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"sync"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/autoinfer/autoinfer/target/scrape"
 )
 
 // queueMetric is the vLLM gauge blended into the load signal.
@@ -41,30 +38,9 @@ func (r *Router) loadLoop(ctx context.Context) {
 func (r *Router) scrapeQueue(ctx context.Context, base string) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, secs(r.cfg.HealthCheck.TimeoutSecs))
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	fams, err := scrape.Fetch(ctx, r.client, base+"/metrics")
 	if err != nil {
-		return 0, fmt.Errorf("scraping queue depth: %w", err)
+		return 0, fmt.Errorf("queue depth: %w", err)
 	}
-	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("scraping queue depth: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		return 0, fmt.Errorf("scraping queue depth: status %d", resp.StatusCode)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return 0, fmt.Errorf("parsing worker metrics: %w", err)
-	}
-	var n float64
-	if fam := fams[queueMetric]; fam != nil {
-		for _, m := range fam.GetMetric() {
-			n += m.GetGauge().GetValue() + m.GetUntyped().GetValue()
-		}
-	}
-	return int64(n), nil
+	return int64(fams.Sum(queueMetric, nil)), nil
 }

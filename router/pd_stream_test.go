@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/target/sim"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // 4. A disaggregated stream equals the collocated answer, arrives chunk by

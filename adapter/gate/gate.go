@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Config says what the gate sends and what it accepts.

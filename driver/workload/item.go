@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Source returns the random source for one purpose and index. The same

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // buildMultiTurn builds sessions × turns items, session-major (item

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // buildSharedPrefix builds num_groups system prompts, each followed by

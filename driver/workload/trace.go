@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // TraceLine is one request of a trace file (JSON Lines). The names follow

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 func testSource(seed uint64) Source {

@@ -1,11 +1,12 @@
 package policy
 
 import (
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/autoinfer/autoinfer/target/mixhash"
 )
 
 // VirtualNodes is how many points each target owns on the ring (vllm-router's
@@ -101,14 +102,4 @@ func (r *ring) lookup(h uint64) string {
 
 // Hash64 is the ring's hash: FNV-1a with a splitmix64 finaliser, because raw
 // FNV of short, similar strings ("url:1", "url:2") clusters on the ring.
-func Hash64(s string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(s))
-	x := h.Sum64()
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
+func Hash64(s string) uint64 { return mixhash.String(s) }

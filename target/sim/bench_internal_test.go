@@ -9,7 +9,7 @@ import (
 	"time"
 
 	engcfg "github.com/autoinfer/autoinfer/target/engine"
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // BenchmarkEngineCore measures the engine loop alone (scheduling, KV,

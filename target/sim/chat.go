@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // ChatMessage is one message of a chat prompt as the template sees it.

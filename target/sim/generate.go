@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/mixhash"
+
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // handleGenerate serves /v1/completions (chat=false) and
@@ -64,10 +66,10 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 
 // newSeq builds the engine sequence of a validated request.
 func (s *Server) newSeq(id string, req *genRequest) *seq {
-	samp := sampling{key: hashTokens(hashString(s.cfg.model), req.prompt), temp: req.temperature, prec: s.cfg.precision}
+	samp := sampling{key: hashTokens(mixhash.FNV64a(s.cfg.model), req.prompt), temp: req.temperature, prec: s.cfg.precision}
 	if req.temperature > 0 {
 		if req.seed != nil {
-			samp.seedKey = mix64(uint64(*req.seed) ^ 0x51ed5eed)
+			samp.seedKey = mixhash.Mix64(uint64(*req.seed) ^ 0x51ed5eed)
 		} else {
 			samp.seedKey = rand.Uint64()
 		}

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/target/mixhash"
 )
 
 // precision is how far an engine's numerics sit from the full-precision
@@ -57,7 +59,7 @@ func precisionOf(dtype, quantization string, flipOverride *float64) (precision, 
 		}
 	}
 	if p.flip > 0 || p.noise > 0 {
-		p.salt = mix64(hashString(p.name) ^ 0x5eed)
+		p.salt = mixhash.Mix64(mixhash.FNV64a(p.name) ^ 0x5eed)
 	}
 	return p, nil
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // maxBodyBytes bounds a request body; larger bodies are rejected.

@@ -3,7 +3,9 @@ package sim
 import (
 	"math"
 
-	"github.com/autoinfer/autoinfer/target/sim/tokenizer"
+	"github.com/autoinfer/autoinfer/target/mixhash"
+
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // maxTopLogprobs is the most alternatives a request may ask for (vLLM's
@@ -39,14 +41,14 @@ type frame struct {
 }
 
 func (s *sampling) frame(pos int) frame {
-	h := mix64(s.key ^ (uint64(pos)+1)*0x9e3779b97f4a7c15)
+	h := mixhash.Mix64(s.key ^ (uint64(pos)+1)*0x9e3779b97f4a7c15)
 	f := frame{h: h, base: int(h % uint64(wordSpan))}
 	f.stride = 1 + int((h>>32)%uint64(wordSpan-1))
 	for gcd(f.stride, wordSpan) != 1 {
 		f.stride = f.stride%(wordSpan-1) + 1
 	}
 	if s.prec.flip > 0 {
-		f.flip = unit(mix64(h^s.prec.salt)) < s.prec.flip
+		f.flip = unit(mixhash.Mix64(h^s.prec.salt)) < s.prec.flip
 	}
 	return f
 }
@@ -81,15 +83,15 @@ func (s *sampling) fill(pos int, f frame, c *[maxTopLogprobs]candidate) int {
 	l := 0.0
 	for j := range logit {
 		if j > 0 {
-			l -= 0.3 + 2*unit(mix64(f.h+uint64(j)*0xbf58476d1ce4e5b9))
+			l -= 0.3 + 2*unit(mixhash.Mix64(f.h+uint64(j)*0xbf58476d1ce4e5b9))
 		}
 		logit[j] = l
 		if s.prec.noise > 0 {
-			logit[j] += s.prec.noise * (2*unit(mix64(f.h^s.prec.salt+uint64(j))) - 1)
+			logit[j] += s.prec.noise * (2*unit(mixhash.Mix64(f.h^s.prec.salt+uint64(j))) - 1)
 		}
 	}
 	// The rest of the vocabulary holds some probability mass too.
-	z := math.Exp(-1.5 - 3*unit(mix64(f.h^0x94d049bb133111eb)))
+	z := math.Exp(-1.5 - 3*unit(mixhash.Mix64(f.h^0x94d049bb133111eb)))
 	for _, v := range logit {
 		z += math.Exp(v)
 	}
@@ -106,7 +108,7 @@ func (s *sampling) fill(pos int, f frame, c *[maxTopLogprobs]candidate) int {
 		w[j] = math.Exp(v / s.temp)
 		total += w[j]
 	}
-	u := unit(mix64(s.seedKey^(uint64(pos)+1)*0xd6e8feb86659fd93)) * total
+	u := unit(mixhash.Mix64(s.seedKey^(uint64(pos)+1)*0xd6e8feb86659fd93)) * total
 	for j := range w {
 		if u < w[j] {
 			return j
@@ -123,36 +125,17 @@ func (s *sampling) naturalLength() int {
 	if s.temp > 0 {
 		k ^= s.seedKey
 	}
-	return 32 + int(mix64(k^0x2545f4914f6cdd1d)%481)
-}
-
-// mix64 is splitmix64's finalizer: a cheap, well-distributed 64-bit hash.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
+	return 32 + int(mixhash.Mix64(k^0x2545f4914f6cdd1d)%481)
 }
 
 // unit maps a hash to [0, 1).
 func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
-}
-
 // hashTokens chains ids onto seed.
 func hashTokens(seed uint64, ids []int) uint64 {
 	h := seed
 	for _, id := range ids {
-		h = mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
+		h = mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
 	}
 	return h
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/autoinfer/autoinfer/target/mixhash"
 )
 
 // errEngineStopped ends sequences still in the engine when it shuts down.
@@ -105,7 +107,7 @@ func (s *seq) ensureHashes(n, blockSize int) {
 			h = s.hashes[i-1]
 		}
 		for p := i * blockSize; p < (i+1)*blockSize; p++ {
-			h = mix64(h ^ uint64(s.tokenID(p))*0x9e3779b97f4a7c15)
+			h = mixhash.Mix64(h ^ uint64(s.tokenID(p))*0x9e3779b97f4a7c15)
 		}
 		s.hashes = append(s.hashes, h)
 	}
