@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/target/scrape"
 )
 
 // drainTimeout bounds the wait for the router's loads to return to 0 after

@@ -13,8 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
