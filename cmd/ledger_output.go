@@ -29,9 +29,11 @@ func ledgerRender(w io.Writer, format string, tbl ledgerTable, v any) error {
 		return enc.Encode(v)
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write(tbl.header)
-		cw.WriteAll(tbl.rows)
-		return cw.Error()
+		if err := cw.Write(tbl.header); err != nil {
+			return fmt.Errorf("writing csv: %w", err)
+		}
+		// WriteAll flushes and reports the first write error.
+		return cw.WriteAll(tbl.rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(tbl.header, "\t"))

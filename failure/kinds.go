@@ -49,13 +49,13 @@ const (
 	ReasonExited StartupReason = "exited"
 )
 
-// RouterStartupFailed: the router never became live.
+// RouterStartupFailed means the router never became live.
 type RouterStartupFailed struct {
 	Reason StartupReason `json:"reason"`
 	Detail string        `json:"detail,omitempty"`
 }
 
-// RouterPoolExhausted: the pool was saturated — requests were refused by
+// RouterPoolExhausted means the pool was saturated — requests were refused by
 // backpressure (queue_full, queue_timeout) or ran out of retries while every
 // worker was busy or had its circuit open (pool_exhausted, 503). This is a
 // capacity result about the deployment under this load, not a broken worker.
@@ -70,7 +70,7 @@ type RouterPoolExhausted struct {
 	OpenCircuits int    `json:"open_circuits"`
 }
 
-// PDConnectorTimeout: a prefill/decode KV transfer leg did not finish in time.
+// PDConnectorTimeout means a prefill/decode KV transfer leg did not finish in time.
 type PDConnectorTimeout struct {
 	Leg         string  `json:"leg"`
 	TimeoutSecs float64 `json:"timeout_secs"`
@@ -78,35 +78,35 @@ type PDConnectorTimeout struct {
 	Count       int     `json:"count"`
 }
 
-// RouterPolicyInvariant: a router counter broke an invariant, e.g. a worker
+// RouterPolicyInvariant means a router counter broke an invariant, e.g. a worker
 // load that is not 0 after all traffic stopped.
 type RouterPolicyInvariant struct {
 	Counter string  `json:"counter"`
 	Value   float64 `json:"value"`
 }
 
-// WorkerStartupFailed: a worker never became healthy.
+// WorkerStartupFailed means a worker never became healthy.
 type WorkerStartupFailed struct {
 	Worker   string `json:"worker"`
 	Detail   string `json:"detail,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
 }
 
-// WorkerCrashed: a worker process exited while the trial ran.
+// WorkerCrashed means a worker process exited while the trial ran.
 type WorkerCrashed struct {
 	Worker   string `json:"worker"`
 	ExitCode int    `json:"exit_code"`
 	Signal   string `json:"signal,omitempty"`
 }
 
-// QualityGateFailed: the deployment's outputs diverged from the reference.
+// QualityGateFailed means the deployment's outputs diverged from the reference.
 type QualityGateFailed struct {
 	KLMean    float64 `json:"kl_mean"`
 	KLMax     float64 `json:"kl_max"`
 	Threshold float64 `json:"threshold"`
 }
 
-// DriverOverloaded: the client could not send on schedule, so the numbers
+// DriverOverloaded means the client could not send on schedule, so the numbers
 // measure the client rather than the deployment.
 type DriverOverloaded struct {
 	P99ScheduleDelayMs float64 `json:"p99_schedule_delay_ms"`
@@ -114,21 +114,37 @@ type DriverOverloaded struct {
 	ThresholdMs        float64 `json:"threshold_ms"`
 }
 
-// Unknown: the trial failed in a way no rule recognises.
+// Unknown means the trial failed in a way no rule recognises.
 type Unknown struct {
 	Message string `json:"message"`
 }
 
-// Kind implementations.
-func (RouterStartupFailed) Kind() Kind   { return KindRouterStartupFailed }
-func (RouterPoolExhausted) Kind() Kind   { return KindRouterPoolExhausted }
-func (PDConnectorTimeout) Kind() Kind    { return KindPDConnectorTimeout }
+// Kind implements Failure.
+func (RouterStartupFailed) Kind() Kind { return KindRouterStartupFailed }
+
+// Kind implements Failure.
+func (RouterPoolExhausted) Kind() Kind { return KindRouterPoolExhausted }
+
+// Kind implements Failure.
+func (PDConnectorTimeout) Kind() Kind { return KindPDConnectorTimeout }
+
+// Kind implements Failure.
 func (RouterPolicyInvariant) Kind() Kind { return KindRouterPolicyInvariant }
-func (WorkerStartupFailed) Kind() Kind   { return KindWorkerStartupFailed }
-func (WorkerCrashed) Kind() Kind         { return KindWorkerCrashed }
-func (QualityGateFailed) Kind() Kind     { return KindQualityGateFailed }
-func (DriverOverloaded) Kind() Kind      { return KindDriverOverloaded }
-func (Unknown) Kind() Kind               { return KindUnknown }
+
+// Kind implements Failure.
+func (WorkerStartupFailed) Kind() Kind { return KindWorkerStartupFailed }
+
+// Kind implements Failure.
+func (WorkerCrashed) Kind() Kind { return KindWorkerCrashed }
+
+// Kind implements Failure.
+func (QualityGateFailed) Kind() Kind { return KindQualityGateFailed }
+
+// Kind implements Failure.
+func (DriverOverloaded) Kind() Kind { return KindDriverOverloaded }
+
+// Kind implements Failure.
+func (Unknown) Kind() Kind { return KindUnknown }
 
 func (f RouterStartupFailed) Error() string {
 	return fmt.Sprintf("router did not start (%s): %s", f.Reason, f.Detail)

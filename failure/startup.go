@@ -19,7 +19,7 @@ type ProcessStart struct {
 	Stderr   string
 }
 
-// StartupReason classifies why a router did not start. Order matters: a
+// Reason classifies why a router did not start. Order matters: a
 // missing binary never produced output, a bind failure is recognisable in
 // any output, a usage exit (status 2) or flag complaint is a bad flag, and a
 // process still running when the deadline passed is a timeout.
