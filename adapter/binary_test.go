@@ -151,7 +151,7 @@ func TestTrialRunInterruptedBySIGINT(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit: %v, want status 130; stderr so far:\n%s", err, strings.Join(seen, "\n"))
 	}
-	led, err := ledger.OpenExisting(context.Background(), db)
+	led, err := ledger.OpenReadOnly(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

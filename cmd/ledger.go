@@ -34,7 +34,7 @@ The schema is documented in docs/ledger.md for direct sqlite3 queries.`,
 	}
 	c.PersistentFlags().StringVar(&o.path, "ledger", "autoinfer.db", "ledger file")
 	c.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
-	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o))
+	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o), newLedgerMigrateCmd(o))
 	return c
 }
 
@@ -47,9 +47,12 @@ func (o *ledgerOpts) open(ctx context.Context, formats ...string) (*ledger.Ledge
 	if !slices.Contains(formats, o.output) {
 		return nil, usageErr("--output %q: want %s", o.output, strings.Join(formats, ", "))
 	}
-	l, err := ledger.OpenExisting(ctx, o.path)
+	l, err := ledger.OpenReadOnly(ctx, o.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, usageErr("--ledger %s: no such ledger file (run a trial first, or pass --ledger PATH)", o.path)
+	}
+	if errors.Is(err, ledger.ErrNotLedger) {
+		return nil, usageErr("--ledger %s: %v", o.path, err)
 	}
 	if err != nil {
 		return nil, withCode(ExitInfra, err)

@@ -59,7 +59,7 @@ func TestKilledWriterLeavesNoPartialRow(t *testing.T) {
 		t.Fatalf("child reported only %d commits before exiting", committed)
 	}
 
-	l, err := OpenExisting(context.Background(), path)
+	l, err := OpenReadOnly(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

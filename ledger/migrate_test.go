@@ -18,7 +18,7 @@ func TestMigratesFromEveryEarlierVersion(t *testing.T) {
 	ctx := context.Background()
 	for v := 0; v < SchemaVersion(); v++ {
 		path := filepath.Join(t.TempDir(), "old.db")
-		db, err := sqlx.Open("sqlite", dsn(path))
+		db, err := sqlx.Open("sqlite", dsn(path, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +77,10 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 
 func TestOpenExistingDoesNotCreate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing.db")
-	if _, err := OpenExisting(context.Background(), path); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Fatalf("OpenExisting(missing) = %v", err)
+	if _, err := OpenReadOnly(context.Background(), path); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("OpenReadOnly(missing) = %v", err)
 	}
-	if _, err := OpenExisting(context.Background(), path); err == nil {
+	if _, err := OpenReadOnly(context.Background(), path); err == nil {
 		t.Fatal("second OpenExisting found a file the first one created")
 	}
 }
