@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strconv"
 	"time"
@@ -12,14 +14,23 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
+// defaultListLimit is list's page without --all or --limit: the newest rows
+// answer at once however large the ledger is.
+const defaultListLimit = 50
+
 func newLedgerListCmd(o *ledgerOpts) *cobra.Command {
 	var ff ledgerFilterFlags
 	var status string
 	var limit int
+	var all bool
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List trials, newest first (stale rows included, marked)",
-		Args:  cobra.NoArgs,
+		Long: `List trials, newest first, stale rows included and marked.
+
+Shows the newest 50 rows unless --limit N or --all says otherwise; rows are
+read and printed one at a time, so --all works on ledgers of any size.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			f, err := ff.filter()
 			if err != nil {
@@ -30,8 +41,13 @@ func newLedgerListCmd(o *ledgerOpts) *cobra.Command {
 			default:
 				return usageErr("--status %q: want ok, failed or aborted", status)
 			}
-			if limit < 0 {
-				return usageErr("--limit %d: want 0 (no limit) or more", limit)
+			switch {
+			case limit < 1:
+				return usageErr("--limit %d: want 1 or more (--all lists every row)", limit)
+			case all && c.Flags().Changed("limit"):
+				return usageErr("--all and --limit: pass one")
+			case all:
+				limit = 0
 			}
 			f.Status, f.Limit, f.IncludeStale = ledger.Status(status), limit, true
 			l, err := o.open(c.Context())
@@ -39,35 +55,56 @@ func newLedgerListCmd(o *ledgerOpts) *cobra.Command {
 				return err
 			}
 			defer l.Close()
-			trials, err := l.List(c.Context(), f)
+			n, err := ledgerListRows(c.Context(), c.OutOrStdout(), o.output, l, f)
 			if err != nil {
-				return withCode(ExitInfra, err)
+				return err
 			}
-			tbl := ledgerTable{header: []string{"id", "name", "sweep_id", "status", "started_at", "topology", "policy",
-				"p99_ttft_ms", "output_throughput", "failure_kind", "stale"}}
-			for _, t := range trials {
-				tbl.add(strconv.FormatInt(t.ID, 10), t.Name, t.SweepID, string(t.Status), t.StartedAt.Format(time.RFC3339),
-					ledgerTopology(t.Topology), ledgerPolicy(t.RouterConfig), ledgerNum(t.P99TTFTMs), ledgerNum(t.OutputThroughput),
-					string(t.FailureKind), strconv.FormatBool(t.Stale))
+			if o.output == "table" && limit > 0 && n == limit {
+				fmt.Fprintf(c.ErrOrStderr(), "(the newest %d rows; --limit N or --all for more)\n", limit)
 			}
-			if o.output == "csv" {
-				// CSV carries every column, for spreadsheets.
-				tbl, err := ledgerTrialsTable(trials)
-				if err != nil {
-					return withCode(ExitInfra, err)
-				}
-				return ledgerRender(c.OutOrStdout(), "csv", tbl, nil)
-			}
-			if trials == nil {
-				trials = []ledger.Trial{}
-			}
-			return ledgerRender(c.OutOrStdout(), o.output, tbl, trials)
+			return nil
 		},
 	}
 	ff.register(c)
 	c.Flags().StringVar(&status, "status", "", "only trials with this status: ok, failed, aborted")
-	c.Flags().IntVar(&limit, "limit", 0, "at most this many rows (0: all)")
+	c.Flags().IntVar(&limit, "limit", defaultListLimit, "at most this many rows, newest first")
+	c.Flags().BoolVar(&all, "all", false, "every matching row (streamed)")
 	return c
+}
+
+// ledgerListRows streams the rows f selects: the short table, every column
+// as csv (for spreadsheets), or whole rows as json. It returns the count.
+func ledgerListRows(ctx context.Context, w io.Writer, format string, l *ledger.Ledger, f ledger.Filter) (int, error) {
+	header := []string{"id", "name", "sweep_id", "status", "started_at", "topology", "policy",
+		"p99_ttft_ms", "output_throughput", "failure_kind", "stale"}
+	keys := ledgerJSONKeys(reflect.TypeFor[ledger.Trial]())
+	if format == "csv" {
+		header = keys
+	}
+	s, err := newRowStream(w, format, header)
+	if err != nil {
+		return 0, withCode(ExitInfra, err)
+	}
+	err = l.Each(ctx, f, func(t ledger.Trial) error {
+		cells := []string{strconv.FormatInt(t.ID, 10), t.Name, t.SweepID, string(t.Status), t.StartedAt.Format(time.RFC3339),
+			ledgerTopology(t.Topology), ledgerPolicy(t.RouterConfig), ledgerNum(t.P99TTFTMs), ledgerNum(t.OutputThroughput),
+			string(t.FailureKind), strconv.FormatBool(t.Stale)}
+		if format == "csv" {
+			vals, err := ledgerFlatten(t, keys)
+			if err != nil {
+				return fmt.Errorf("rendering trial %d: %w", t.ID, err)
+			}
+			cells = vals
+		}
+		return s.add(cells, t)
+	})
+	if err == nil {
+		err = s.close()
+	}
+	if err != nil {
+		return s.n, withCode(ExitInfra, err)
+	}
+	return s.n, nil
 }
 
 func newLedgerShowCmd(o *ledgerOpts) *cobra.Command {

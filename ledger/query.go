@@ -140,25 +140,48 @@ func (f Filter) sql() (string, []any, error) {
 
 // List returns the rows f selects, newest first.
 func (l *Ledger) List(ctx context.Context, f Filter) ([]Trial, error) {
+	var out []Trial
+	err := l.Each(ctx, f, func(t Trial) error {
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// Each calls fn for every row f selects, newest first, reading one row at a
+// time: memory stays flat however many rows match. An error from fn stops
+// the scan and is returned as is.
+func (l *Ledger) Each(ctx context.Context, f Filter, fn func(Trial) error) error {
 	where, args, err := f.sql()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	q := selectTrials() + where + " ORDER BY id DESC"
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	var rows []trialRow
-	if err := l.db.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, fmt.Errorf("listing trials: %w", err)
+	rows, err := l.db.QueryxContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("listing trials: %w", err)
 	}
-	out := make([]Trial, len(rows))
-	for i, r := range rows {
-		if out[i], err = r.decode(); err != nil {
-			return nil, err
+	defer rows.Close()
+	for rows.Next() {
+		var r trialRow
+		if err := rows.StructScan(&r); err != nil {
+			return fmt.Errorf("listing trials: %w", err)
+		}
+		t, err := r.decode()
+		if err != nil {
+			return err
+		}
+		if err := fn(t); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing trials: %w", err)
+	}
+	return nil
 }
 
 func selectTrials() string { return "SELECT " + strings.Join(trialColumns(), ", ") + " FROM trials" }
