@@ -34,7 +34,7 @@ The schema is documented in docs/ledger.md for direct sqlite3 queries.`,
 	}
 	c.PersistentFlags().StringVar(&o.path, "ledger", "autoinfer.db", "ledger file")
 	c.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
-	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o))
+	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o), newLedgerReportCmd(o))
 	return c
 }
 
