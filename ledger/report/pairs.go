@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,6 +20,10 @@ func headlineMetrics() []string {
 	}
 }
 
+// ErrNotInReport is wrapped by Build's error for a requested comparison of
+// a trial that is not an ok row of the report.
+var ErrNotInReport = errors.New("not an ok row of this report")
+
 // pairsFor lists the comparisons to compute: the requested pairs (each id
 // must be an ok row of the report), or every pair of ok rows when there
 // are at most maxPairs, with a note otherwise.
@@ -35,7 +40,7 @@ func pairsFor(rows []Row, requested [][2]int64, maxPairs int) ([][2]int64, strin
 		for i, p := range requested {
 			for _, id := range p {
 				if !ok[id] {
-					return nil, "", fmt.Errorf("compare[%d]: trial %d is not an ok row of this report", i, id)
+					return nil, "", fmt.Errorf("compare[%d]: trial %d is %w", i, id, ErrNotInReport)
 				}
 			}
 		}

@@ -65,7 +65,7 @@
     }).join(' ');
   }
   const shortName = (r) => short(r.name);
-  const fmtRate = (v) => String(Number(v.toPrecision(4)));
+  const plain = (v) => String(Number(v.toPrecision(4))); // 4 significant digits, no trailing zeros
   const tag = (r) => '#' + r.id + ' ' + shortName(r);
   const swatch = (id) => el('span', { class: 'swatch', style: 'background:' + colorOf.get(id) });
   const better = (m) => (direction.get(m) === 'max' ? 'higher is better' : 'lower is better');
@@ -111,16 +111,16 @@
     const tt = bestOf('p99_ttft_ms');
     if (tt) box.append(stat('Best p99 TTFT', fmt(tt.metrics.p99_ttft_ms) + ' ms', tag(tt)));
     const slo = data.curves.slo;
-    box.append(stat('Goodput SLO', slo ? sloText(slo) : 'none', slo ? 'from ' + slo.source + ', knee at ' + pct(data.curves.attainment) + ' attainment' : 'rows carry no SLO'));
+    box.append(stat('Goodput SLO', slo ? sloText(slo) : 'none', slo ? 'from ' + slo.source + ', knee at ' + plain(data.curves.attainment * 100) + '% attainment' : 'rows carry no SLO'));
     const notes = document.getElementById('notes');
     for (const n of data.notes) notes.append(el('div', { class: 'note' }, n));
   }
 
   function sloText(slo) {
     const parts = [];
-    if (slo.ttft_ms) parts.push('TTFT ≤ ' + fmt(slo.ttft_ms) + ' ms');
-    if (slo.tpot_ms) parts.push('TPOT ≤ ' + fmt(slo.tpot_ms) + ' ms');
-    if (slo.e2el_ms) parts.push('E2EL ≤ ' + fmt(slo.e2el_ms) + ' ms');
+    if (slo.ttft_ms) parts.push('TTFT ≤ ' + plain(slo.ttft_ms) + ' ms');
+    if (slo.tpot_ms) parts.push('TPOT ≤ ' + plain(slo.tpot_ms) + ' ms');
+    if (slo.e2el_ms) parts.push('E2EL ≤ ' + plain(slo.e2el_ms) + ' ms');
     return parts.join(', ');
   }
 
@@ -362,7 +362,7 @@
     const sloBox = document.getElementById('curve-slo');
     if (cv.slo) {
       sloBox.textContent = 'Goodput: requests per second meeting every bound (' + sloText(cv.slo) + ', from ' + cv.slo.source +
-        '), recomputed from each row\'s requests. A rate meets the SLOs when at least ' + pct(cv.attainment) +
+        '), recomputed from each row\'s requests. A rate meets the SLOs when at least ' + plain(cv.attainment * 100) + '%' +
         ' of its requests do; the knee (★) is the highest rate that meets them.';
     } else {
       sloBox.className = 'callout missing';
@@ -380,7 +380,7 @@
       return {
         label: 'knee', data: [{ x: k.rate, y: 0 }, { x: k.rate, y: top }], showLine: true, borderColor: seriesColor(i),
         borderDash: [4, 4], borderWidth: 1.2, pointRadius: 0, pointHoverRadius: 0, isKnee: true,
-        datalabels: { display: (c) => c.dataIndex === 1, formatter: () => 'knee ' + fmtRate(k.rate) + ' req/s', align: 'right', anchor: 'end', color: seriesColor(i), font: { weight: '600', size: 11 } },
+        datalabels: { display: (c) => c.dataIndex === 1, formatter: () => 'knee ' + plain(k.rate) + ' req/s', align: 'right', anchor: 'end', color: seriesColor(i), font: { weight: '600', size: 11 } },
       };
     }
     const options = (yTitle) => ({
