@@ -116,6 +116,9 @@ func checkReportPath(path string) error {
 // a failure never leaves a half-written page.
 func writeReport(ctx context.Context, l *ledger.Ledger, sel report.Selection, opt report.Options, path string) (report.Report, error) {
 	r, err := report.Build(ctx, l, sel, opt)
+	if errors.Is(err, report.ErrNotInReport) {
+		return report.Report{}, usageErr("--%w", err)
+	}
 	if err != nil {
 		return report.Report{}, ledgerNotFound(err)
 	}

@@ -47,6 +47,7 @@
     if (v === null || v === undefined || Number.isNaN(v)) return '–';
     const a = Math.abs(v);
     if (a === 0) return '0';
+    if (Number.isInteger(v)) return v.toLocaleString('en-US');
     if (a >= 1000) return v.toLocaleString('en-US', { maximumFractionDigits: 0 });
     if (a >= 100) return v.toFixed(1);
     if (a >= 1) return v.toFixed(2);
@@ -144,8 +145,7 @@
     cols.push(metricCol('p50_ttft_ms', 'p50 TTFT ms'), metricCol('p99_ttft_ms', 'p99 TTFT ms'),
       metricCol('p50_tpot_ms', 'p50 TPOT ms'), metricCol('p99_tpot_ms', 'p99 TPOT ms'),
       metricCol('p99_e2el_ms', 'p99 E2EL ms'),
-      { key: 'prefix_cache_hit_rate', label: 'cache hits', num: true, get: (r) => r.metrics.prefix_cache_hit_rate, fmt: pct },
-      { key: 'started_at', label: 'started (UTC)', get: (r) => r.started_at, fmt: (v) => v.replace('T', ' ').replace('Z', '') });
+      { key: 'prefix_cache_hit_rate', label: 'cache hits', num: true, get: (r) => r.metrics.prefix_cache_hit_rate, fmt: pct });
     return cols;
   }
 
@@ -249,7 +249,7 @@
       const labels = {
         display: true, align: 'top', anchor: 'center', offset: 7, clamp: true,
         font: { size: 11, weight: '600' }, color: '#344054',
-        formatter: (v) => '#' + v.id,
+        formatter: (v, c) => clusterLabel(v, c.chart, pts),
       };
       chart.data.datasets = [
         {
@@ -279,6 +279,16 @@
       box.replaceChildren(front.length ? 'On the front, best ' + x + ' first: ' : 'No ok, current row to put on a front.');
       front.forEach((p, i) => box.append(i ? ', ' : '', swatch(p.id), tag(p.row) + ' (' + fmt(p.x) + ', ' + fmt(p.y) + ')'));
     }
+    // clusterLabel names a point, or, where points lie within a label's
+    // width of each other, names them all once at the lowest id among them,
+    // so every point is named and no label covers another.
+    function clusterLabel(v, chart, all) {
+      const px = (p) => [chart.scales.x.getPixelForValue(p.x), chart.scales.y.getPixelForValue(p.y)];
+      const [x0, y0] = px(v);
+      const near = all.filter((p) => { const [x, y] = px(p); return Math.abs(x - x0) < 26 && Math.abs(y - y0) < 14; });
+      if (near.some((p) => p.id < v.id)) return null;
+      return near.map((p) => '#' + p.id).join(' ');
+    }
     function paretoTooltip(item) {
       const p = item.raw, r = p.row;
       const lines = [xs.value + ': ' + fmt(p.x), ys.value + ': ' + fmt(p.y), r.identity.topology + ', ' + r.identity.policy];
@@ -305,7 +315,7 @@
       }));
       if (sloMs && datasets.length) {
         datasets.push({
-          label: 'SLO ' + fmt(sloMs) + ' ms', data: [{ x: sloMs, y: 0 }, { x: sloMs, y: 1 }], showLine: true,
+          label: 'SLO ' + plain(sloMs) + ' ms', data: [{ x: sloMs, y: 0 }, { x: sloMs, y: 1 }], showLine: true,
           borderColor: FRONT, borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, pointHoverRadius: 0,
         });
       }
@@ -409,7 +419,7 @@
       if (sloMs && cv.series.length) {
         const rates = cv.series.flatMap((s) => s.points.map((p) => p.rate));
         ds.push({
-          label: 'SLO ' + fmt(sloMs) + ' ms', data: [{ x: 0, y: sloMs }, { x: Math.max(...rates) * 1.05, y: sloMs }], showLine: true,
+          label: 'SLO ' + plain(sloMs) + ' ms', data: [{ x: 0, y: sloMs }, { x: Math.max(...rates) * 1.05, y: sloMs }], showLine: true,
           borderColor: FRONT, borderDash: [6, 4], borderWidth: 1.5, pointRadius: 0, pointHoverRadius: 0,
         });
       }
@@ -559,13 +569,13 @@
 
   function renderIdentity() {
     const table = document.getElementById('identity-table');
-    table.tHead.append(el('tr', {}, ['#', 'trial', 'target', 'hardware', 'topology', 'router', 'engine', 'workload', 'seed', 'hashes'].map((h) => el('th', {}, h))));
+    table.tHead.append(el('tr', {}, ['#', 'trial', 'started (UTC)', 'target', 'hardware', 'topology', 'router', 'engine', 'workload', 'seed', 'hashes'].map((h) => el('th', {}, h))));
     const notRecorded = () => el('span', { class: 'muted' }, 'not recorded');
     for (const r of rows) {
       const id = r.identity;
       table.tBodies[0].append(el('tr', { 'data-id': r.id },
-        el('td', {}, swatch(r.id), String(r.id)), el('td', { class: 'name wrap' }, r.name),
-        el('td', {}, id.target || notRecorded()), el('td', {}, id.hardware || notRecorded()), el('td', {}, id.topology),
+        el('td', {}, swatch(r.id), String(r.id)), el('td', { class: 'name', title: r.name }, shortName(r)),
+        el('td', {}, r.started_at.replace('T', ' ').replace('Z', '')), el('td', {}, id.target || notRecorded()), el('td', {}, id.hardware || notRecorded()), el('td', {}, id.topology),
         el('td', { class: 'wrap' }, settingsCell(id.router)), el('td', { class: 'wrap' }, settingsCell(id.engine)),
         el('td', { class: 'wrap' }, settingsCell(id.workload)), el('td', { class: 'num' }, String(id.seed)),
         el('td', {}, el('code', { title: 'spec ' + id.spec_hash + '\nengine ' + id.engine_hash + '\nrouter ' + id.router_hash },
