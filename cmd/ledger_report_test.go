@@ -352,6 +352,12 @@ func TestLedgerReportRejectsBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d naming %q", c.args, code, errs, c.code, c.want)
 		}
 	}
+	// trial run --report checks the path before any trial runs.
+	db := filepath.Join(dir, "trial.db")
+	code, _, errs := run(t, "trial", "run", "testdata/report-sweep.yaml", "--ledger", db, "--report", filepath.Join(dir, "no", "r.html"))
+	if code != ExitUsage || !strings.Contains(errs, "--report") {
+		t.Errorf("trial run --report into a missing directory: exit %d, stderr %q", code, errs)
+	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("rejected runs left files: %v", entries)
 	}
