@@ -309,7 +309,8 @@
     for (const [key, title, sloMs] of [['ttft', 'TTFT', slo.ttft_ms], ['tpot', 'TPOT', slo.tpot_ms], ['e2el', 'E2EL', slo.e2el_ms]]) {
       const datasets = data.cdfs.filter((c) => c[key].length).map((c) => ({
         label: tag(byId.get(c.id)) + ' (n=' + c.n[key] + ')', trialId: c.id,
-        data: c[key].map((p) => ({ x: p[0], y: p[1] })),
+        // The CDF is 0 below the fastest request: start the curve there.
+        data: [{ x: c[key][0][0], y: 0 }].concat(c[key].map((p) => ({ x: p[0], y: p[1] }))),
         borderColor: colorOf.get(c.id), backgroundColor: colorOf.get(c.id),
         borderWidth: 2, pointRadius: 0, pointHoverRadius: 4, stepped: 'after', showLine: true,
       }));
@@ -373,7 +374,7 @@
     if (cv.slo) {
       sloBox.textContent = 'Goodput: requests per second meeting every bound (' + sloText(cv.slo) + ', from ' + cv.slo.source +
         '), recomputed from each row\'s requests. A rate meets the SLOs when at least ' + plain(cv.attainment * 100) + '%' +
-        ' of its requests do; the knee (★) is the highest rate that meets them.';
+        ' of its requests do; the knee (◆, dashed line) is the highest rate that meets them.';
     } else {
       sloBox.className = 'callout missing';
       sloBox.textContent = 'The rows carry no SLO, so goodput and the knee are unknown: no knee is marked and the right-hand chart ' +
@@ -381,8 +382,8 @@
     }
     const seriesColor = (i) => palette[i % palette.length];
     const pointsOf = (s, y) => s.points.map((p) => ({ x: p.rate, y: y(p), id: p.id, knee: p.id === s.knee, meets: p.meets_slo }));
-    const pointStyle = (c) => (c.raw && c.raw.knee ? 'star' : 'circle');
-    const pointRadius = (c) => (c.raw && c.raw.knee ? 13 : 5);
+    const pointStyle = (c) => (c.raw && c.raw.knee ? 'rectRot' : 'circle');
+    const pointRadius = (c) => (c.raw && c.raw.knee ? 9 : 5);
     const fill = (i) => (c) => (c.raw && byId.get(c.raw.id).stale ? '#ffffff' : seriesColor(i));
     function kneeLine(s, i, top) {
       const k = s.points.find((p) => p.id === s.knee);
@@ -396,7 +397,7 @@
     const options = (yTitle) => ({
       layout: { padding: { top: 10, right: 20 } },
       plugins: {
-        legend: { position: 'bottom', labels: { filter: (item, d) => !d.datasets[item.datasetIndex].isKnee && !d.datasets[item.datasetIndex].aux } },
+        legend: { position: 'bottom', labels: { pointStyle: 'circle', filter: (item, d) => !d.datasets[item.datasetIndex].isKnee && !d.datasets[item.datasetIndex].aux } },
         tooltip: { filter: (it) => !it.dataset.isKnee, callbacks: { label: (it) => it.dataset.label + ': ' + fmt(it.raw.y) + ' at ' + fmt(it.raw.x) + ' req/s (#' + it.raw.id + ')' } },
       },
       scales: { x: { title: { display: true, text: 'offered request rate (req/s)' }, grace: '5%', beginAtZero: true }, y: { title: { display: true, text: yTitle }, beginAtZero: true, grace: '10%' } },
@@ -558,16 +559,22 @@
 
   // ---- identity ---------------------------------------------------------
 
+  // settingsCell shows a row's settings that differ between the report's rows;
+  // the ones every row shares are shown once, above the table.
   function settingsCell(settings) {
-    if (!settings.length) return el('span', { class: 'muted' }, '–');
-    const varies = settings.filter((s) => s.varies), same = settings.filter((s) => !s.varies);
-    const chip = (s) => el('span', { class: 'chip' + (s.varies ? ' varies' : '') }, s.key + '=' + s.value);
-    const out = [el('div', {}, varies.map(chip))];
-    if (same.length) out.push(el('details', {}, el('summary', {}, same.length + ' same on every row'), el('div', {}, same.map(chip))));
-    return out;
+    const varies = settings.filter((s) => s.varies);
+    if (!varies.length) return el('span', { class: 'muted' }, settings.length ? 'as above' : '–');
+    return varies.map((s) => el('span', { class: 'chip varies' }, s.key + '=' + s.value));
   }
 
   function renderIdentity() {
+    const common = document.getElementById('identity-common');
+    for (const [group, pick] of [['router', (i) => i.router], ['engine', (i) => i.engine], ['workload', (i) => i.workload]]) {
+      const same = rows.length ? pick(rows[0].identity).filter((s) => !s.varies) : [];
+      if (!same.length) continue;
+      common.append(el('div', { class: 'common-group' }, el('span', { class: 'group' }, group),
+        same.map((s) => el('span', { class: 'chip' }, s.key + '=' + s.value))));
+    }
     const table = document.getElementById('identity-table');
     table.tHead.append(el('tr', {}, ['#', 'trial', 'started (UTC)', 'target', 'hardware', 'topology', 'router', 'engine', 'workload', 'seed', 'hashes'].map((h) => el('th', {}, h))));
     const notRecorded = () => el('span', { class: 'muted' }, 'not recorded');
@@ -575,7 +582,8 @@
       const id = r.identity;
       table.tBodies[0].append(el('tr', { 'data-id': r.id },
         el('td', {}, swatch(r.id), String(r.id)), el('td', { class: 'name', title: r.name }, shortName(r)),
-        el('td', {}, r.started_at.replace('T', ' ').replace('Z', '')), el('td', {}, id.target || notRecorded()), el('td', {}, id.hardware || notRecorded()), el('td', {}, id.topology),
+        el('td', {}, r.started_at.replace('T', ' ').replace('Z', '')), el('td', {}, id.target || notRecorded()),
+        el('td', {}, id.hardware || notRecorded()), el('td', {}, id.topology),
         el('td', { class: 'wrap' }, settingsCell(id.router)), el('td', { class: 'wrap' }, settingsCell(id.engine)),
         el('td', { class: 'wrap' }, settingsCell(id.workload)), el('td', { class: 'num' }, String(id.seed)),
         el('td', {}, el('code', { title: 'spec ' + id.spec_hash + '\nengine ' + id.engine_hash + '\nrouter ' + id.router_hash },
