@@ -458,7 +458,7 @@
     drawGoodput();
     const knees = document.getElementById('knees');
     cv.series.forEach((s, i) => {
-      knees.append(el('li', { 'data-knee': s.knee || null }, el('span', { class: 'swatch', style: 'background:' + seriesColor(i) }),
+      knees.append(el('li', { 'data-knee': String(s.knee) }, el('span', { class: 'swatch', style: 'background:' + seriesColor(i) }),
         el('strong', { title: s.label }, short(s.label)), ': ' + s.knee_note + (s.points.length === 1 ? ' (one rate tried: this sweep does not vary the rate)' : '')));
     });
     if (!cv.series.length) knees.append(el('li', {}, 'No ok row has a finite offered request rate, so there is no curve.'));
