@@ -10,6 +10,7 @@ LDFLAGS := -X github.com/autoinfer/autoinfer/cmd.version=$(VERSION)
 E2E_DIR := bin/e2e
 LEDGER  ?= autoinfer.db
 
+<<<<<<< HEAD
 # Test tools are built once from the Go module proxy into the user's cache
 # directory (a fresh clone reuses them) at pinned versions.
 TOOLS_DIR       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/autoinfer/tools
@@ -17,6 +18,9 @@ GOLANGCI_VERSION := v2.7.2
 GOLANGCI        := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_VERSION)
 
 .PHONY: all build test unit lint vet e2e demo bench bench-peers clean
+=======
+.PHONY: all build test unit lint vet e2e demo bench bench-peers chromium clean
+>>>>>>> report
 
 all: build
 
@@ -39,8 +43,15 @@ unit:
 	$(GO) test -race -count=1 -timeout 8m ./...
 
 # test is what CI runs: lint, the race-enabled suite, then a short trial
-# through the real CLI binary.
-test: lint unit e2e
+# through the real CLI binary. chromium comes first so the suite's browser
+# test (the HTML report in headless Chromium) runs instead of skipping.
+test: chromium lint unit e2e
+
+# chromium installs Debian's chromium package for the browser test when it
+# is missing; without it (or without root) that test skips with a message.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || \
+		echo "chromium could not be installed: the browser test will skip"
 
 # e2e runs the CI smoke spec through the built binary, then checks that a
 # violated assertion turns into exit status 1 with a message naming it.

@@ -24,7 +24,7 @@ func newLedgerCmd() *cobra.Command {
 	o := &ledgerOpts{}
 	c := &cobra.Command{
 		Use:   "ledger",
-		Short: "Query the trial ledger: list, show, pareto, compare, export",
+		Short: "Query the trial ledger: list, show, pareto, compare, export, report, migrate",
 		Long: `Query the SQLite ledger that trials write (one row per trial).
 
 Metric names are vllm bench serve's result keys (p99_ttft_ms, median_tpot_ms,
@@ -34,7 +34,8 @@ The schema is documented in docs/ledger.md for direct sqlite3 queries.`,
 	}
 	c.PersistentFlags().StringVar(&o.path, "ledger", "autoinfer.db", "ledger file")
 	c.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
-	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o), newLedgerMigrateCmd(o))
+	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o),
+		newLedgerMigrateCmd(o), newLedgerReportCmd(o))
 	return c
 }
 

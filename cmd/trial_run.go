@@ -24,6 +24,7 @@ type trialRunFlags struct {
 	tolerance string
 	workDir   string
 	verbose   bool
+	report    string
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -55,6 +56,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.StringVar(&f.tolerance, "tolerance", "", "how much worse than the baseline a metric may be, e.g. 10% (default: the spec's, else 10%)")
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for router configs and logs (default: a new temporary directory per trial)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
+	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	return cmd
 }
 
@@ -72,6 +74,9 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	checks, err := newChecker(ts, extra, f.baseline, f.tolerance)
 	if err != nil {
+		return err
+	}
+	if err := checkTrialReport(f.report); err != nil {
 		return err
 	}
 	ctx := c.Context()
@@ -118,6 +123,9 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	cmp := compareSweep(ctx, led, results)
 	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp); err != nil {
 		return withCode(ExitInfra, err)
+	}
+	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {
+		return err
 	}
 	switch worst {
 	case ExitOK:
