@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
@@ -16,9 +17,10 @@ import (
 // 4. A disaggregated stream equals the collocated answer, arrives chunk by
 // chunk, and its TTFT is prefill + modelled transfer + one decode step.
 func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
+	e := loopback(t)
 	P, D := pdSims(t, sim.RolePrefill, 1, pdTiming), pdSims(t, sim.RoleDecode, 1, pdTiming)
 	coll := pdSims(t, sim.RoleCollocated, 1, pdTiming)
-	_, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	const n, tokens = 2000, 24
 	// TTFT = prefill step on P + KV transfer + one step on D computing the
 	// last prompt token. Tolerance: 2 ms below (clock rounding), up to
@@ -33,8 +35,8 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 	for seed := uint64(7); runs < 3; seed++ {
 		runs++
 		body := completion(tokenizer.Generate(rand.New(rand.NewPCG(seed, 8)), n), tokens, true)
-		want, collTTFT, _ := streamTimed(t, coll[0].URL+"/v1/completions", body)
-		got, ttft, last := streamTimed(t, base+"/v1/completions", body)
+		want, collTTFT, _ := e.streamTimed(coll[0].URL+"/v1/completions", body)
+		got, ttft, last := e.streamTimed(base+"/v1/completions", body)
 		if got != want || got == "" {
 			t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
 		}
@@ -55,7 +57,7 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 			t.Errorf("disaggregated TTFT above model %v + 30 ms + 50%% (%v) in all 3 runs, last %v", predicted, upper, ttft)
 		}
 	}
-	if ok := simMetric(t, D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != float64(runs) {
+	if ok := e.simMetric(D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != float64(runs) {
 		t.Errorf("decode engine made %v good pulls, want %d (one per request)", ok, runs)
 	}
 }
@@ -64,14 +66,15 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 // worker holds it and the prefill worker does not; every load is 0 after
 // the client leaves (startRouter's cleanup checks all pools after every test).
 func TestPDAcceptanceDecodeLoadUntilStreamEnds(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
 	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
 	D[0].SetFaults(sim.Faults{Stall: true, StallAfterTokens: 2})
-	r, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	r, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", strings.NewReader(completion("hold the stream", 16, true)))
-	resp, err := pdClient.Do(req)
+	resp, err := e.Send(ctx, http.MethodPost, base+"/v1/completions", completion("hold the stream", 16, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,5 +89,5 @@ func TestPDAcceptanceDecodeLoadUntilStreamEnds(t *testing.T) {
 		t.Fatalf("mid-stream loads %v: want 1 on decode, 0 on prefill", l)
 	}
 	cancel()
-	waitLoadsZero(t, r)
+	routertest.WaitLoadsZero(t, r)
 }
