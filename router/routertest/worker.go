@@ -216,4 +216,3 @@ func writeError(rw http.ResponseWriter, status int, msg, typ string) {
 	rw.WriteHeader(status)
 	_ = json.NewEncoder(rw).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
 }
-
