@@ -3,6 +3,7 @@ package router
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -23,15 +24,23 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	const n, tokens = 2000, 24
 	// TTFT = prefill step on P + KV transfer + one step on D computing the
-	// last prompt token. Tolerance: 2 ms below (clock rounding), up to
-	// 30 ms + 50 % above (two HTTP hops through the router, -race, 2 shared
-	// cores). Scheduling noise only ever adds latency, so the upper bound
-	// holds if any of up to 3 runs (fresh prompts: no prefix-cache hits) meets
-	// it; every run must meet the lower bound, the text and the streaming checks.
+	// last prompt token. The engines pace their steps on the wall clock and
+	// their KV side channel needs real sockets, so this test cannot run on a
+	// bubble's fake clock; it runs alone (not in parallel) and judges
+	// wall-clock figures only where noise cannot make a correct router fail:
+	// - every run: the text, and TTFT ≥ the model − 2 ms (clock rounding).
+	//   Scheduling noise only ever adds latency, so a shorter TTFT means a
+	//   leg or the transfer was skipped.
+	// - at least one of up to 3 runs (fresh prompts: no prefix-cache hits):
+	//   TTFT ≤ the model + 30 ms + 50 % (two HTTP hops, -race, shared
+	//   cores), and the chunks spread over at least half the modelled decode
+	//   time (a stream held back arrives all at once). A late client can
+	//   fail either in one run; a router that buffers fails them in all.
 	predicted := pdTiming.StepTime(n, 0, 0) + pdTiming.TransferTime(n) + pdTiming.StepTime(1, 0, 0)
 	upper := predicted + 30*time.Millisecond + predicted/2
 	decodeTime := time.Duration(tokens-1) * pdTiming.StepTime(0, 1, 0)
 	runs := 0
+	var misses []string
 	for seed := uint64(7); runs < 3; seed++ {
 		runs++
 		body := completion(tokenizer.Generate(rand.New(rand.NewPCG(seed, 8)), n), tokens, true)
@@ -40,22 +49,24 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 		if got != want || got == "" {
 			t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
 		}
-		// True streaming: the chunks are spread over the decode steps, not
-		// delivered together at the end (allow half the modelled decode
-		// time; the engine's catch-up after a late step borrows ≤ 20 ms).
-		if last-ttft < decodeTime/2 {
-			t.Errorf("first chunk at %v, last at %v: %v apart, want ≥ %v (the router held the stream back)", ttft, last, last-ttft, decodeTime/2)
-		}
-		t.Logf("run %d: TTFT collocated %v, disaggregated %v (model %v)", runs, collTTFT, ttft, predicted)
+		t.Logf("run %d: TTFT collocated %v, disaggregated %v (model %v); chunks over %v", runs, collTTFT, ttft, predicted, last-ttft)
 		if ttft < predicted-2*time.Millisecond {
 			t.Fatalf("disaggregated TTFT %v is below the model %v − 2 ms: prefill or transfer was skipped", ttft, predicted)
 		}
-		if ttft <= upper {
+		switch {
+		case ttft > upper:
+			misses = append(misses, fmt.Sprintf("TTFT %v above model %v + 30 ms + 50%% (%v)", ttft, predicted, upper))
+		case last-ttft < decodeTime/2:
+			misses = append(misses, fmt.Sprintf("first chunk at %v, last at %v: %v apart, want ≥ %v (the router held the stream back)", ttft, last, last-ttft, decodeTime/2))
+		default:
+			misses = nil
+		}
+		if misses == nil {
 			break
 		}
-		if runs == 3 {
-			t.Errorf("disaggregated TTFT above model %v + 30 ms + 50%% (%v) in all 3 runs, last %v", predicted, upper, ttft)
-		}
+	}
+	if misses != nil {
+		t.Errorf("no run within the timing bounds: %v", misses)
 	}
 	if ok := e.simMetric(D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != float64(runs) {
 		t.Errorf("decode engine made %v good pulls, want %d (one per request)", ok, runs)
