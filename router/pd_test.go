@@ -267,29 +267,3 @@ func TestPDPrefillClientErrorIsRelayed(t *testing.T) {
 		t.Fatalf("prefill got %d requests; a 4xx must not be retried", p.count())
 	}
 }
-
-func TestPDEstimateTokens(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		body string
-		want int
-	}{
-		{`{"prompt":"abcdefgh"}`, 2},
-		{`{"prompt":"abcdefghijk"}`, 2},   // 11 chars / 4
-		{`{"prompt":"ééééé"}`, 1},         // characters, not bytes
-		{`{"prompt":["abcd","efgh"]}`, 2}, // list of strings
-		{`{"prompt":[1,2,3,4,5]}`, 5},     // token ids: their count
-		{`{"prompt":[[1,2,3],[4,5]]}`, 5}, // lists of token ids
-		{`{"messages":[{"role":"user","content":"abcdefgh"},{"role":"assistant","content":"abcd"}]}`, 3},
-		{`{"messages":[{"role":"user","content":[{"type":"text","text":"abcdefgh"},{"type":"image_url","image_url":{"url":"http://x/abcdefghijklmnop"}}]}]}`, 2},
-		{`{"model":"m"}`, 0},
-	} {
-		b, err := parsePDBody([]byte(tc.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := b.estimateTokens(); got != tc.want {
-			t.Errorf("estimateTokens(%s) = %d, want %d", tc.body, got, tc.want)
-		}
-	}
-}
