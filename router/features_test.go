@@ -202,36 +202,38 @@ func TestStreamHeadersRelayedBeforeFirstEvent(t *testing.T) {
 		e := bubble(t)
 		f := e.worker()
 		_, base := e.router(testConfig("round_robin", f.URL))
-		got := make(chan *http.Response, 1)
+		headers := make(chan http.Header, 1) // nil if the request failed
+		body := make(chan string, 1)
 		go func() {
+			defer close(body)
 			resp, err := e.Send(context.Background(), http.MethodPost, base+"/v1/completions", `{"prompt":"x","stream":true}`, "X-Fake-Hold-First", "1")
 			if err != nil {
 				t.Error(err)
+				headers <- nil
+				return
 			}
-			got <- resp
+			defer resp.Body.Close()
+			headers <- resp.Header
+			if b, err := io.ReadAll(resp.Body); err == nil {
+				body <- string(b)
+			}
 		}()
 		synctest.Wait()
-		var resp *http.Response
+		var h http.Header
 		select {
-		case resp = <-got:
+		case h = <-headers:
 		default:
 			f.Release()
-			if resp := <-got; resp != nil {
-				resp.Body.Close()
-			}
+			<-body
 			t.Fatal("no headers while the worker holds its first event: the router held them back")
 		}
-		if resp == nil {
+		f.Release()
+		b := <-body
+		if h == nil {
 			t.FailNow()
 		}
-		defer resp.Body.Close()
-		f.Release()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasSuffix(string(b), "data: [DONE]\n\n") {
-			t.Fatalf("stream %q with content type %q", b, resp.Header.Get("Content-Type"))
+		if h.Get("Content-Type") != "text/event-stream" || !strings.HasSuffix(b, "data: [DONE]\n\n") {
+			t.Fatalf("stream %q with content type %q", b, h.Get("Content-Type"))
 		}
 	})
 }

@@ -1,10 +1,8 @@
 package router
 
 import (
-	"fmt"
 	"net"
 	"testing"
-	"time"
 
 	"github.com/autoinfer/autoinfer/router/routertest"
 )
@@ -77,17 +75,6 @@ func testConfig(policyName string, workers ...string) Config {
 	c.Retry.InitialBackoffMs = 1
 	c.Retry.MaxBackoffMs = 5
 	return c
-}
-
-// waitLoad polls until url's load equals want.
-func waitLoad(t *testing.T, r *Router, url string, want int64) {
-	t.Helper()
-	routertest.Eventually(t, 5*time.Second, func() error {
-		if got := r.Loads()[url]; got != want {
-			return fmt.Errorf("load of %s = %d, want %d", url, got, want)
-		}
-		return nil
-	})
 }
 
 // urlsOf lists fake workers' URLs.

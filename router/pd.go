@@ -116,7 +116,7 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 
 	// Both workers are chosen up front: the nccl request id names both, and
 	// an empty decode pool must fail before a prefill is wasted.
-	d, dec, ok := dis.decode.Pick(nil, in.policy, r.cfg.LoadSignal == LoadSignalInFlightQueue)
+	d, dec, ok := dis.decode.pick(nil, in.policy, r.cfg.LoadSignal == LoadSignalInFlightQueue)
 	if !ok {
 		return r.answer(ctx, w, dis.decode, tries{})
 	}

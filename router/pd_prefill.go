@@ -66,7 +66,7 @@ func (r *Router) prefillLeg(ctx context.Context, in *inbound, body pd.Body, d ta
 // res.answer on success, res.answered for a non-retryable error answer.
 func (r *Router) prefillAttempt(ctx context.Context, leg *inbound, p target, res *prefillResult) *attemptFailure {
 	dis := r.pd
-	g := dis.prefill.Acquire(p)
+	g := dis.prefill.acquire(p)
 	defer g.Release()
 	dis.m.prefillReqs.WithLabelValues(p.w.url).Inc()
 	pctx, cancel := context.WithTimeoutCause(ctx, dis.prefillTimeout, errPrefillTimeout)
