@@ -33,9 +33,9 @@ func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
 			}
 			cfg := pdSimConfig(P, D, "round_robin", "round_robin")
 			// A killed engine refuses connections at once, so three probes
-			// mark it; marking the survivor by mistake would take three
-			// probes in a row slower than 0.25 s.
-			cfg.HealthCheck.IntervalSecs, cfg.HealthCheck.TimeoutSecs = 0.25, 0.25
+			// (1.5 s) mark it; marking the survivor by mistake would take
+			// three probes in a row slower than 0.5 s.
+			cfg.HealthCheck.IntervalSecs, cfg.HealthCheck.TimeoutSecs = 0.5, 0.5
 			r, base := e.router(cfg)
 
 			var done, failed atomic.Int64
@@ -66,7 +66,7 @@ func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
 				t.Errorf("%d requests failed; at most the streams in flight on the killed worker may", failed.Load())
 			}
 
-			routertest.Eventually(t, 5*time.Second, func() error {
+			routertest.Eventually(t, 10*time.Second, func() error {
 				for _, w := range r.Workers().Workers {
 					if w.URL == victim.URL && w.Healthy {
 						return fmt.Errorf("router still sees %s as healthy", w.URL)
