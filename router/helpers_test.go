@@ -28,6 +28,8 @@ func bubble(t *testing.T) *env {
 	return &env{t: t, net: n, Client: n.Client(t)}
 }
 
+// listen is a new address on the env's network: a pipe listener in a
+// bubble, a 127.0.0.1 port on loopback.
 func (e *env) listen() net.Listener {
 	e.t.Helper()
 	var ln net.Listener
@@ -46,6 +48,9 @@ func (e *env) listen() net.Listener {
 // worker starts a fake worker (routertest.Worker) that stops with the test.
 func (e *env) worker() *routertest.Worker {
 	e.t.Helper()
+	if e.net == nil {
+		return routertest.StartWorker(e.t)
+	}
 	return routertest.StartWorkerOn(e.t, e.listen())
 }
 
@@ -61,6 +66,9 @@ func (e *env) router(cfg Config, opts ...Option) (*Router, string) {
 	r, err := New(cfg, opts...)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	if e.net == nil {
+		return r, routertest.Serve(e.t, r)
 	}
 	return r, routertest.ServeOn(e.t, r, e.listen())
 }

@@ -53,9 +53,9 @@ type Response struct {
 // OpenAI error.
 func (r Response) ErrorType() string { return ErrorType(r.Body) }
 
-// NewRequest builds a request with ctx; headers are name, value pairs. A
+// newRequest builds a request with ctx; headers are name, value pairs. A
 // non-empty body is sent as application/json.
-func NewRequest(ctx context.Context, method, url, body string, headers ...string) (*http.Request, error) {
+func newRequest(ctx context.Context, method, url, body string, headers ...string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (c *Client) Get(url string) Response {
 // fails the test.
 func (c *Client) Call(ctx context.Context, method, url, body string, headers ...string) Response {
 	c.t.Helper()
-	req, err := NewRequest(ctx, method, url, body, headers...)
+	req, err := newRequest(ctx, method, url, body, headers...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (c *Client) Call(ctx context.Context, method, url, body string, headers ...
 func (c *Client) Go(ctx context.Context, method, url, body string, headers ...string) <-chan Response {
 	ch := make(chan Response, 1)
 	go func() {
-		req, err := NewRequest(ctx, method, url, body, headers...)
+		req, err := newRequest(ctx, method, url, body, headers...)
 		if err != nil {
 			ch <- Response{Err: err}
 			return
@@ -121,7 +121,7 @@ func (c *Client) Go(ctx context.Context, method, url, body string, headers ...st
 // Send sends a request and returns the open response, for tests that read
 // a stream piece by piece. The caller closes the body.
 func (c *Client) Send(ctx context.Context, method, url, body string, headers ...string) (*http.Response, error) {
-	req, err := NewRequest(ctx, method, url, body, headers...)
+	req, err := newRequest(ctx, method, url, body, headers...)
 	if err != nil {
 		return nil, err
 	}
