@@ -107,7 +107,8 @@ func TestLoadsReturnToZeroProperty(t *testing.T) {
 
 func loadsReturnToZero(t *testing.T, policyName string, requests, concurrency int) {
 	e := bubble(t)
-	ws := urlsOf(e.worker(), e.worker(), e.worker())
+	fakes := []*routertest.Worker{e.worker(), e.worker(), e.worker()}
+	ws := urlsOf(fakes...)
 	cfg := testConfig(policyName, ws...)
 	cfg.RequestTimeoutSecs = 0.3
 	cfg.Retry.MaxRetries = 3
@@ -120,11 +121,13 @@ func loadsReturnToZero(t *testing.T, policyName string, requests, concurrency in
 		plan[i] = rnd.IntN(len(endings))
 	}
 
+	start := time.Now()
 	ctx, stop := context.WithCancel(context.Background())
 	var churn sync.WaitGroup
+	var cycles int
 	churn.Go(func() { // remove and re-add workers mid-traffic
-		for i := 0; ctx.Err() == nil; i++ {
-			w := ws[i%len(ws)]
+		for ; ctx.Err() == nil; cycles++ {
+			w := ws[cycles%len(ws)]
 			r.Pool().Remove(w)
 			time.Sleep(3 * time.Millisecond) // pacing the churn on the fake clock
 			r.Pool().Add(w)
@@ -150,6 +153,14 @@ func loadsReturnToZero(t *testing.T, policyName string, requests, concurrency in
 	stop()
 	churn.Wait()
 	synctest.Wait() // every handler has returned
+	var reached int64
+	for _, f := range fakes {
+		reached += f.Requests.Load()
+	}
+	if cycles == 0 || reached == 0 {
+		t.Fatalf("%d churn cycles, %d requests reached workers: the property was not exercised", cycles, reached)
+	}
+	t.Logf("%d requests reached workers during %d remove/re-add cycles over %v on the fake clock", reached, cycles, time.Since(start))
 	for _, u := range ws {
 		w := r.Pool().Get(u)
 		for i := range w.ranks {
