@@ -11,13 +11,13 @@ import (
 // loopback TCP, or an in-memory network inside a testing/synctest bubble
 // for tests of timer-driven logic.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	net *routertest.Network // nil: loopback TCP
 	*routertest.Client
 }
 
 // loopback is an env on 127.0.0.1.
-func loopback(t *testing.T) *env {
+func loopback(t testing.TB) *env {
 	return &env{t: t, Client: routertest.NewClient(t)}
 }
 

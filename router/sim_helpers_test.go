@@ -104,7 +104,7 @@ func (e *env) workerStatus(base, url string) WorkerStatus {
 	return WorkerStatus{}
 }
 
-func pdSims(t *testing.T, role sim.Role, n int, p sim.Profile) []*simtest.Worker {
+func pdSims(t testing.TB, role sim.Role, n int, p sim.Profile) []*simtest.Worker {
 	t.Helper()
 	ws := make([]*simtest.Worker, n)
 	for i := range ws {
