@@ -30,8 +30,8 @@ func BenchmarkPDTTFT(b *testing.B) {
 	for b.Loop() {
 		seed++
 		body := completion(tokenizer.Generate(rand.New(rand.NewPCG(seed, 8)), n), tokens, true)
-		_, c, _ := e.streamTimed(coll[0].URL+"/v1/completions", body)
-		_, d, _ := e.streamTimed(base+"/v1/completions", body)
+		_, c := e.streamTimed(coll[0].URL+"/v1/completions", body)
+		_, d := e.streamTimed(base+"/v1/completions", body)
 		co, pd = append(co, c), append(pd, d)
 	}
 	b.StopTimer()

@@ -26,8 +26,8 @@ func TestPDAcceptanceStreamMatchesCollocated(t *testing.T) {
 	coll := pdSims(t, sim.RoleCollocated, 1, pdTiming)
 	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	body := completion(tokenizer.Generate(rand.New(rand.NewPCG(7, 8)), 2000), 24, true)
-	want, _, _ := e.streamTimed(coll[0].URL+"/v1/completions", body)
-	got, _, _ := e.streamTimed(base+"/v1/completions", body)
+	want, _ := e.streamTimed(coll[0].URL+"/v1/completions", body)
+	got, _ := e.streamTimed(base+"/v1/completions", body)
 	if got != want || got == "" {
 		t.Fatalf("disaggregated text differs from collocated:\n%q\n%q", got, want)
 	}

@@ -155,8 +155,8 @@ var pdTiming = sim.Profile{Name: "pd-timing", StepBaseMs: 4, PrefillUsPerToken: 
 	KVBytesPerToken: 131072, LinkGBps: 50, TransferLatencyMs: 20, NumGPUBlocks: 4096}
 
 // streamTimed streams a completion and returns its text and when the first
-// and last content chunks arrived, from the moment the request was sent.
-func (e *env) streamTimed(url, body string) (string, time.Duration, time.Duration) {
+// content chunk arrived, from the moment the request was sent.
+func (e *env) streamTimed(url, body string) (string, time.Duration) {
 	t := e.t
 	t.Helper()
 	start := time.Now()
@@ -169,7 +169,7 @@ func (e *env) streamTimed(url, body string) (string, time.Duration, time.Duratio
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	var text strings.Builder
-	var first, last time.Duration
+	var first time.Duration
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -187,17 +187,15 @@ func (e *env) streamTimed(url, body string) (string, time.Duration, time.Duratio
 		if len(c.Choices) == 0 {
 			continue
 		}
-		at := time.Since(start)
 		if first == 0 {
-			first = at
+			first = time.Since(start)
 		}
-		last = at
 		text.WriteString(c.Choices[0].Text)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return text.String(), first, last
+	return text.String(), first
 }
 
 func textOf(t *testing.T, body string) string {
