@@ -2,18 +2,18 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/autoinfer/autoinfer/target/scrape"
+	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
@@ -24,17 +24,16 @@ import (
 // 1. round_robin over 3 workers: 300 requests → 100 each, read from the
 // router's /metrics.
 func TestAcceptanceRoundRobinEvenSplit(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	ws := simWorkers(t, 3)
-	_, base := startRouter(t, testConfig("round_robin", urls(ws)...))
+	_, base := e.router(testConfig("round_robin", urls(ws)...))
 	fanOut(300, 10, func(i int) {
-		if s, body, _ := post(t, base+"/v1/completions", completion(fmt.Sprint("hello ", i), 4, false)); s != 200 {
-			t.Errorf("status %d: %s", s, body)
+		if res := e.try(base+"/v1/completions", completion(fmt.Sprint("hello ", i), 4, false)); res.Status != 200 {
+			t.Errorf("status %d %v: %s", res.Status, res.Err, res.Body)
 		}
 	})
-	fams, err := scrape.Fetch(context.Background(), http.DefaultClient, base+"/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := e.scrape(base)
 	for _, w := range ws {
 		if n := fams.Sum("vllm_router_processed_requests_total", map[string]string{"worker": w.URL}); n != 100 {
 			t.Errorf("worker %s processed %v, want 100", w.URL, n)
@@ -67,19 +66,12 @@ func sharedPrefixTrace(groups, perGroup int) (prompts []string, group []int) {
 }
 
 // prefixHitRate is hits/queries summed over the workers' own metrics.
-func prefixHitRate(t *testing.T, ws []*simtest.Worker) float64 {
-	t.Helper()
-	var hits, queries float64
-	for _, w := range ws {
-		fams, err := scrape.Fetch(context.Background(), http.DefaultClient, w.URL+"/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		hits += fams.Sum("vllm:prefix_cache_hits_total", nil)
-		queries += fams.Sum("vllm:prefix_cache_queries_total", nil)
-	}
+func (e *env) prefixHitRate(ws []*simtest.Worker) float64 {
+	e.t.Helper()
+	hits := e.simMetric(ws, "vllm:prefix_cache_hits_total", nil)
+	queries := e.simMetric(ws, "vllm:prefix_cache_queries_total", nil)
 	if queries == 0 {
-		t.Fatal("workers report no prefix-cache queries")
+		e.t.Fatal("workers report no prefix-cache queries")
 	}
 	return hits / queries
 }
@@ -87,15 +79,17 @@ func prefixHitRate(t *testing.T, ws []*simtest.Worker) float64 {
 // 2. cache_aware keeps prefix groups on one worker while balanced, spreads
 // past the gate, and beats round_robin's prefix-cache hit rate on the same trace.
 func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	prompts, group := sharedPrefixTrace(6, 6)
 	run := func(policyName string) (float64, map[int]map[string]bool) {
 		ws := simWorkers(t, 3)
-		r, base := startRouter(t, testConfig(policyName, urls(ws)...))
+		r, base := e.router(testConfig(policyName, urls(ws)...))
 		owners := map[int]map[string]bool{}
 		for i, p := range prompts { // one at a time: loads stay balanced
 			before := processedBy(r, ws)
-			if s, body, _ := post(t, base+"/v1/completions", completion(p, 2, false)); s != 200 {
-				t.Fatalf("status %d: %s", s, body)
+			if res := e.Post(base+"/v1/completions", completion(p, 2, false)); res.Status != 200 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
 			}
 			after := processedBy(r, ws)
 			for u := range after {
@@ -107,7 +101,7 @@ func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
 				}
 			}
 		}
-		return prefixHitRate(t, ws), owners
+		return e.prefixHitRate(ws), owners
 	}
 	caRate, caOwners := run("cache_aware")
 	rrRate, _ := run("round_robin")
@@ -121,20 +115,22 @@ func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
 	}
 	t.Logf("prefix-cache hit rate on the same trace: cache_aware %.3f, round_robin %.3f", caRate, rrRate)
 
-	// Past the gate: one hot group, many concurrent requests, each held long
-	// enough (200 ms of added latency) that loads really build up.
+	// Past the gate: requests of one hot group pile up on stalled engines,
+	// one more at a time, so the load imbalance builds exactly as counted
+	// (no reliance on concurrent requests overlapping in time).
 	ws := simWorkers(t, 3)
 	for _, w := range ws {
-		w.SetFaults(sim.Faults{AddedLatency: 200 * time.Millisecond})
+		w.SetFaults(sim.Faults{Stall: true})
 	}
 	cfg := testConfig("cache_aware", urls(ws)...)
 	cfg.BalanceAbsThreshold, cfg.BalanceRelThreshold = 2, 1.5
-	r, base := startRouter(t, cfg)
-	fanOut(24, 24, func(i int) {
-		if s, body, _ := post(t, base+"/v1/completions", completion(prompts[0]+fmt.Sprint(" q", i), 2, false)); s != 200 {
-			t.Errorf("status %d: %s", s, body)
-		}
-	})
+	r, base := e.router(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	var held []<-chan routertest.Response
+	for i := range 9 {
+		held = append(held, e.Go(ctx, http.MethodPost, base+"/v1/completions", completion(prompts[0]+fmt.Sprint(" q", i), 2, false)))
+		waitTotalLoad(t, r, int64(i+1))
+	}
 	served := 0
 	for _, n := range processedBy(r, ws) {
 		if n > 0 {
@@ -145,19 +141,49 @@ func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
 		t.Errorf("hot group under load went to %d worker(s) with %v load-balancing events; want it spread by the gate",
 			served, testutil.ToFloat64(r.m.lbEvents))
 	}
+	cancel()
+	for _, h := range held {
+		<-h
+	}
+}
+
+// waitTotalLoad polls until the loads over every worker sum to want.
+func waitTotalLoad(t *testing.T, r *Router, want int64) {
+	t.Helper()
+	routertest.Eventually(t, 10*time.Second, func() error {
+		var sum int64
+		for _, n := range r.Loads() {
+			sum += n
+		}
+		if sum != want {
+			return fmt.Errorf("total load %d, want %d (%v)", sum, want, r.Loads())
+		}
+		return nil
+	})
 }
 
 // 3. Killing one of three workers mid-run: nothing hangs, later requests go
 // to the live ones, health and breaker show it, and it rejoins after restart.
 func TestAcceptanceKillWorkerMidRun(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	ws := simWorkers(t, 3)
 	cfg := testConfig("round_robin", urls(ws)...)
+	// A killed engine refuses connections at once, so two probes mark it;
+	// marking a live one by mistake would take two probes in a row slower
+	// than 0.25 s — and would only move its traffic to the third worker.
+	cfg.HealthCheck.IntervalSecs, cfg.HealthCheck.TimeoutSecs = 0.25, 0.25
 	cfg.HealthCheck.FailureThreshold, cfg.HealthCheck.SuccessThreshold = 2, 2
-	cfg.CircuitBreaker = CircuitBreakerConfig{FailureThreshold: 1, SuccessThreshold: 1, TimeoutDurationSecs: 0.3}
+	// The circuit's open period passes on an injected clock: on the wall
+	// clock the dead worker's circuit could half-open (on a pick that then
+	// chose another worker) before the health checks marked it, and stay
+	// half-open.
+	cfg.CircuitBreaker = CircuitBreakerConfig{FailureThreshold: 1, SuccessThreshold: 1, TimeoutDurationSecs: 60}
 	cfg.Retry.MaxRetries = 3
-	r, base := startRouter(t, cfg)
+	var offset atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	r, base := e.router(cfg, WithClock(clock))
 	dead := ws[2]
-	client := &http.Client{Timeout: 10 * time.Second} // a request hitting this would be a hang
 
 	var killOnce sync.Once
 	var mu sync.Mutex
@@ -166,44 +192,37 @@ func TestAcceptanceKillWorkerMidRun(t *testing.T) {
 		if i == 40 {
 			killOnce.Do(dead.Stop)
 		}
-		resp, err := client.Post(base+"/v1/completions", "application/json", strings.NewReader(completion(fmt.Sprint("q ", i), 16, i%2 == 0)))
-		if err == nil {
-			_, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-		}
-		if err != nil {
-			if strings.Contains(err.Error(), "Client.Timeout") {
-				t.Errorf("request %d hung: %v", i, err)
-			}
+		res := e.try(base+"/v1/completions", completion(fmt.Sprint("q ", i), 16, i%2 == 0))
+		switch {
+		case errors.Is(res.Err, context.DeadlineExceeded):
+			t.Errorf("request %d hung: %v", i, res.Err)
+		case res.Err != nil:
 			mu.Lock()
-			failures = append(failures, err.Error())
+			failures = append(failures, res.Err.Error())
 			mu.Unlock()
-		} else if resp.StatusCode != 200 {
-			t.Errorf("request %d: status %d", i, resp.StatusCode)
+		case res.Status != 200:
+			t.Errorf("request %d: status %d", i, res.Status)
 		}
 	})
 	// Only streams cut by the kill may fail, and only a handful.
 	if len(failures) > 6 {
 		t.Errorf("%d requests failed around the kill: %v", len(failures), failures)
 	}
-	eventually(t, 5*time.Second, func() error {
-		if st := workerStatus(t, base, dead.URL); st.Healthy || st.Circuit != "open" {
+	routertest.Eventually(t, 5*time.Second, func() error {
+		if st := e.workerStatus(base, dead.URL); st.Healthy || st.Circuit != "open" {
 			return fmt.Errorf("dead worker shows healthy=%v circuit=%s", st.Healthy, st.Circuit)
 		}
 		return nil
 	})
-	fams, err := scrape.Fetch(context.Background(), http.DefaultClient, base+"/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := e.scrape(base)
 	if fams.Sum("vllm_router_worker_health", map[string]string{"worker": dead.URL}) != 0 ||
 		fams.Sum("vllm_router_cb_state", map[string]string{"worker": dead.URL}) != float64(BreakerOpen) {
 		t.Error("metrics do not show the dead worker unhealthy with an open circuit")
 	}
 	deadBefore := processedBy(r, ws)[dead.URL]
 	for i := range 30 {
-		if s, body, _ := post(t, base+"/v1/completions", completion(fmt.Sprint("after ", i), 4, false)); s != 200 {
-			t.Fatalf("after the kill: %d %s", s, body)
+		if res := e.Post(base+"/v1/completions", completion(fmt.Sprint("after ", i), 4, false)); res.Status != 200 {
+			t.Fatalf("after the kill: %d %s", res.Status, res.Body)
 		}
 	}
 	if n := processedBy(r, ws)[dead.URL]; n != deadBefore {
@@ -211,9 +230,10 @@ func TestAcceptanceKillWorkerMidRun(t *testing.T) {
 	}
 
 	dead.Restart()
-	eventually(t, 10*time.Second, func() error {
-		post(t, base+"/v1/completions", completion("rejoin", 2, false))
-		st := workerStatus(t, base, dead.URL)
+	offset.Store(int64(61 * time.Second))
+	routertest.Eventually(t, 10*time.Second, func() error {
+		e.Post(base+"/v1/completions", completion("rejoin", 2, false))
+		st := e.workerStatus(base, dead.URL)
 		if !st.Healthy || st.Circuit != "closed" || processedBy(r, ws)[dead.URL] == deadBefore {
 			return fmt.Errorf("restarted worker: healthy=%v circuit=%s", st.Healthy, st.Circuit)
 		}
@@ -222,42 +242,58 @@ func TestAcceptanceKillWorkerMidRun(t *testing.T) {
 }
 
 // 5. A saturated pool answers 429 queue_full or 503 pool_exhausted — never
-// a hang or a generic 500.
+// a hang or a generic 500. Stalled engines hold the in-flight slots and the
+// queue full for as long as the test needs, so every extra request meets a
+// full queue however the requests interleave.
 func TestAcceptanceSaturatedPool(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	ws := simWorkers(t, 2)
 	for _, w := range ws {
-		w.SetFaults(sim.Faults{AddedLatency: 300 * time.Millisecond})
+		w.SetFaults(sim.Faults{Stall: true})
 	}
 	cfg := testConfig("least_loaded", urls(ws)...)
-	cfg.MaxConcurrentRequests, cfg.QueueSize, cfg.QueueTimeoutSecs = 4, 4, 5
-	_, base := startRouter(t, cfg)
-	client := &http.Client{Timeout: 10 * time.Second}
+	cfg.MaxConcurrentRequests, cfg.QueueSize = 4, 4
+	r, base := e.router(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	var held []<-chan routertest.Response
+	for range 8 {
+		held = append(held, e.Go(ctx, http.MethodPost, base+"/v1/completions", completion("x", 2, false)))
+	}
+	routertest.Eventually(t, 10*time.Second, func() error {
+		if a, q := r.limiter.admitted.Load(), r.limiter.waiting.Load(); a != 4 || q != 4 {
+			return fmt.Errorf("%d admitted, %d queued; want 4 and 4", a, q)
+		}
+		return nil
+	})
 	var mu sync.Mutex
 	statuses := map[string]int{}
-	fanOut(32, 32, func(i int) {
-		resp, err := client.Post(base+"/v1/completions", "application/json", strings.NewReader(completion("x", 2, false)))
-		if err != nil {
-			t.Errorf("request %d: %v", i, err)
-			return
-		}
-		body := readAll(t, resp)
-		key := fmt.Sprint(resp.StatusCode)
-		if resp.StatusCode != 200 {
-			key += " " + errorType(t, body)
-		}
+	fanOut(24, 24, func(int) {
+		res := e.try(base+"/v1/completions", completion("x", 2, false))
 		mu.Lock()
-		statuses[key]++
+		statuses[fmt.Sprint(res.Status, " ", res.ErrorType())]++
 		mu.Unlock()
 	})
-	if statuses["429 queue_full"] == 0 || statuses["200"] == 0 || statuses["200"]+statuses["429 queue_full"] != 32 {
-		t.Errorf("statuses %v: want only 200 and 429 queue_full, both present", statuses)
+	if statuses["429 queue_full"] != 24 {
+		t.Errorf("statuses %v with the queue full: want 24 × 429 queue_full", statuses)
+	}
+	cancel()
+	for _, h := range held {
+		<-h
+	}
+	routertest.WaitLoadsZero(t, r)
+	for _, w := range ws {
+		w.SetFaults(sim.Faults{})
+	}
+	if res := e.Post(base+"/v1/completions", completion("x", 2, false)); res.Status != 200 {
+		t.Errorf("after the stall: %d %s", res.Status, res.Body)
 	}
 
 	// Workers refusing everything as overloaded: retries run out → pool_exhausted.
 	for _, w := range ws {
 		w.SetFaults(sim.Faults{ErrorRates: map[int]float64{503: 1}})
 	}
-	if s, body, _ := post(t, base+"/v1/completions", completion("x", 2, false)); s != 503 || errorType(t, body) != ErrTypePoolExhausted {
-		t.Errorf("overloaded workers → %d %s, want 503 pool_exhausted", s, body)
+	if res := e.Post(base+"/v1/completions", completion("x", 2, false)); res.Status != 503 || res.ErrorType() != ErrTypePoolExhausted {
+		t.Errorf("overloaded workers → %d %s, want 503 pool_exhausted", res.Status, res.Body)
 	}
 }

@@ -21,7 +21,7 @@ const DPRankHeader = "X-data-parallel-rank"
 // and released by the deferred call whatever happens. It returns nil once
 // the response went to the client.
 func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, t target) *attemptFailure {
-	g := pool.Acquire(t)
+	g := pool.acquire(t)
 	defer g.Release()
 	up, f := r.roundTrip(ctx, in, t)
 	if f != nil {

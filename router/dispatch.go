@@ -73,7 +73,7 @@ func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol po
 		} else {
 			var d policy.Decision
 			var ok bool
-			if t, d, ok = pool.Pick(pol, in.policy, withQueue); !ok {
+			if t, d, ok = pool.pick(pol, in.policy, withQueue); !ok {
 				break
 			}
 			if pol == nil {

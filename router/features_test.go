@@ -1,13 +1,14 @@
 package router
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -16,15 +17,18 @@ import (
 )
 
 func TestRunAccountingFromUsage(t *testing.T) {
-	f := newFakeWorker(t)
-	r, base := startRouter(t, testConfig("round_robin", f.URL))
-	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-a")               // usage 7/3
-	post(t, base+"/v1/completions", `{"prompt":"x","stream":true}`, RunIDHeader, "run-a") // usage chunk 5/3
-	post(t, base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-b", "X-Fake-Status", "400")
-	post(t, base+"/v1/completions", `{"prompt":"x"}`) // no run id: not counted
-	// The handler records per-run counters when it returns, which can be a
-	// moment after the client read the last byte: poll for them.
-	eventually(t, 5*time.Second, func() error {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := bubble(t)
+		f := e.worker()
+		r, base := e.router(testConfig("round_robin", f.URL))
+		e.Post(base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-a")               // usage 7/3
+		e.Post(base+"/v1/completions", `{"prompt":"x","stream":true}`, RunIDHeader, "run-a") // usage chunk 5/3
+		e.Post(base+"/v1/completions", `{"prompt":"x"}`, RunIDHeader, "run-b", "X-Fake-Status", "400")
+		e.Post(base+"/v1/completions", `{"prompt":"x"}`) // no run id: not counted
+		// The handler records per-run counters when it returns, which can be
+		// a moment after the client read the last byte.
+		synctest.Wait()
 		for _, c := range []struct {
 			name      string
 			got, want float64
@@ -35,23 +39,23 @@ func TestRunAccountingFromUsage(t *testing.T) {
 			{"run-b requests", testutil.ToFloat64(r.m.runRequests.WithLabelValues("run-b")), 1},
 		} {
 			if c.got != c.want {
-				return fmt.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+				t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 			}
 		}
-		return nil
+		if n := testutil.CollectAndCount(r.m.runRequests); n != 2 {
+			t.Errorf("%d run_id series, want 2", n)
+		}
 	})
-	if n := testutil.CollectAndCount(r.m.runRequests); n != 2 {
-		t.Errorf("%d run_id series, want 2", n)
-	}
 }
 
 func TestUsageTapSplitsAcrossWrites(t *testing.T) {
+	t.Parallel()
 	stream := "data: {\"choices\":[{\"text\":\"usage\"}],\"usage\":null}\n\n" +
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":4}}\r\n\r\ndata: [DONE]\n\n"
 	for cut := 1; cut < len(stream); cut += 7 {
 		tap := newUsageTap("text/event-stream; charset=utf-8")
-		tap.Write([]byte(stream[:cut]))
-		tap.Write([]byte(stream[cut:]))
+		_, _ = tap.Write([]byte(stream[:cut])) // never fails
+		_, _ = tap.Write([]byte(stream[cut:]))
 		if u := tap.Usage(); u == nil || u.PromptTokens != 11 || u.CompletionTokens != 4 {
 			t.Fatalf("cut %d: usage %+v", cut, u)
 		}
@@ -59,14 +63,16 @@ func TestUsageTapSplitsAcrossWrites(t *testing.T) {
 }
 
 func TestDataParallelRanks(t *testing.T) {
-	f := newFakeWorker(t)
+	t.Parallel()
+	e := loopback(t)
+	f := e.worker()
 	cfg := testConfig("round_robin", f.URL)
 	cfg.IntraNodeDataParallelSize = 3
-	r, base := startRouter(t, cfg)
+	r, base := e.router(cfg)
 	seen := map[string]int{}
 	for range 6 {
-		post(t, base+"/v1/completions", `{"prompt":"x"}`)
-		seen[f.lastHeader().Get(DPRankHeader)]++
+		e.Post(base+"/v1/completions", `{"prompt":"x"}`)
+		seen[f.LastHeader().Get(DPRankHeader)]++
 	}
 	if seen["0"] != 2 || seen["1"] != 2 || seen["2"] != 2 {
 		t.Fatalf("ranks seen %v, want 2 each of 0, 1, 2", seen)
@@ -81,15 +87,17 @@ func TestDataParallelRanks(t *testing.T) {
 }
 
 func TestConsistentHashBySession(t *testing.T) {
-	ws := []*fakeWorker{newFakeWorker(t), newFakeWorker(t), newFakeWorker(t)}
-	_, base := startRouter(t, testConfig("consistent_hash", ws[0].URL, ws[1].URL, ws[2].URL))
+	t.Parallel()
+	e := loopback(t)
+	ws := urlsOf(e.worker(), e.worker(), e.worker())
+	_, base := e.router(testConfig("consistent_hash", ws...))
 	servedBy := func(session string) string {
-		_, body, _ := post(t, base+"/v1/completions", `{"prompt":"x"}`, "X-Session-ID", session)
-		var resp struct {
+		res := e.Post(base+"/v1/completions", `{"prompt":"x"}`, "X-Session-ID", session)
+		var body struct {
 			ServedBy string `json:"served_by"`
 		}
-		_ = json.Unmarshal([]byte(body), &resp)
-		return resp.ServedBy
+		_ = json.Unmarshal([]byte(res.Body), &body)
+		return body.ServedBy
 	}
 	owners := map[string]bool{}
 	for i := range 30 {
@@ -108,55 +116,49 @@ func TestConsistentHashBySession(t *testing.T) {
 }
 
 func TestAdminAndPublicRoutes(t *testing.T) {
-	a, b := newFakeWorker(t), newFakeWorker(t)
-	r, base := startRouter(t, testConfig("round_robin", a.URL))
-	get := func(path string) (int, string) {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, readAll(t, resp)
+	t.Parallel()
+	e := loopback(t)
+	a, b := e.worker(), e.worker()
+	r, base := e.router(testConfig("round_robin", a.URL))
+	del := func(path string) int {
+		return e.Call(context.Background(), http.MethodDelete, base+path, "").Status
 	}
-	if s, _ := get("/liveness"); s != 200 {
-		t.Errorf("liveness %d", s)
+	if res := e.Get(base + "/liveness"); res.Status != 200 {
+		t.Errorf("liveness %d", res.Status)
 	}
-	if s, body := get("/readiness"); s != 200 || !strings.Contains(body, `"healthy_workers":1`) {
-		t.Errorf("readiness %d %s", s, body)
+	if res := e.Get(base + "/readiness"); res.Status != 200 || !strings.Contains(res.Body, `"healthy_workers":1`) {
+		t.Errorf("readiness %d %s", res.Status, res.Body)
 	}
-	if s, body := get("/v1/models"); s != 200 || !strings.Contains(body, `"id":"m"`) {
-		t.Errorf("models %d %s", s, body)
+	if res := e.Get(base + "/v1/models"); res.Status != 200 || !strings.Contains(res.Body, `"id":"m"`) {
+		t.Errorf("models %d %s", res.Status, res.Body)
 	}
-	resp, err := http.Post(base+"/workers", "application/json", strings.NewReader(fmt.Sprintf(`{"url":%q}`, b.URL)))
-	if err != nil || resp.StatusCode != 201 {
-		t.Fatalf("POST /workers: %v %v", err, resp.StatusCode)
+	if res := e.Post(base+"/workers", fmt.Sprintf(`{"url":%q}`, b.URL)); res.Status != 201 {
+		t.Fatalf("POST /workers: %d %s", res.Status, res.Body)
 	}
-	readAll(t, resp)
-	if resp, _ := http.Post(base+"/workers", "application/json", strings.NewReader(`{"url":"ftp://x"}`)); resp.StatusCode != 400 {
-		t.Errorf("bad worker url accepted: %d", resp.StatusCode)
+	if res := e.Post(base+"/workers", `{"url":"ftp://x"}`); res.Status != 400 || res.ErrorType() != ErrTypeInvalidRequest {
+		t.Errorf("bad worker url: %d %s, want 400 invalid_request", res.Status, res.Body)
 	}
 	var list WorkersResponse
-	_, body := get("/workers")
-	if err := json.Unmarshal([]byte(body), &list); err != nil || len(list.Workers) != 2 || list.LoadSignal != LoadSignalInFlight || list.Policy != "round_robin" {
-		t.Fatalf("GET /workers = %s (%v)", body, err)
+	res := e.Get(base + "/workers")
+	if err := json.Unmarshal([]byte(res.Body), &list); err != nil || len(list.Workers) != 2 || list.LoadSignal != LoadSignalInFlight || list.Policy != "round_robin" {
+		t.Fatalf("GET /workers = %s (%v)", res.Body, err)
 	}
 	// Unescaped URL in the path works too.
-	req, _ := http.NewRequest(http.MethodDelete, base+"/workers/"+a.URL, nil)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("DELETE unescaped: %v %v", err, resp.StatusCode)
+	if s := del("/workers/" + a.URL); s != 200 {
+		t.Fatalf("DELETE unescaped: %d", s)
 	}
-	if _, body := get("/get_loads"); !strings.Contains(body, b.URL) || strings.Contains(body, a.URL) {
-		t.Errorf("get_loads after removal: %s", body)
+	if res := e.Get(base + "/get_loads"); !strings.Contains(res.Body, b.URL) || strings.Contains(res.Body, a.URL) {
+		t.Errorf("get_loads after removal: %s", res.Body)
 	}
 	if r.Pool().Get(a.URL) != nil {
 		t.Error("worker still in pool after DELETE")
 	}
-	req, _ = http.NewRequest(http.MethodDelete, base+"/workers/http%3A%2F%2F127.0.0.1%3A1", nil)
-	if resp, _ := http.DefaultClient.Do(req); resp.StatusCode != 404 {
-		t.Errorf("DELETE unknown worker → %d, want 404", resp.StatusCode)
+	if s := del("/workers/http%3A%2F%2F127.0.0.1%3A1"); s != 404 {
+		t.Errorf("DELETE unknown worker → %d, want 404", s)
 	}
 	// Every vllm_router_ name from router.md is exposed.
-	post(t, base+"/v1/completions", `{"prompt":"x"}`)
-	_, metrics := get("/metrics")
+	e.Post(base+"/v1/completions", `{"prompt":"x"}`)
+	metrics := e.Get(base + "/metrics").Body
 	for _, name := range []string{"requests_total", "request_duration_seconds", "processed_requests_total", "policy_decisions_total",
 		"worker_load", "running_requests", "worker_health", "cb_state", "active_workers", "max_load", "min_load", "load_signal", "cb_outcomes_total"} {
 		if !strings.Contains(metrics, "vllm_router_"+name) {
@@ -166,107 +168,124 @@ func TestAdminAndPublicRoutes(t *testing.T) {
 }
 
 func TestTwoRoutersInOneProcess(t *testing.T) {
-	f := newFakeWorker(t)
-	r1, base1 := startRouter(t, testConfig("round_robin", f.URL))
-	r2, _ := startRouter(t, testConfig("random", f.URL))
-	post(t, base1+"/v1/completions", `{"prompt":"x"}`)
+	t.Parallel()
+	e := loopback(t)
+	f := e.worker()
+	r1, base1 := e.router(testConfig("round_robin", f.URL))
+	r2, _ := e.router(testConfig("random", f.URL))
+	e.Post(base1+"/v1/completions", `{"prompt":"x"}`)
 	if a, b := testutil.ToFloat64(r1.m.processed.WithLabelValues(f.URL)), testutil.ToFloat64(r2.m.processed.WithLabelValues(f.URL)); a != 1 || b != 0 {
 		t.Fatalf("metrics leaked between routers: %v %v", a, b)
 	}
 }
 
 func TestStreamingPassesThroughFlushed(t *testing.T) {
-	f := newFakeWorker(t)
-	_, base := startRouter(t, testConfig("round_robin", f.URL))
-	resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"x","stream":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+	t.Parallel()
+	e := loopback(t)
+	f := e.worker()
+	_, base := e.router(testConfig("round_robin", f.URL))
+	res := e.Post(base+"/v1/completions", `{"prompt":"x","stream":true}`)
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("content type %q", ct)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	if !bytes.HasSuffix(b, []byte("data: [DONE]\n\n")) || bytes.Count(b, []byte("data: ")) != 5 {
-		t.Fatalf("stream altered: %q", b)
+	if res.Err != nil || !strings.HasSuffix(res.Body, "data: [DONE]\n\n") || strings.Count(res.Body, "data: ") != 5 {
+		t.Fatalf("stream altered (%v): %q", res.Err, res.Body)
 	}
 }
 
 // A stream's headers reach the client when the worker sends them, before
-// its first event.
+// its first event: once everything has settled, the client holds the
+// response while the worker still holds its first event.
 func TestStreamHeadersRelayedBeforeFirstEvent(t *testing.T) {
-	f := newFakeWorker(t)
-	_, base := startRouter(t, testConfig("round_robin", f.URL))
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", strings.NewReader(`{"prompt":"x","stream":true}`))
-	req.Header.Set("X-Fake-Hold-First", "1")
-	got := make(chan *http.Response, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			close(got)
-			return
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := bubble(t)
+		f := e.worker()
+		_, base := e.router(testConfig("round_robin", f.URL))
+		headers := make(chan http.Header, 1) // nil if the request failed
+		body := make(chan string, 1)
+		go func() {
+			defer close(body)
+			resp, err := e.Send(context.Background(), http.MethodPost, base+"/v1/completions", `{"prompt":"x","stream":true}`, "X-Fake-Hold-First", "1")
+			if err != nil {
+				t.Error(err)
+				headers <- nil
+				return
+			}
+			defer resp.Body.Close()
+			headers <- resp.Header
+			if b, err := io.ReadAll(resp.Body); err == nil {
+				body <- string(b)
+			}
+		}()
+		synctest.Wait()
+		var h http.Header
+		select {
+		case h = <-headers:
+		default:
+			f.Release()
+			<-body
+			t.Fatal("no headers while the worker holds its first event: the router held them back")
 		}
-		got <- resp
-	}()
-	var resp *http.Response
-	select {
-	case resp = <-got:
-	case <-time.After(5 * time.Second): // a failure bound, not a latency threshold
-		f.release()
-		t.Fatal("no headers while the worker holds its first event: the router held them back")
-	}
-	if resp == nil {
-		t.FailNow()
-	}
-	f.release()
-	b := readAll(t, resp)
-	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.HasSuffix(b, "data: [DONE]\n\n") {
-		t.Fatalf("stream %q with content type %q", b, resp.Header.Get("Content-Type"))
-	}
+		f.Release()
+		b := <-body
+		if h == nil {
+			t.FailNow()
+		}
+		if h.Get("Content-Type") != "text/event-stream" || !strings.HasSuffix(b, "data: [DONE]\n\n") {
+			t.Fatalf("stream %q with content type %q", b, h.Get("Content-Type"))
+		}
+	})
 }
 
+// The in_flight+queue signal scrapes each worker's queue depth at start and
+// every load_check_interval_secs, and least_loaded follows it.
 func TestQueueBlendedLoadSignal(t *testing.T) {
-	queued, idle := newFakeWorker(t), newFakeWorker(t)
-	queued.waiting.Store(7)
-	cfg := testConfig("least_loaded", queued.URL, idle.URL)
-	cfg.LoadSignal, cfg.LoadCheckIntervalSecs = LoadSignalInFlightQueue, 0.05
-	r, base := startRouter(t, cfg)
-	eventually(t, 5*time.Second, func() error {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := bubble(t)
+		queued, idle := e.worker(), e.worker()
+		queued.Waiting.Store(7)
+		cfg := testConfig("least_loaded", queued.URL, idle.URL)
+		cfg.LoadSignal, cfg.LoadCheckIntervalSecs = LoadSignalInFlightQueue, 2
+		r, base := e.router(cfg)
+		synctest.Wait() // the scrape at start has landed
 		if st := r.Workers(); st.Workers[0].Queue+st.Workers[1].Queue != 7 {
-			return fmt.Errorf("queue depths not scraped yet: %+v", st.Workers)
+			t.Fatalf("queue depths after the first scrape: %+v", st.Workers)
 		}
-		return nil
+		for range 6 {
+			e.Post(base+"/v1/completions", `{"prompt":"x"}`)
+		}
+		if n := queued.Requests.Load(); n != 0 {
+			t.Errorf("least_loaded sent %d requests to the worker with 7 queued", n)
+		}
+		m := e.Get(base + "/metrics").Body
+		if !strings.Contains(m, `vllm_router_load_signal{signal="in_flight+queue"} 1`) ||
+			!strings.Contains(m, fmt.Sprintf("vllm_router_worker_load{worker=%q} 7", queued.URL)) {
+			t.Errorf("metrics do not report the blended signal:\n%s", m)
+		}
+		// The next scrape comes exactly one interval later.
+		queued.Waiting.Store(0)
+		idle.Waiting.Store(3)
+		time.Sleep(2*time.Second - time.Millisecond)
+		synctest.Wait()
+		if q := r.Pool().Get(queued.URL).queue.Load(); q != 7 {
+			t.Fatalf("queue depth %d before the interval passed, want the old 7", q)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if q, i := r.Pool().Get(queued.URL).queue.Load(), r.Pool().Get(idle.URL).queue.Load(); q != 0 || i != 3 {
+			t.Fatalf("queue depths %d and %d after one interval, want 0 and 3", q, i)
+		}
 	})
-	for range 6 {
-		post(t, base+"/v1/completions", `{"prompt":"x"}`)
-	}
-	if n := queued.requests.Load(); n != 0 {
-		t.Errorf("least_loaded sent %d requests to the worker with 7 queued", n)
-	}
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := readAll(t, resp)
-	if !strings.Contains(m, `vllm_router_load_signal{signal="in_flight+queue"} 1`) ||
-		!strings.Contains(m, fmt.Sprintf("vllm_router_worker_load{worker=%q} 7", queued.URL)) {
-		t.Errorf("metrics do not report the blended signal:\n%s", m)
-	}
 }
 
 func TestWorkerBreakMidStreamIsVisibleToClient(t *testing.T) {
-	f := newFakeWorker(t)
-	cfg := testConfig("round_robin", f.URL)
-	r, base := startRouter(t, cfg)
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/completions", strings.NewReader(`{"prompt":"x","stream":true}`))
-	req.Header.Set("X-Fake-Break", "1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if _, err := io.ReadAll(resp.Body); err == nil {
+	t.Parallel()
+	e := loopback(t)
+	f := e.worker()
+	r, base := e.router(testConfig("round_robin", f.URL))
+	if res := e.Post(base+"/v1/completions", `{"prompt":"x","stream":true}`, "X-Fake-Break", "1"); res.Err == nil {
 		t.Fatal("a stream the worker broke off ended cleanly for the client")
 	}
 	if n := testutil.ToFloat64(r.m.cbOutcomes.WithLabelValues(f.URL, "failure")); n != 1 {
@@ -275,10 +294,12 @@ func TestWorkerBreakMidStreamIsVisibleToClient(t *testing.T) {
 }
 
 func TestRemovingWorkerPrunesCacheTree(t *testing.T) {
-	a, b := newFakeWorker(t), newFakeWorker(t)
-	r, base := startRouter(t, testConfig("cache_aware", a.URL, b.URL))
+	t.Parallel()
+	e := loopback(t)
+	a, b := e.worker(), e.worker()
+	r, base := e.router(testConfig("cache_aware", a.URL, b.URL))
 	for i := range 4 {
-		post(t, base+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":"%d: a distinct prompt"}`, i))
+		e.Post(base+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":"%d: a distinct prompt"}`, i))
 	}
 	sizes := r.Pool().Policy().(policy.Sizer).Sizes()
 	if sizes[a.URL] == 0 || sizes[b.URL] == 0 {

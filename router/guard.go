@@ -2,22 +2,19 @@ package router
 
 import "sync/atomic"
 
-// Guard is the load held by one attempt on one target. Acquire increments
-// the target's in-flight count; Release decrements it exactly once however
-// often it is called, so the attempt's single `defer g.Release()` covers
-// every ending — success, error status, retry, timeout, client cancel, a
+// guard is the load held by one attempt on one target. Pool.acquire
+// increments the target's in-flight count; Release decrements it exactly
+// once however often it is called, so the attempt's single
+// `defer g.Release()` covers every ending — success, error status, retry, timeout, client cancel, a
 // worker removed mid-stream — and no code path adjusts counts by hand.
-type Guard struct {
+type guard struct {
 	pool     *Pool
 	t        target
 	released atomic.Bool
 }
 
-// Target returns the worker URL and rank this guard holds.
-func (g *Guard) Target() (url string, rank int) { return g.t.w.url, g.t.rank }
-
 // Release gives the load back. Only the first call has an effect.
-func (g *Guard) Release() {
+func (g *guard) Release() {
 	if !g.released.CompareAndSwap(false, true) {
 		return
 	}

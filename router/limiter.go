@@ -23,10 +23,10 @@ type limiter struct {
 	admitted  atomic.Int64
 }
 
-func newLimiter(max, queueSize int, timeout time.Duration) *limiter {
+func newLimiter(maxInFlight, queueSize int, timeout time.Duration) *limiter {
 	l := &limiter{queueSize: int64(queueSize), timeout: timeout}
-	if max > 0 {
-		l.sem = semaphore.NewWeighted(int64(max))
+	if maxInFlight > 0 {
+		l.sem = semaphore.NewWeighted(int64(maxInFlight))
 	}
 	return l
 }

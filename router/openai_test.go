@@ -10,13 +10,17 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/autoinfer/autoinfer/router/routertest"
 )
 
 // 6. The official OpenAI Go client streams through the router exactly as it
 // streams from the worker directly.
 func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	ws := simWorkers(t, 2)
-	r, base := startRouter(t, testConfig("cache_aware", urls(ws)...))
+	r, base := e.router(testConfig("cache_aware", urls(ws)...))
 	ctx := context.Background()
 
 	type result struct {
@@ -25,7 +29,7 @@ func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
 		prompt, complete int64
 	}
 	stream := func(baseURL string) result {
-		c := openai.NewClient(option.WithBaseURL(baseURL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0),
+		c := openai.NewClient(option.WithBaseURL(baseURL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0), option.WithHTTPClient(e.HTTP()),
 			option.WithHeader(RunIDHeader, "openai-run"))
 		s := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
 			Model:               simModel,
@@ -60,7 +64,7 @@ func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
 	}
 	// The client stops reading at [DONE]; the handler records the run's
 	// usage a moment later, when the relay returns.
-	eventually(t, 5*time.Second, func() error {
+	routertest.Eventually(t, 5*time.Second, func() error {
 		if got := testutil.ToFloat64(r.m.runCompletion.WithLabelValues("openai-run")); got != 24 {
 			return fmt.Errorf("run completion tokens from the usage chunk = %v, want 24", got)
 		}

@@ -2,23 +2,16 @@ package router
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/autoinfer/autoinfer/router/pd"
 )
 
 // DefaultPrefillTimeoutSecs bounds one prefill attempt when
 // prefill_timeout_secs is 0 (unset).
 const DefaultPrefillTimeoutSecs = 60
-
-// KV connectors: how the two legs are tied together on the wire.
-const (
-	ConnectorNIXL = "nixl" // kv_transfer_params returned by prefill, passed to decode
-	ConnectorNCCL = "nccl" // both peers' addresses encoded in the shared request id
-)
 
 // pdRouter is the prefill/decode mode of a router: two pools with their own
 // policies, sharing the router's health checks, circuits, retries, load
@@ -50,7 +43,7 @@ func (r *Router) newPD() (*pdRouter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registering PD metrics: %w", err)
 	}
-	pd := &pdRouter{
+	dis := &pdRouter{
 		prefill:        r.AddPool("prefill", pp),
 		decode:         r.AddPool("decode", dp),
 		connector:      r.cfg.KVConnector,
@@ -59,16 +52,16 @@ func (r *Router) newPD() (*pdRouter, error) {
 		fallbackLocal:  r.cfg.PDFallbackLocal,
 		m:              m,
 	}
-	if pd.prefillTimeout <= 0 {
-		pd.prefillTimeout = DefaultPrefillTimeoutSecs * time.Second
+	if dis.prefillTimeout <= 0 {
+		dis.prefillTimeout = DefaultPrefillTimeoutSecs * time.Second
 	}
 	for _, u := range r.cfg.PrefillURLs {
-		pd.prefill.Add(u)
+		dis.prefill.Add(u)
 	}
 	for _, u := range r.cfg.DecodeURLs {
-		pd.decode.Add(u)
+		dis.decode.Add(u)
 	}
-	return pd, nil
+	return dis, nil
 }
 
 // PrefillPool returns the prefill workers (nil outside PD mode).
@@ -111,23 +104,23 @@ func (r *Router) servePD(ctx context.Context, w http.ResponseWriter, in *inbound
 // request id, copy P's kv_transfer_params into the decode leg, stream D's
 // answer. Short prompts (under routing_threshold) skip the prefill hop.
 func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *inbound) string {
-	pd := r.pd
-	body, err := parsePDBody(in.body)
+	dis := r.pd
+	body, err := pd.ParseBody(in.body)
 	if err != nil {
 		return reject(w, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, err.Error()))
 	}
-	if pd.threshold > 0 && body.estimateTokens() < pd.threshold {
-		pd.m.localPrefill.WithLabelValues(localBelowThreshold).Inc()
+	if dis.threshold > 0 && body.EstimateTokens() < dis.threshold {
+		dis.m.localPrefill.WithLabelValues(localBelowThreshold).Inc()
 		return r.decodeLeg(ctx, w, in, nil, in.body, in.reqID, nil)
 	}
 
 	// Both workers are chosen up front: the nccl request id names both, and
 	// an empty decode pool must fail before a prefill is wasted.
-	d, dec, ok := pd.decode.Pick(nil, in.policy, r.cfg.LoadSignal == LoadSignalInFlightQueue)
+	d, dec, ok := dis.decode.pick(nil, in.policy, r.cfg.LoadSignal == LoadSignalInFlightQueue)
 	if !ok {
-		return r.answer(ctx, w, pd.decode, tries{})
+		return r.answer(ctx, w, dis.decode, tries{})
 	}
-	r.recordDecision(pd.decode, d, dec)
+	r.recordDecision(dis.decode, d, dec)
 
 	res := r.prefillLeg(ctx, in, body, d)
 	first := &d
@@ -143,31 +136,31 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 		_, _ = w.Write(res.answered.body)
 		return ""
 	case !res.ok && ctx.Err() != nil:
-		return r.answer(ctx, w, pd.prefill, res.tries)
-	case !res.ok && pd.fallbackLocal:
-		pd.m.localPrefill.WithLabelValues(localPrefillFailed).Inc()
+		return r.answer(ctx, w, dis.prefill, res.tries)
+	case !res.ok && dis.fallbackLocal:
+		dis.m.localPrefill.WithLabelValues(localPrefillFailed).Inc()
 		r.log.Warn("prefill failed, decode worker prefills locally", "request_id", in.reqID, "attempts", res.n)
 		return r.decodeLeg(ctx, w, in, first, in.body, in.reqID, nil)
 	case !res.ok && res.timedOut:
-		timeout := pd.prefillTimeout.Seconds()
+		timeout := dis.prefillTimeout.Seconds()
 		e := newAPIError(http.StatusGatewayTimeout, ErrTypePDConnectorTimeout,
 			fmt.Sprintf("prefill leg passed prefill_timeout_secs (%gs) on %s (request id %s, %d attempt(s))", timeout, res.last.worker, res.reqID, res.n))
 		e.Leg, e.TimeoutSecs, e.RequestID = "prefill", &timeout, res.reqID
 		return reject(w, e)
 	case !res.ok:
-		return r.answer(ctx, w, pd.prefill, res.tries)
+		return r.answer(ctx, w, dis.prefill, res.tries)
 	}
 
-	kv := res.answer.kv()
+	kv := res.answer.KV()
 	decodeBody := in.body
 	if kv != nil {
-		decodeBody = body.decodeBody(kv)
+		decodeBody = body.Decode(kv)
 	} else {
-		pd.m.localPrefill.WithLabelValues(localNoKVParams).Inc()
+		dis.m.localPrefill.WithLabelValues(localNoKVParams).Inc()
 	}
 	var patch func([]byte) []byte
-	if c := res.answer.cachedTokens(); c != nil && !body.streamed() {
-		patch = withCachedTokens(*c)
+	if c := res.answer.CachedTokens(); c != nil && !body.Streamed() {
+		patch = pd.WithCachedTokens(*c)
 	}
 	return r.decodeLeg(ctx, w, in, first, decodeBody, res.reqID, patch)
 }
@@ -177,46 +170,21 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 // first byte is retried on another decode worker. The decode worker's load
 // is held until its stream ends.
 func (r *Router) decodeLeg(ctx context.Context, w http.ResponseWriter, in *inbound, first *target, body []byte, reqID string, patch func([]byte) []byte) string {
-	pd := r.pd
+	dis := r.pd
 	leg := *in
 	leg.body, leg.reqID, leg.patchJSON = body, reqID, patch
-	o := r.tryTargets(ctx, &leg, pd.decode, nil, first, func(ctx context.Context, t target) *attemptFailure {
-		pd.m.decodeReqs.WithLabelValues(t.w.url).Inc()
+	o := r.tryTargets(ctx, &leg, dis.decode, nil, first, func(ctx context.Context, t target) *attemptFailure {
+		dis.m.decodeReqs.WithLabelValues(t.w.url).Inc()
 		leg.aborted = ""
-		f := r.attempt(ctx, w, &leg, pd.decode, t)
+		f := r.attempt(ctx, w, &leg, dis.decode, t)
 		switch {
 		case f != nil && f.kind != failClient:
-			pd.m.decodeErrors.WithLabelValues(t.w.url).Inc()
+			dis.m.decodeErrors.WithLabelValues(t.w.url).Inc()
 		case leg.aborted == errStreamBroken:
-			pd.m.streamErrors.WithLabelValues(t.w.url).Inc()
+			dis.m.streamErrors.WithLabelValues(t.w.url).Inc()
 		}
 		return f
 	})
 	in.usage, in.aborted = leg.usage, leg.aborted
-	return r.answer(ctx, w, pd.decode, o)
-}
-
-// legRequestID is the X-Request-Id both legs carry. nixl: the client's (or
-// generated) id. nccl: P2P-NCCL's form naming both peers,
-// ___prefill_addr_{host:port}___decode_addr_{host:port}_{uuid hex}, with the
-// workers' host:port from their URLs.
-func (pd *pdRouter) legRequestID(in *inbound, nonce string, p, d target) string {
-	if pd.connector != ConnectorNCCL {
-		return in.reqID
-	}
-	return "___prefill_addr_" + hostPort(p.w.url) + "___decode_addr_" + hostPort(d.w.url) + "_" + nonce
-}
-
-func hostPort(u string) string {
-	if p, err := url.Parse(u); err == nil && p.Host != "" {
-		return p.Host
-	}
-	return u
-}
-
-// newNonce is a random UUID's 32 hex digits.
-func newNonce() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return r.answer(ctx, w, dis.decode, o)
 }

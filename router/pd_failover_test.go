@@ -1,6 +1,8 @@
 package router
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
@@ -17,30 +20,38 @@ import (
 // request hangs; once the router has seen the death, later requests use the
 // survivor.
 func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
+	t.Parallel()
 	fast, _ := sim.LookupProfile("fast")
 	for _, role := range []string{"prefill", "decode"} {
 		t.Run(role, func(t *testing.T) {
+			t.Parallel()
+			e := loopback(t)
 			P, D := pdSims(t, sim.RolePrefill, 2, fast), pdSims(t, sim.RoleDecode, 2, fast)
 			victim, survivor, pool := P[0], P[1], "vllm_router_pd_prefill_requests_total"
 			if role == "decode" {
 				victim, survivor, pool = D[0], D[1], "vllm_router_pd_decode_requests_total"
 			}
-			r, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+			cfg := pdSimConfig(P, D, "round_robin", "round_robin")
+			// A killed engine refuses connections at once, so three probes
+			// (1.5 s) mark it; marking the survivor by mistake would take
+			// three probes in a row slower than 0.5 s.
+			cfg.HealthCheck.IntervalSecs, cfg.HealthCheck.TimeoutSecs = 0.5, 0.5
+			r, base := e.router(cfg)
 
 			var done, failed atomic.Int64
 			fanOut(40, 4, func(i int) {
-				s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("kill run ", i), 32, i%2 == 0))
+				res := e.try(base+"/v1/completions", completion(fmt.Sprint("kill run ", i), 32, i%2 == 0))
 				if done.Add(1) == 10 {
 					// The 10th to finish kills the victim while the other
 					// three clients have requests in flight.
 					victim.Stop()
 				}
-				if err != nil && strings.Contains(err.Error(), "Timeout") {
-					t.Errorf("request %d hung: %v", i, err)
+				if errors.Is(res.Err, context.DeadlineExceeded) {
+					t.Errorf("request %d hung: %v", i, res.Err)
 				}
-				if s != 200 || err != nil {
+				if res.Status != 200 || res.Err != nil {
 					failed.Add(1)
-					t.Logf("request %d: status %d err %v %s", i, s, err, body)
+					t.Logf("request %d: status %d err %v %s", i, res.Status, res.Err, res.Body)
 				}
 			})
 			t.Logf("%s worker killed after 10 of 40 requests; %d failed", role, failed.Load())
@@ -55,7 +66,7 @@ func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
 				t.Errorf("%d requests failed; at most the streams in flight on the killed worker may", failed.Load())
 			}
 
-			eventually(t, 5*time.Second, func() error {
+			routertest.Eventually(t, 10*time.Second, func() error {
 				for _, w := range r.Workers().Workers {
 					if w.URL == victim.URL && w.Healthy {
 						return fmt.Errorf("router still sees %s as healthy", w.URL)
@@ -63,13 +74,13 @@ func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
 				}
 				return nil
 			})
-			before := scrapeRouter(t, base)
+			before := e.scrape(base)
 			for i := range 10 {
-				if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("after kill ", i), 4, true)); s != 200 || err != nil {
-					t.Errorf("request after the kill: status %d, err %v: %s", s, err, body)
+				if res := e.Post(base+"/v1/completions", completion(fmt.Sprint("after kill ", i), 4, true)); res.Status != 200 || res.Err != nil {
+					t.Errorf("request after the kill: status %d, err %v: %s", res.Status, res.Err, res.Body)
 				}
 			}
-			after := scrapeRouter(t, base)
+			after := e.scrape(base)
 			delta := func(w *simtest.Worker) float64 {
 				m := map[string]string{"worker": w.URL}
 				return after.Sum(pool, m) - before.Sum(pool, m)
@@ -84,13 +95,15 @@ func TestPDAcceptanceKillWorkerMidRun(t *testing.T) {
 // A decode worker failing before its first byte is retried on another; an
 // empty pool answers 503 naming the pool.
 func TestPDDecodeRetryAndEmptyPools(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
 	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 2, fast)
 	D[0].SetFaults(sim.Faults{ErrorRates: map[int]float64{503: 1}})
-	r, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	r, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	for i := range 6 {
-		if s, body, err := pdSend(base+"/v1/completions", completion(fmt.Sprint("retry decode ", i), 4, true)); s != 200 || err != nil {
-			t.Fatalf("request %d: status %d err %v: %s", i, s, err, body)
+		if res := e.Post(base+"/v1/completions", completion(fmt.Sprint("retry decode ", i), 4, true)); res.Status != 200 || res.Err != nil {
+			t.Fatalf("request %d: status %d err %v: %s", i, res.Status, res.Err, res.Body)
 		}
 	}
 	if n := testutil.ToFloat64(r.pd.m.decodeErrors.WithLabelValues(D[0].URL)); n == 0 {
@@ -104,9 +117,9 @@ func TestPDDecodeRetryAndEmptyPools(t *testing.T) {
 		for _, u := range tc.urls {
 			tc.pool.Remove(u)
 		}
-		s, body, _ := pdSend(base+"/v1/completions", completion("nobody home", 4, false))
-		if s != 503 || errorType(t, body) != ErrTypeNoAvailableWorkers || !strings.Contains(body, `pool \"`+tc.name+`\"`) {
-			t.Errorf("empty %s pool: status %d %s; want 503 naming the pool", tc.name, s, body)
+		res := e.Post(base+"/v1/completions", completion("nobody home", 4, false))
+		if res.Status != 503 || res.ErrorType() != ErrTypeNoAvailableWorkers || !strings.Contains(res.Body, `pool \"`+tc.name+`\"`) {
+			t.Errorf("empty %s pool: status %d %s; want 503 naming the pool", tc.name, res.Status, res.Body)
 		}
 		for _, u := range tc.urls {
 			tc.pool.Add(u)

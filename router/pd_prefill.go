@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/autoinfer/autoinfer/router/pd"
 )
 
 // errPrefillTimeout is the cause of a prefill attempt's context when
@@ -17,10 +19,10 @@ var errPrefillTimeout = errors.New("prefill_timeout_secs exceeded")
 // prefillResult is how the prefill leg ended.
 type prefillResult struct {
 	tries
-	answer   prefillAnswer // ok: what P returned
-	reqID    string        // the X-Request-Id of the last attempt, for the decode leg
-	timedOut bool          // the last attempt passed prefill_timeout_secs
-	answered *relayed      // P's own non-retryable error answer, for the client
+	answer   pd.Answer // ok: what P returned
+	reqID    string    // the X-Request-Id of the last attempt, for the decode leg
+	timedOut bool      // the last attempt passed prefill_timeout_secs
+	answered *relayed  // P's own non-retryable error answer, for the client
 }
 
 // relayed is a complete upstream answer held for the client.
@@ -34,19 +36,19 @@ type relayed struct {
 // or unreachable ones on others (each pick by the prefill policy; open
 // circuits and unhealthy workers are never candidates) within the retry
 // budget. d is the decode worker already chosen (named in nccl ids).
-func (r *Router) prefillLeg(ctx context.Context, in *inbound, body pdBody, d target) prefillResult {
-	pd := r.pd
+func (r *Router) prefillLeg(ctx context.Context, in *inbound, body pd.Body, d target) prefillResult {
+	dis := r.pd
 	start := time.Now()
 	leg := *in
-	leg.body, leg.patchJSON = body.prefillBody(), nil
-	nonce := newNonce()
+	leg.body, leg.patchJSON = body.Prefill(), nil
+	nonce := pd.NewNonce()
 	var res prefillResult
-	res.tries = r.tryTargets(ctx, &leg, pd.prefill, nil, nil, func(ctx context.Context, p target) *attemptFailure {
-		leg.reqID = pd.legRequestID(in, nonce, p, d)
+	res.tries = r.tryTargets(ctx, &leg, dis.prefill, nil, nil, func(ctx context.Context, p target) *attemptFailure {
+		leg.reqID = pd.RequestID(dis.connector, in.reqID, nonce, p.w.url, d.w.url)
 		res.reqID, res.timedOut = leg.reqID, false
 		f := r.prefillAttempt(ctx, &leg, p, &res)
 		if f != nil && f.kind != failClient {
-			pd.m.prefillErrors.WithLabelValues(p.w.url).Inc()
+			dis.m.prefillErrors.WithLabelValues(p.w.url).Inc()
 		}
 		return f
 	})
@@ -54,7 +56,7 @@ func (r *Router) prefillLeg(ctx context.Context, in *inbound, body pdBody, d tar
 		res.ok = false
 	}
 	if res.ok {
-		pd.m.prefillSeconds.Observe(time.Since(start).Seconds())
+		dis.m.prefillSeconds.Observe(time.Since(start).Seconds())
 	}
 	return res
 }
@@ -63,11 +65,11 @@ func (r *Router) prefillLeg(ctx context.Context, in *inbound, body pdBody, d tar
 // attempt, bounded by the prefill timeout. It returns nil when P answered:
 // res.answer on success, res.answered for a non-retryable error answer.
 func (r *Router) prefillAttempt(ctx context.Context, leg *inbound, p target, res *prefillResult) *attemptFailure {
-	pd := r.pd
-	g := pd.prefill.Acquire(p)
+	dis := r.pd
+	g := dis.prefill.acquire(p)
 	defer g.Release()
-	pd.m.prefillReqs.WithLabelValues(p.w.url).Inc()
-	pctx, cancel := context.WithTimeoutCause(ctx, pd.prefillTimeout, errPrefillTimeout)
+	dis.m.prefillReqs.WithLabelValues(p.w.url).Inc()
+	pctx, cancel := context.WithTimeoutCause(ctx, dis.prefillTimeout, errPrefillTimeout)
 	defer cancel()
 
 	timedOut := func() *attemptFailure {
@@ -76,7 +78,7 @@ func (r *Router) prefillAttempt(ctx context.Context, leg *inbound, p target, res
 		}
 		r.recordOutcome(p.w, false)
 		res.timedOut = true
-		return &attemptFailure{kind: failTimeout, worker: p.w.url, detail: fmt.Sprintf("no prefill answer within %s", pd.prefillTimeout)}
+		return &attemptFailure{kind: failTimeout, worker: p.w.url, detail: fmt.Sprintf("no prefill answer within %s", dis.prefillTimeout)}
 	}
 	up, f := r.roundTrip(pctx, leg, p)
 	if f != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
@@ -16,16 +17,18 @@ import (
 // pools (router metrics), a real KV pull per request (decode engines'
 // metrics), and per-run usage counted for PD requests.
 func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
 	P, D := pdSims(t, sim.RolePrefill, 2, fast), pdSims(t, sim.RoleDecode, 2, fast)
-	_, base := startRouter(t, pdSimConfig(P, D, "round_robin", "round_robin"))
+	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	fanOut(40, 4, func(i int) {
-		s, body, err := pdSend(base+"/v1/completions", usageCompletion(fmt.Sprint("spread me ", i), 4, i%2 == 0), RunIDHeader, "pd-run")
-		if s != 200 || err != nil {
-			t.Errorf("request %d: status %d, err %v: %s", i, s, err, body)
+		res := e.try(base+"/v1/completions", usageCompletion(fmt.Sprint("spread me ", i), 4, i%2 == 0), RunIDHeader, "pd-run")
+		if res.Status != 200 || res.Err != nil {
+			t.Errorf("request %d: status %d, err %v: %s", i, res.Status, res.Err, res.Body)
 		}
 	})
-	fams := scrapeRouter(t, base)
+	fams := e.scrape(base)
 	for _, w := range P {
 		if n := fams.Sum("vllm_router_pd_prefill_requests_total", map[string]string{"worker": w.URL}); n != 20 {
 			t.Errorf("prefill %s got %v legs, want 20", w.URL, n)
@@ -39,7 +42,7 @@ func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
 			t.Errorf("decode %s got %v legs, want 20", w.URL, n)
 		}
 	}
-	if n := simMetric(t, D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); n != 40 {
+	if n := e.simMetric(D, "vllm:kv_transfer_pulls_total", map[string]string{"result": "ok"}); n != 40 {
 		t.Errorf("decode engines pulled KV %v times, want 40 (one per request)", n)
 	}
 	if n := fams.Sum("vllm_router_pd_requests_total", map[string]string{"route": "/v1/completions"}); n != 40 {
@@ -47,8 +50,8 @@ func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
 	}
 	// Per-run counters are recorded when the handler returns, which can be a
 	// moment after the client read the last byte: poll for them.
-	eventually(t, 5*time.Second, func() error {
-		run := scrapeRouter(t, base)
+	routertest.Eventually(t, 5*time.Second, func() error {
+		run := e.scrape(base)
 		if n := run.Sum("vllm_router_run_requests_total", map[string]string{"run_id": "pd-run"}); n != 40 {
 			return fmt.Errorf("run_requests_total = %v, want 40", n)
 		}
@@ -59,13 +62,13 @@ func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
 	})
 
 	// Any policy per pool, least_loaded included.
-	_, base2 := startRouter(t, pdSimConfig(P, D, "least_loaded", "power_of_two"))
+	_, base2 := e.router(pdSimConfig(P, D, "least_loaded", "power_of_two"))
 	fanOut(20, 4, func(i int) {
-		if s, body, err := pdSend(base2+"/v1/completions", completion(fmt.Sprint("other policies ", i), 4, true)); s != 200 || err != nil {
-			t.Errorf("request %d: status %d, err %v: %s", i, s, err, body)
+		if res := e.try(base2+"/v1/completions", completion(fmt.Sprint("other policies ", i), 4, true)); res.Status != 200 || res.Err != nil {
+			t.Errorf("request %d: status %d, err %v: %s", i, res.Status, res.Err, res.Body)
 		}
 	})
-	fams2 := scrapeRouter(t, base2)
+	fams2 := e.scrape(base2)
 	for _, w := range append(append([]*simtest.Worker{}, P...), D...) {
 		if fams2.Sum("vllm_router_processed_requests_total", map[string]string{"worker": w.URL}) == 0 {
 			t.Errorf("worker %s got no leg under least_loaded/power_of_two", w.URL)
@@ -76,11 +79,13 @@ func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
 // 3. With routing_threshold 50 (estimated tokens), prompts below never reach
 // a prefill worker; prompts at or above always do.
 func TestPDAcceptanceRoutingThreshold(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
 	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
 	cfg := pdSimConfig(P, D, "round_robin", "round_robin")
 	cfg.RoutingThreshold = 50
-	_, base := startRouter(t, cfg)
+	_, base := e.router(cfg)
 	long := tokenizer.Generate(rand.New(rand.NewPCG(5, 6)), 400)
 	text := func(chars int) string { return long[:chars] }
 	chat := func(content string) string {
@@ -108,16 +113,16 @@ func TestPDAcceptanceRoutingThreshold(t *testing.T) {
 		{"49 token ids", "/v1/completions", ids(49), false},
 		{"50 token ids", "/v1/completions", ids(50), true},
 	} {
-		before := simMetric(t, P, "vllm:request_success_total", nil)
-		if s, body, err := pdSend(base+tc.route, tc.body); s != 200 || err != nil {
-			t.Fatalf("%s: status %d, err %v: %s", tc.name, s, err, body)
+		before := e.simMetric(P, "vllm:request_success_total", nil)
+		if res := e.Post(base+tc.route, tc.body); res.Status != 200 || res.Err != nil {
+			t.Fatalf("%s: status %d, err %v: %s", tc.name, res.Status, res.Err, res.Body)
 		}
-		reached := simMetric(t, P, "vllm:request_success_total", nil) - before
+		reached := e.simMetric(P, "vllm:request_success_total", nil) - before
 		if want := map[bool]float64{true: 1, false: 0}[tc.pd]; reached != want {
 			t.Errorf("%s: the prefill engine served %v requests, want %v", tc.name, reached, want)
 		}
 	}
-	if n := scrapeRouter(t, base).Sum("vllm_router_pd_local_prefill_total", map[string]string{"reason": localBelowThreshold}); n != 3 {
+	if n := e.scrape(base).Sum("vllm_router_pd_local_prefill_total", map[string]string{"reason": localBelowThreshold}); n != 3 {
 		t.Errorf("pd_local_prefill_total{reason=below_threshold} = %v, want 3", n)
 	}
 }

@@ -84,6 +84,7 @@ const prefillReply = `{"id":"cmpl-x","object":"text_completion","choices":[{"ind
 // 7. The prefill leg's body, checked field by field against pd.md step 2,
 // and the decode leg's against step 4.
 func TestPDPrefillBodyMatchesPDMD(t *testing.T) {
+	t.Parallel()
 	client := map[string]any{
 		"model": "m", "prompt": "tell me a story", "max_tokens": 50.0, "temperature": 0.0, "ignore_eos": true,
 		"stream": true, "stream_options": map[string]any{"include_usage": true}, "min_tokens": 5.0,
@@ -94,9 +95,11 @@ func TestPDPrefillBodyMatchesPDMD(t *testing.T) {
 		maxCompletion bool
 	}{{"max_tokens only", false}, {"with max_completion_tokens", true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newRecorder(t, 200, prefillReply)
 			d := newRecorder(t, 200, `{"choices":[{"text":"ok"}]}`)
-			_, base := startRouter(t, pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
+			e := loopback(t)
+			_, base := e.router(pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
 			body := map[string]any{}
 			for k, v := range client {
 				body[k] = v
@@ -105,8 +108,8 @@ func TestPDPrefillBodyMatchesPDMD(t *testing.T) {
 				body["max_completion_tokens"] = 50.0
 			}
 			raw, _ := json.Marshal(body)
-			if s, b, _ := post(t, base+"/v1/completions", string(raw), "X-Request-Id", "client-id-1"); s != 200 {
-				t.Fatalf("status %d: %s", s, b)
+			if res := e.Post(base+"/v1/completions", string(raw), "X-Request-Id", "client-id-1"); res.Status != 200 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
 			}
 
 			got, pid := p.last(t)
@@ -150,11 +153,13 @@ func TestPDPrefillBodyMatchesPDMD(t *testing.T) {
 }
 
 func TestPDNCCLRequestIDNamesBothPeers(t *testing.T) {
+	t.Parallel()
 	p := newRecorder(t, 200, prefillReply)
 	d := newRecorder(t, 200, `{"choices":[{"text":"ok"}]}`)
-	_, base := startRouter(t, pdTestConfig("nccl", []string{p.URL}, []string{d.URL}))
-	if s, b, _ := post(t, base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`); s != 200 {
-		t.Fatalf("status %d: %s", s, b)
+	e := loopback(t)
+	_, base := e.router(pdTestConfig("nccl", []string{p.URL}, []string{d.URL}))
+	if res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`); res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
 	_, pid := p.last(t)
 	_, did := d.last(t)
@@ -168,6 +173,7 @@ func TestPDNCCLRequestIDNamesBothPeers(t *testing.T) {
 // Non-streaming answers take cached_tokens from the prefill leg only when
 // the decode engine's usage lacks it.
 func TestPDCachedTokensFromPrefill(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, decodeUsage string
 		want              float64
@@ -177,13 +183,16 @@ func TestPDCachedTokensFromPrefill(t *testing.T) {
 		{"decode has it", `{"prompt_tokens":9,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":2}}`, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newRecorder(t, 200, prefillReply)
 			d := newRecorder(t, 200, `{"id":"d","choices":[{"text":"abc"}],"usage":`+tc.decodeUsage+`}`)
-			_, base := startRouter(t, pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
-			s, b, h := post(t, base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`)
-			if s != 200 {
-				t.Fatalf("status %d: %s", s, b)
+			e := loopback(t)
+			_, base := e.router(pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
+			res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`)
+			if res.Status != 200 {
+				t.Fatalf("status %d: %s", res.Status, res.Body)
 			}
+			b, h := res.Body, res.Header
 			var out struct {
 				Choices []struct {
 					Text string `json:"text"`
@@ -210,25 +219,29 @@ func TestPDCachedTokensFromPrefill(t *testing.T) {
 // A non-streaming decode answer over the patch bound is relayed whole and
 // unpatched, never cut at the bound.
 func TestPDOversizedDecodeAnswerRelayedWhole(t *testing.T) {
+	t.Parallel()
 	p := newRecorder(t, 200, prefillReply)
 	answer := `{"id":"d","choices":[{"text":"` + strings.Repeat("x", maxJSONBody) + `"}],"usage":{"prompt_tokens":9,"completion_tokens":3}}`
 	d := newRecorder(t, 200, answer)
-	_, base := startRouter(t, pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
-	s, b, _ := post(t, base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`)
-	if s != 200 || len(b) != len(answer) || b != answer {
-		t.Fatalf("status %d, %d-byte answer relayed as %d bytes; want the decode answer unchanged", s, len(answer), len(b))
+	e := loopback(t)
+	_, base := e.router(pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
+	res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"hi","max_tokens":3}`)
+	if res.Status != 200 || res.Body != answer {
+		t.Fatalf("status %d, %d-byte answer relayed as %d bytes; want the decode answer unchanged", res.Status, len(answer), len(res.Body))
 	}
 }
 
 // A prefill engine that hit EOS returns no kv_transfer_params: the decode
 // leg gets the client's body unchanged (and prefills locally).
 func TestPDNoKVParamsSendsOriginalBody(t *testing.T) {
+	t.Parallel()
 	p := newRecorder(t, 200, `{"choices":[{"text":"","finish_reason":"stop"}],"kv_transfer_params":null}`)
 	d := newRecorder(t, 200, `{"choices":[{"text":"ok"}]}`)
-	_, base := startRouter(t, pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
+	e := loopback(t)
+	_, base := e.router(pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
 	client := `{"model":"m","prompt":"hi","max_tokens":3,"stream":false}`
-	if s, b, _ := post(t, base+"/v1/completions", client); s != 200 {
-		t.Fatalf("status %d: %s", s, b)
+	if res := e.Post(base+"/v1/completions", client); res.Status != 200 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
 	}
 	got, _ := d.last(t)
 	var want map[string]any
@@ -241,39 +254,16 @@ func TestPDNoKVParamsSendsOriginalBody(t *testing.T) {
 // A prefill worker's own client error (4xx) is the client's answer; nothing
 // reaches a decode worker.
 func TestPDPrefillClientErrorIsRelayed(t *testing.T) {
+	t.Parallel()
 	p := newRecorder(t, 400, `{"error":{"message":"bad prompt","type":"BadRequestError","param":"prompt","code":400}}`)
 	d := newRecorder(t, 200, `{"choices":[{"text":"ok"}]}`)
-	_, base := startRouter(t, pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
-	s, b, _ := post(t, base+"/v1/completions", `{"model":"m","prompt":"hi"}`)
-	if s != 400 || errorType(t, b) != "BadRequestError" || d.count() != 0 {
-		t.Fatalf("status %d body %s, decode requests %d; want the prefill's 400 and no decode leg", s, b, d.count())
+	e := loopback(t)
+	_, base := e.router(pdTestConfig("nixl", []string{p.URL}, []string{d.URL}))
+	res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"hi"}`)
+	if res.Status != 400 || res.ErrorType() != "BadRequestError" || d.count() != 0 {
+		t.Fatalf("status %d body %s, decode requests %d; want the prefill's 400 and no decode leg", res.Status, res.Body, d.count())
 	}
 	if p.count() != 1 {
 		t.Fatalf("prefill got %d requests; a 4xx must not be retried", p.count())
-	}
-}
-
-func TestPDEstimateTokens(t *testing.T) {
-	for _, tc := range []struct {
-		body string
-		want int
-	}{
-		{`{"prompt":"abcdefgh"}`, 2},
-		{`{"prompt":"abcdefghijk"}`, 2},   // 11 chars / 4
-		{`{"prompt":"ééééé"}`, 1},         // characters, not bytes
-		{`{"prompt":["abcd","efgh"]}`, 2}, // list of strings
-		{`{"prompt":[1,2,3,4,5]}`, 5},     // token ids: their count
-		{`{"prompt":[[1,2,3],[4,5]]}`, 5}, // lists of token ids
-		{`{"messages":[{"role":"user","content":"abcdefgh"},{"role":"assistant","content":"abcd"}]}`, 3},
-		{`{"messages":[{"role":"user","content":[{"type":"text","text":"abcdefgh"},{"type":"image_url","image_url":{"url":"http://x/abcdefghijklmnop"}}]}]}`, 2},
-		{`{"model":"m"}`, 0},
-	} {
-		b, err := parsePDBody([]byte(tc.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := b.estimateTokens(); got != tc.want {
-			t.Errorf("estimateTokens(%s) = %d, want %d", tc.body, got, tc.want)
-		}
 	}
 }

@@ -148,9 +148,9 @@ func (p *Pool) candidates(withQueue bool) ([]policy.Candidate, []target) {
 	return cands, targets
 }
 
-// Pick asks pol (nil: the pool's policy) for a target. ok is false when no
+// pick asks pol (nil: the pool's policy) for a target. ok is false when no
 // worker is available.
-func (p *Pool) Pick(pol policy.Policy, req policy.Request, withQueue bool) (target, policy.Decision, bool) {
+func (p *Pool) pick(pol policy.Policy, req policy.Request, withQueue bool) (target, policy.Decision, bool) {
 	if pol == nil {
 		pol = p.policy
 	}
@@ -162,8 +162,8 @@ func (p *Pool) Pick(pol policy.Policy, req policy.Request, withQueue bool) (targ
 	return targets[d.Index], d, true
 }
 
-// Acquire binds one attempt to t: the load is held until the guard is released.
-func (p *Pool) Acquire(t target) *Guard {
+// acquire binds one attempt to t: the load is held until the guard is released.
+func (p *Pool) acquire(t target) *guard {
 	t.w.ranks[t.rank].Add(1)
 	if t.w.removed.Load() {
 		// Picked just before a concurrent Remove: keep the load visible.
@@ -173,7 +173,7 @@ func (p *Pool) Acquire(t target) *Guard {
 		}
 		p.mu.Unlock()
 	}
-	return &Guard{pool: p, t: t}
+	return &guard{pool: p, t: t}
 }
 
 // availability summarises the pool for pool_exhausted bodies and readiness.

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -46,13 +47,28 @@ type options struct {
 	log  *slog.Logger
 	now  func() time.Time
 	seed *uint64
+	dial Dialer
 }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// WithClock replaces the wall clock used by circuit breakers.
+// WithClock replaces the wall clock used by circuit breakers. Tests whose
+// workers cannot run inside a testing/synctest bubble (simulated engines on
+// real sockets) move a breaker's open period with it.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// Dialer opens connections to workers; *net.Dialer is one.
+type Dialer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// WithDialer makes every connection to a worker — requests, health checks,
+// queue scrapes — go through d instead of TCP. Tests pass an in-memory
+// network (routertest.Network) so that a router, its workers and its clients
+// run together inside a testing/synctest bubble, where real sockets would
+// keep the fake clock from advancing.
+func WithDialer(d Dialer) Option { return func(o *options) { o.dial = d } }
 
 // WithSeed makes policies and retry jitter draw from a source seeded with
 // seed, so runs are reproducible.
@@ -63,7 +79,8 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("router config: %w", err)
 	}
-	o := options{log: slog.New(slog.DiscardHandler), now: time.Now}
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now,
+		dial: &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -77,7 +94,7 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		reg:     prometheus.NewRegistry(), // one per router: several share a process
 		now:     o.now,
 		rnd:     policy.NewLockedRand(seed),
-		client:  &http.Client{Transport: newTransport(), CheckRedirect: noRedirects},
+		client:  &http.Client{Transport: newTransport(o.dial), CheckRedirect: noRedirects},
 		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 		fresh:   freshConns{m: map[net.Conn]struct{}{}},
 	}
@@ -157,10 +174,10 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 
 // newTransport dials workers directly (never through an environment proxy)
 // and keeps enough idle connections for high-concurrency trials.
-func newTransport() *http.Transport {
+func newTransport(d Dialer) *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         d.DialContext,
 		MaxIdleConns:        4096,
 		MaxIdleConnsPerHost: 1024,
 		IdleConnTimeout:     90 * time.Second,

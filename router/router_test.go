@@ -2,36 +2,39 @@ package router
 
 import (
 	"context"
-	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 func TestProxiesAndEchoesRequestID(t *testing.T) {
-	f := newFakeWorker(t)
-	_, base := startRouter(t, testConfig("round_robin", f.URL))
-	status, body, h := post(t, base+"/v1/completions", `{"model":"m","prompt":"hi"}`, "X-Correlation-Id", "corr-1")
-	if status != 200 || !strings.Contains(body, `"hello"`) {
-		t.Fatalf("status %d body %s", status, body)
+	t.Parallel()
+	e := loopback(t)
+	f := e.worker()
+	_, base := e.router(testConfig("round_robin", f.URL))
+	res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"hi"}`, "X-Correlation-Id", "corr-1")
+	if res.Status != 200 || !strings.Contains(res.Body, `"hello"`) {
+		t.Fatalf("status %d body %s", res.Status, res.Body)
 	}
-	if h.Get("X-Request-Id") != "corr-1" || f.lastHeader().Get("X-Request-Id") != "corr-1" {
-		t.Errorf("request id echoed %q, forwarded %q; want corr-1", h.Get("X-Request-Id"), f.lastHeader().Get("X-Request-Id"))
+	if res.Header.Get("X-Request-Id") != "corr-1" || f.LastHeader().Get("X-Request-Id") != "corr-1" {
+		t.Errorf("request id echoed %q, forwarded %q; want corr-1", res.Header.Get("X-Request-Id"), f.LastHeader().Get("X-Request-Id"))
 	}
 	// Without one, the router generates an id, forwards and echoes it.
-	_, _, h = post(t, base+"/v1/completions", `{"prompt":"hi"}`)
-	if id := h.Get("X-Request-Id"); id == "" || f.lastHeader().Get("X-Request-Id") != id {
-		t.Errorf("generated id %q not forwarded (worker saw %q)", id, f.lastHeader().Get("X-Request-Id"))
+	res = e.Post(base+"/v1/completions", `{"prompt":"hi"}`)
+	if id := res.Header.Get("X-Request-Id"); id == "" || f.LastHeader().Get("X-Request-Id") != id {
+		t.Errorf("generated id %q not forwarded (worker saw %q)", id, f.LastHeader().Get("X-Request-Id"))
 	}
 }
 
 func TestValidationBeforeSelection(t *testing.T) {
-	f := newFakeWorker(t)
+	t.Parallel()
+	e := loopback(t)
+	f := e.worker()
 	cfg := testConfig("round_robin", f.URL)
 	cfg.MaxPayloadSize = 64
-	_, base := startRouter(t, cfg)
+	_, base := e.router(cfg)
 	cases := []struct {
 		name, method, body string
 		status             int
@@ -43,63 +46,54 @@ func TestValidationBeforeSelection(t *testing.T) {
 		{"wrong method", http.MethodPut, `{}`, 405, ErrTypeMethodNotAllowed},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, base+"/v1/chat/completions", strings.NewReader(tc.body))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := readAll(t, resp)
-			if resp.StatusCode != tc.status || errorType(t, b) != tc.typ {
-				t.Fatalf("got %d %s, want %d %s", resp.StatusCode, b, tc.status, tc.typ)
-			}
-		})
+		res := e.Call(context.Background(), tc.method, base+"/v1/chat/completions", tc.body)
+		if res.Status != tc.status || res.ErrorType() != tc.typ {
+			t.Errorf("%s: got %d %s, want %d %s", tc.name, res.Status, res.Body, tc.status, tc.typ)
+		}
 	}
-	if n := f.requests.Load(); n != 0 {
+	if n := f.Requests.Load(); n != 0 {
 		t.Errorf("rejected requests reached the worker %d times", n)
 	}
 }
 
 // A client connection that never sent a request (a pool's spare) must not
-// hold up shutdown: net/http alone would wait 5 s for it.
+// hold up shutdown: net/http alone waits 5 s for it. On the bubble's clock
+// those 5 s would pass exactly, so any shorter shutdown shows the spare was
+// closed.
 func TestServeDoesNotWaitForUnusedConnections(t *testing.T) {
-	f := newFakeWorker(t)
-	r, err := New(testConfig("round_robin", f.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Serve(ctx, ln) }()
-	resp, err := http.Get("http://" + ln.Addr().String() + "/liveness") // serving
-	if err != nil {
-		t.Fatal(err)
-	}
-	readAll(t, resp)
-	spare, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer spare.Close()
-	eventually(t, 5*time.Second, func() error { // the server has seen it
-		if !r.hasFreshConn() {
-			return errors.New("spare connection not accepted yet")
-		}
-		return nil
-	})
-	cancel()
-	select {
-	case err := <-done:
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := bubble(t)
+		f := e.worker()
+		r, err := New(testConfig("round_robin", f.URL), WithDialer(e.net))
 		if err != nil {
+			t.Fatal(err)
+		}
+		ln := e.listen()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Serve(ctx, ln) }()
+		if res := e.Get("http://" + ln.Addr().String() + "/liveness"); res.Status != 200 {
+			t.Fatalf("liveness %d", res.Status)
+		}
+		spare, err := e.net.DialContext(ctx, "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer spare.Close()
+		synctest.Wait()
+		if !r.hasFreshConn() {
+			t.Fatal("the spare connection was not accepted")
+		}
+		start := time.Now()
+		cancel()
+		if err := <-done; err != nil {
 			t.Fatalf("Serve: %v", err)
 		}
-	case <-time.After(4 * time.Second): // below net/http's 5 s: only closing the spare returns sooner
-		t.Fatal("Serve still waits for a connection that never sent a request")
-	}
+		if took := time.Since(start); took >= 5*time.Second {
+			t.Fatalf("Serve took %v on the fake clock to stop: it waited for a connection that never sent a request", took)
+		}
+	})
 }
 
 func (r *Router) hasFreshConn() bool {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/sim"
@@ -21,7 +21,9 @@ import (
 
 // Helpers for the acceptance tests of issues 3 and 4, which run against real
 // simulated vLLM engines (collocated, prefill and decode, the latter two with
-// their loopback KV side channel).
+// their loopback KV side channel) over loopback TCP. The engines' KV side
+// channel uses real sockets, so these tests cannot run in a synctest
+// bubble; none of them depends on how fast the machine is.
 
 const simModel = "m"
 
@@ -66,6 +68,18 @@ func fanOut(n, c int, f func(i int)) {
 	wg.Wait()
 }
 
+// hangBound is how long a test request may take before it counts as hung: a
+// failure bound far beyond any answer, not a latency threshold.
+const hangBound = 30 * time.Second
+
+// try POSTs body from any goroutine and reads the whole answer; a transport
+// error or a cut body is in Response.Err, a hang shows as a deadline error.
+func (e *env) try(url, body string, headers ...string) routertest.Response {
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	return <-e.Go(ctx, http.MethodPost, url, body, headers...)
+}
+
 func processedBy(r *Router, ws []*simtest.Worker) map[string]float64 {
 	out := map[string]float64{}
 	for _, w := range ws {
@@ -75,26 +89,22 @@ func processedBy(r *Router, ws []*simtest.Worker) map[string]float64 {
 }
 
 // workerStatus reads GET /workers for one worker.
-func workerStatus(t *testing.T, base, url string) WorkerStatus {
-	t.Helper()
-	resp, err := http.Get(base + "/workers")
-	if err != nil {
-		t.Fatal(err)
-	}
+func (e *env) workerStatus(base, url string) WorkerStatus {
+	e.t.Helper()
 	var list WorkersResponse
-	if err := json.Unmarshal([]byte(readAll(t, resp)), &list); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(e.Get(base+"/workers").Body), &list); err != nil {
+		e.t.Fatal(err)
 	}
 	for _, w := range list.Workers {
 		if w.URL == url {
 			return w
 		}
 	}
-	t.Fatalf("worker %s not listed", url)
+	e.t.Fatalf("worker %s not listed", url)
 	return WorkerStatus{}
 }
 
-func pdSims(t *testing.T, role sim.Role, n int, p sim.Profile) []*simtest.Worker {
+func pdSims(t testing.TB, role sim.Role, n int, p sim.Profile) []*simtest.Worker {
 	t.Helper()
 	ws := make([]*simtest.Worker, n)
 	for i := range ws {
@@ -109,47 +119,21 @@ func pdSimConfig(prefill, decode []*simtest.Worker, prefillPolicy, decodePolicy 
 	return c
 }
 
-// pdClient bounds every test request: a request that takes longer hung.
-var pdClient = &http.Client{Timeout: 15 * time.Second}
-
-// pdSend posts body and reads the whole answer; err is set for transport
-// errors, timeouts and truncated bodies (a stream cut by the router).
-func pdSend(url, body string, headers ...string) (int, string, error) {
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+func (e *env) scrape(url string) scrape.Families {
+	e.t.Helper()
+	fams, err := scrape.Fetch(context.Background(), e.HTTP(), url+"/metrics")
 	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := pdClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
-}
-
-func scrapeRouter(t *testing.T, base string) scrape.Families {
-	t.Helper()
-	fams, err := scrape.Fetch(context.Background(), http.DefaultClient, base+"/metrics")
-	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	return fams
 }
 
-func simMetric(t *testing.T, ws []*simtest.Worker, name string, match map[string]string) float64 {
-	t.Helper()
+// simMetric sums a metric over the workers' own /metrics.
+func (e *env) simMetric(ws []*simtest.Worker, name string, match map[string]string) float64 {
+	e.t.Helper()
 	var sum float64
 	for _, w := range ws {
-		fams, err := scrape.Fetch(context.Background(), http.DefaultClient, w.URL+"/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum += fams.Sum(name, match)
+		sum += e.scrape(w.URL).Sum(name, match)
 	}
 	return sum
 }
@@ -171,20 +155,21 @@ var pdTiming = sim.Profile{Name: "pd-timing", StepBaseMs: 4, PrefillUsPerToken: 
 	KVBytesPerToken: 131072, LinkGBps: 50, TransferLatencyMs: 20, NumGPUBlocks: 4096}
 
 // streamTimed streams a completion and returns its text and when the first
-// and last content chunks arrived, from the moment the request was sent.
-func streamTimed(t *testing.T, url, body string) (string, time.Duration, time.Duration) {
+// content chunk arrived, from the moment the request was sent.
+func (e *env) streamTimed(url, body string) (string, time.Duration) {
+	t := e.t
 	t.Helper()
 	start := time.Now()
-	resp, err := pdClient.Post(url, "application/json", strings.NewReader(body))
+	resp, err := e.Send(context.Background(), http.MethodPost, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, readAll(t, resp))
+		t.Fatalf("status %d", resp.StatusCode)
 	}
 	var text strings.Builder
-	var first, last time.Duration
+	var first time.Duration
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -202,17 +187,15 @@ func streamTimed(t *testing.T, url, body string) (string, time.Duration, time.Du
 		if len(c.Choices) == 0 {
 			continue
 		}
-		at := time.Since(start)
 		if first == 0 {
-			first = at
+			first = time.Since(start)
 		}
-		last = at
 		text.WriteString(c.Choices[0].Text)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return text.String(), first, last
+	return text.String(), first
 }
 
 func textOf(t *testing.T, body string) string {

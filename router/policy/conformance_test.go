@@ -8,9 +8,11 @@ import (
 
 // TestConformance runs the Policy contract against every registered policy.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	params := Params{CacheThreshold: 0.3, BalanceAbsThreshold: 4, BalanceRelThreshold: 1.5, MaxTreeSize: 1 << 20}
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			p, err := New(name, params, NewLockedRand(1))
 			if err != nil {
 				t.Fatal(err)
@@ -80,6 +82,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestNewUnknownPolicy(t *testing.T) {
+	t.Parallel()
 	if _, err := New("fastest", Params{}, nil); err == nil {
 		t.Fatal("New accepted an unknown policy")
 	}

@@ -14,6 +14,7 @@ func ids(n int) []Candidate {
 }
 
 func TestRoundRobinRotates(t *testing.T) {
+	t.Parallel()
 	p, _ := New(RoundRobin, Params{}, nil)
 	counts := make([]int, 3)
 	for range 300 {
@@ -28,6 +29,7 @@ func TestRoundRobinRotates(t *testing.T) {
 }
 
 func TestPowerOfTwoPrefersLowerLoad(t *testing.T) {
+	t.Parallel()
 	p, _ := New(PowerOfTwo, Params{}, NewLockedRand(7))
 	cands := []Candidate{{ID: "a", InFlight: 10}, {ID: "b", InFlight: 0}}
 	for range 50 {
@@ -45,6 +47,7 @@ func TestPowerOfTwoPrefersLowerLoad(t *testing.T) {
 }
 
 func TestLeastLoadedTiesRotate(t *testing.T) {
+	t.Parallel()
 	p, _ := New(LeastLoaded, Params{}, nil)
 	cands := []Candidate{{ID: "a", InFlight: 2}, {ID: "b", InFlight: 1}, {ID: "c", InFlight: 1}}
 	seen := map[int]int{}
@@ -58,6 +61,7 @@ func TestLeastLoadedTiesRotate(t *testing.T) {
 }
 
 func TestConsistentHashStableAndMinimalMovement(t *testing.T) {
+	t.Parallel()
 	p, _ := New(ConsistentHash, Params{}, nil)
 	all := ids(5)
 	owner := func(cands []Candidate, key string) string {
@@ -98,6 +102,7 @@ func TestConsistentHashStableAndMinimalMovement(t *testing.T) {
 }
 
 func TestCacheAwareKeepsPrefixGroupsAndBalances(t *testing.T) {
+	t.Parallel()
 	p, _ := New(CacheAware, Params{CacheThreshold: 0.5, BalanceAbsThreshold: 4, BalanceRelThreshold: 1.5, MaxTreeSize: 1 << 20}, nil)
 	cands := ids(3)
 	groupOwner := map[int]int{}
@@ -133,6 +138,7 @@ func TestCacheAwareKeepsPrefixGroupsAndBalances(t *testing.T) {
 }
 
 func TestCacheAwareStrictThreshold(t *testing.T) {
+	t.Parallel()
 	p, _ := New(CacheAware, Params{CacheThreshold: 0.5, BalanceAbsThreshold: 100, BalanceRelThreshold: 2, MaxTreeSize: 1 << 20}, nil)
 	cands := ids(2)
 	p.Pick(Request{Text: "abcd"}, cands)
@@ -146,6 +152,7 @@ func TestCacheAwareStrictThreshold(t *testing.T) {
 }
 
 func TestCacheAwareEvictionBoundsTotalAndForgetPrunes(t *testing.T) {
+	t.Parallel()
 	const limit = 500
 	p := newCacheAware(Params{CacheThreshold: 0.5, BalanceAbsThreshold: 100, BalanceRelThreshold: 2, MaxTreeSize: limit})
 	cands := ids(4)
