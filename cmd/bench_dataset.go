@@ -76,9 +76,22 @@ func values(m map[string]string) []string {
 	return out
 }
 
-// flagError rewrites a driver error's leading key (workload.input_len,
-// arrival.request_rate, num_prompts, …) as the flag that sets it.
+// flagError rewrites each problem of a driver error (one per joined
+// error) so that its leading key (workload.input_len, arrival.request_rate,
+// num_prompts, …) becomes the flag that sets it.
 func (f *benchFlags) flagError(err error) string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var lines []string
+		for _, e := range j.Unwrap() {
+			lines = append(lines, f.flagError(e))
+		}
+		return strings.Join(lines, "\n")
+	}
+	return f.flagLine(err)
+}
+
+// flagLine rewrites one problem's key as its flag.
+func (f *benchFlags) flagLine(err error) string {
 	msg := err.Error()
 	key, rest, ok := strings.Cut(msg, ":")
 	if !ok {

@@ -68,10 +68,10 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		client = newHTTPClient(min(max(conns, 16), 4096))
 		defer client.CloseIdleConnections()
 	}
-	render := renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: cfg.Workload.Temperature, ignoreEOS: *cfg.Workload.IgnoreEOS}
+	render := newRenderer(cfg)
 	newPhase := func(name string, reqs []Request) *phase {
 		return &phase{cfg: cfg, client: client, url: strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint, now: o.now,
-			render: render, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
+			render: render, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
 	}
 	res := &Result{}
 	if len(st.Warmup) > 0 {
@@ -94,7 +94,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles})
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
-	s.ModelID, s.TokenizerID = cfg.Model, "autoinfer/sim"
+	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
 	s.NumPrompts = len(st.Requests)
 	s.RequestRate = metrics.Rate(cfg.Arrival.RequestRate)
 	s.Burstiness = cfg.Arrival.Burstiness

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/target/tokenizer"
+	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
 // pending is a request waiting for its intended time.
@@ -54,6 +54,7 @@ type phase struct {
 	url      string
 	now      func() time.Time
 	render   renderer
+	tok      workload.Tokenizer
 	reqs     []Request
 	limit    int
 	progress func(Progress)
@@ -144,7 +145,7 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 			return
 		}
 		body = b
-		rec.InputTokens = conv.tokens()
+		rec.InputTokens = conv.tokens(p.tok)
 		p.convs[i] = conv
 	} else if r.conv.turns != nil {
 		p.convs[i] = r.conv
@@ -207,7 +208,7 @@ func (p *phase) measure(rec *metrics.RequestRecord, x *exchange) {
 	if x.usage != nil {
 		rec.OutputTokens = x.usage.CompletionTokens
 	} else {
-		rec.OutputTokens = tokenizer.Count(x.text.String())
+		rec.OutputTokens = p.tok.Count(x.text.String())
 	}
 	if rec.OutputTokens > 1 {
 		rec.TPOTMs = (rec.E2ELMs - rec.TTFTMs) / float64(rec.OutputTokens-1)
