@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
 )
 
 // Source returns the random source for one purpose and index. The same
