@@ -69,11 +69,18 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		defer client.CloseIdleConnections()
 	}
 	render := newRenderer(cfg)
+	url := strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint
+	header := cfg.baseHeader()
 	newPhase := func(name string, reqs []Request) *phase {
-		return &phase{cfg: cfg, client: client, url: strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint, now: o.now,
+		return &phase{cfg: cfg, client: client, url: url, now: o.now, header: header,
 			render: render, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
 	}
 	res := &Result{}
+	if cfg.ReadyCheckTimeout > 0 {
+		if err := readyCheck(ctx, cfg, client, url, st.Ready, header.Clone()); err != nil {
+			return nil, err
+		}
+	}
 	if len(st.Warmup) > 0 {
 		w := newPhase(phaseWarmup, st.Warmup)
 		w.run(ctx)
@@ -87,6 +94,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		}
 	}
 	m := newPhase(phaseMeasured, st.Requests)
+	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
 	m.run(ctx)
 	duration := m.since()

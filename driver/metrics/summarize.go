@@ -42,6 +42,14 @@ func Summarize(recs []RequestRecord, p Params) Summary {
 			delays = append(delays, r.ScheduleDelayMs)
 			lastSend = max(lastSend, r.SendMs)
 		}
+		switch r.ErrorType {
+		case NotSent:
+			s.NotSent++
+			continue
+		case Incomplete:
+			s.Incomplete++
+			continue
+		}
 		if !r.Success {
 			s.Failed++
 			status := "no_response"
