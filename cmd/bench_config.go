@@ -3,13 +3,16 @@ package cmd
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/driver/metrics"
+	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
 var goodputArg = regexp.MustCompile(`^(ttft|tpot|e2el):`)
@@ -61,7 +64,25 @@ func (f *benchFlags) config() (driver.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Arrival = driver.Arrival{Kind: f.arrival, RequestRate: rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency}
+	if f.rampUpStrategy != "" && !f.fs.Changed("request-rate") {
+		rate = 0 // the ramp sets the rate
+	}
+	cfg.Arrival = driver.Arrival{Kind: f.arrival, RequestRate: rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
+		RampUpStrategy: f.rampUpStrategy, RampUpStartRPS: f.rampUpStartRPS, RampUpEndRPS: f.rampUpEndRPS}
+	if cfg.Headers, err = parseHeaders(f.headers); err != nil {
+		return cfg, err
+	}
+	cfg.APIKey = f.apiKey
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if !(f.readyCheckTimeoutSec >= 0) {
+		return cfg, usageErr("--ready-check-timeout-sec: must be >= 0 (0: no check), got %v", f.readyCheckTimeoutSec)
+	}
+	cfg.ReadyCheckTimeout = time.Duration(f.readyCheckTimeoutSec * float64(time.Second))
+	if f.readyCheckTimeoutSec == 0 {
+		cfg.ReadyCheckTimeout = -1
+	}
 	if cfg.Arrival.Burstiness <= 0 {
 		return cfg, usageErr("--burstiness: must be > 0, got %v", f.burstiness)
 	}
@@ -76,6 +97,9 @@ func (f *benchFlags) config() (driver.Config, error) {
 	}
 	if cfg.Workload, err = f.workload(); err != nil {
 		return cfg, err
+	}
+	if cfg.Tokenizer, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
+		return cfg, usageErr("--tokenizer: %v", err)
 	}
 	// Check everything but the model before asking the server for one.
 	check := cfg
