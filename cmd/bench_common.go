@@ -105,4 +105,3 @@ func withMetadata(result []byte, meta map[string]string) ([]byte, error) {
 	}
 	return append(b, "}\n"...), nil
 }
-

@@ -34,22 +34,22 @@ type benchFlags struct {
 	traceBlockSize        int
 	traceIgnoreTimestamps bool
 
-	sharegptOutputLen, customOutputLen                     int
-	sonnetInputLen, sonnetOutputLen, sonnetPrefixLen       int
-	disableShuffle                                         bool
-	tokenizer                                              string
-	apiKey                                                 string
-	headers, metadata                                      []string
-	readyCheckTimeoutSec                                   float64
-	rampUpStrategy                                         string
-	rampUpStartRPS, rampUpEndRPS, maxSeconds               float64
-	extraBody, requestIDPrefix                             string
-	topP, minP                                             float64
-	topK                                                   int
-	appendResult                                           bool
-	profile                                                string
-	rates                                                  int
-	kneeAttainment                                         float64
+	sharegptOutputLen, customOutputLen               int
+	sonnetInputLen, sonnetOutputLen, sonnetPrefixLen int
+	disableShuffle                                   bool
+	tokenizer                                        string
+	apiKey                                           string
+	headers, metadata                                []string
+	readyCheckTimeoutSec                             float64
+	rampUpStrategy                                   string
+	rampUpStartRPS, rampUpEndRPS, maxSeconds         float64
+	extraBody, requestIDPrefix                       string
+	topP, minP                                       float64
+	topK                                             int
+	appendResult                                     bool
+	profile                                          string
+	rates                                            int
+	kneeAttainment                                   float64
 
 	requestRate, arrival string
 	burstiness           float64
