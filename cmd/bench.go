@@ -61,6 +61,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 		return usageErr("%s", f.flagError(err))
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.profile == ProfileSweep {
+		return runSweep(ctx, f, cfg, out, errOut)
+	}
 	fmt.Fprintf(out, "Traffic request rate: %s\nBurstiness factor: %s\nMaximum request concurrency: %s\n",
 		rateString(cfg.Arrival.RequestRate), burstinessString(cfg.Arrival), concurrencyString(cfg.Arrival.MaxConcurrency))
 	prog := newProgress(errOut, !f.disableTqdm && isTerminal(out))

@@ -31,6 +31,9 @@ func (f *benchFlags) goodputArgs(args []string) error {
 
 // config turns the flags into a driver config; errors name the flag.
 func (f *benchFlags) config() (driver.Config, error) {
+	if err := f.checkSweepFlags(); err != nil {
+		return driver.Config{}, err
+	}
 	cfg := driver.Config{
 		BaseURL: f.baseURL, Model: f.model, NumPrompts: f.numPrompts, Seed: f.seed, TrialID: f.trialID, RunID: f.runID,
 		SessionHeader: f.sessionHeader, SessionScheme: f.sessionScheme, RunIDHeader: f.runIDHeader,
@@ -69,6 +72,10 @@ func (f *benchFlags) config() (driver.Config, error) {
 	}
 	cfg.Arrival = driver.Arrival{Kind: f.arrival, RequestRate: rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
 		RampUpStrategy: f.rampUpStrategy, RampUpStartRPS: f.rampUpStartRPS, RampUpEndRPS: f.rampUpEndRPS}
+	if f.profile == ProfileSweep {
+		// Each run of the sweep sets its own arrival (runSweep).
+		cfg.Arrival = driver.Arrival{MaxConcurrency: f.maxConcurrency, Burstiness: f.burstiness}
+	}
 	if cfg.Headers, err = parseHeaders(f.headers); err != nil {
 		return cfg, err
 	}
