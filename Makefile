@@ -76,6 +76,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./target/sim/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 2000x ./router/
 	$(GO) test -run '^$$' -bench DriverVsSim -benchtime 3000x ./driver/
+	$(GO) test -run '^$$' -bench SweepKnee -benchtime 1x ./driver/sweep/
 	$(GO) test -run '^$$' -bench Pareto100k -benchtime 1x ./ledger/
 
 # bench-peers installs nginx (Debian package) so the router overhead benchmark
