@@ -2,10 +2,10 @@ package failure
 
 import "fmt"
 
-// KindTargetNotReady: the deployment refused the driver's ready check.
+// KindTargetNotReady names TargetNotReady: the deployment refused the driver's ready check.
 const KindTargetNotReady Kind = "TargetNotReady"
 
-// TargetNotReady: before the warm-up, the driver's ready-check request got
+// TargetNotReady is a failed ready check: before the warm-up, the driver's ready-check request got
 // a 4xx (a wrong model name, path or key) or no success within its
 // timeout, so no warm-up or measured request was sent. Message is the
 // server's own error message.

@@ -141,11 +141,11 @@ func (a Arrival) validateRamp() []error {
 	if a.RequestRate != 0 {
 		errs = append(errs, fmt.Errorf("request_rate: a ramp-up sets the rate; remove request_rate (got %v)", a.RequestRate))
 	}
-	min := 0.0
+	lowest := 0.0
 	if a.RampUpStrategy == RampExponential {
-		min = math.SmallestNonzeroFloat64 // a geometric ramp cannot start at 0
+		lowest = math.SmallestNonzeroFloat64 // a geometric ramp cannot start at 0
 	}
-	if !(a.RampUpStartRPS >= min) || math.IsInf(a.RampUpStartRPS, 0) {
+	if !(a.RampUpStartRPS >= lowest) || math.IsInf(a.RampUpStartRPS, 0) {
 		errs = append(errs, fmt.Errorf("ramp_up_start_rps: must be a finite rate >= 0 (> 0 for exponential), got %v", a.RampUpStartRPS))
 	}
 	if !(a.RampUpEndRPS > 0) || math.IsInf(a.RampUpEndRPS, 0) {

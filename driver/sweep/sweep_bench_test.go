@@ -16,7 +16,7 @@ import (
 // runs (issue 14, acceptance 5): on a simulated 8B/H100 engine capped at
 // 16 sequences, it sweeps 5 rates, then runs each of those rates again on
 // its own (a fresh constant-rate run with its own warm-up) and finds the
-// highest whose share of requests within the TTFT SLO reaches the same
+// highest whose share of requests within a 25 ms TTFT SLO reaches the same
 // threshold. It reports both rates, the step between rates, and their
 // distance in steps, which must be at most 1.
 //
@@ -29,7 +29,7 @@ func BenchmarkSweepKnee(b *testing.B) {
 	url := simtest.Start(b, sim.Options{Profile: p, Engine: engine.Config{MaxNumSeqs: 16}})
 	cfg := driver.Config{BaseURL: url, Model: simtest.DefaultModel, NumPrompts: 150, Seed: 1, WarmupRequests: 10,
 		Workload: driver.Workload{Kind: "random", InputLen: 512, OutputLen: 32},
-		Goodput:  driver.SLO{TTFTMs: 100}}
+		Goodput:  driver.SLO{TTFTMs: 25}}
 	for range b.N {
 		res, err := sweep.Run(context.Background(), cfg, sweep.Options{Rates: 5})
 		if err != nil {

@@ -84,7 +84,7 @@ func (b *bpe) initialSymbols(word string) []symbol {
 		if b.unk < 0 {
 			continue
 		}
-		if !(b.fuseUnk && lastUnk) {
+		if !b.fuseUnk || !lastUnk {
 			add(b.unk)
 		}
 		lastUnk = true
