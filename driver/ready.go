@@ -8,7 +8,7 @@ import (
 )
 
 // readyRetryInterval is the pause between ready-check attempts while the
-// server is not up yet (no answer, or a 5xx).
+// server is not up yet (nothing answers).
 const readyRetryInterval = 250 * time.Millisecond
 
 // NotReadyError is a failed ready check: the server refused the check
@@ -37,9 +37,19 @@ func (e *NotReadyError) what() string {
 	return fmt.Sprintf("HTTP %d %s", e.Status, e.Type)
 }
 
-// readyCheck sends the ready request until one succeeds, a 4xx answer
-// comes back, or cfg.ReadyCheckTimeout passes, as vllm bench serve's
-// initial test run does before it sends anything else.
+// readyCheck sends the ready request before anything else, as vllm bench
+// serve's initial test run does, and returns nil once the server answers:
+//   - a success: ready;
+//   - a 4xx: a wrong model, path or key that no retry mends: NotReadyError
+//     with the server's message;
+//   - a 5xx or an error inside the stream: the server is up and answering,
+//     and what it answers is a result of the run (a saturated router's 503
+//     is RouterPoolExhausted, not unreadiness), so the run goes on;
+//   - nothing (refused, reset, no answer in time): retried every
+//     readyRetryInterval until cfg.ReadyCheckTimeout, then NotReadyError.
+//
+// vllm retries every failure until its timeout; autoinfer retries only
+// while nothing answers, so a live server that sheds load is measured.
 func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string, req Request, header http.Header) error {
 	deadline := time.Now().Add(cfg.ReadyCheckTimeout)
 	if req.Session != "" {
@@ -65,6 +75,8 @@ func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string
 			return fmt.Errorf("ready check: %w", ctx.Err())
 		case x.status >= 400 && x.status < 500:
 			return &NotReadyError{Status: x.status, Type: x.errType, Message: x.detail}
+		case x.status != 0:
+			return nil // a live server's 5xx or broken stream: measured, not a readiness problem
 		}
 		if !time.Now().Add(readyRetryInterval).Before(deadline) {
 			msg := x.detail
