@@ -18,11 +18,16 @@ import (
 
 // The driver's sub-package types under the names the rest of autoinfer uses.
 type (
-	Workload      = workload.Workload
-	Arrival       = arrival.Arrival
-	Summary       = metrics.Summary
+	// Workload is workload.Workload.
+	Workload = workload.Workload
+	// Arrival is arrival.Arrival.
+	Arrival = arrival.Arrival
+	// Summary is metrics.Summary.
+	Summary = metrics.Summary
+	// RequestRecord is metrics.RequestRecord.
 	RequestRecord = metrics.RequestRecord
-	SLO           = metrics.SLO
+	// SLO is metrics.SLO.
+	SLO = metrics.SLO
 )
 
 // Endpoints the driver can drive.
