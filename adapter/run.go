@@ -176,6 +176,7 @@ func (tr *trialRun) execute(ctx context.Context) {
 	tr.result = res
 	tr.obs.WorkerExits = workerExits(dep.Exits())
 	if err != nil {
+		tr.obs.NotReady = notReady(err)
 		tr.obs.Err = fmt.Errorf("driver: %w", err)
 		if ctx.Err() != nil {
 			return

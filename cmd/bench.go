@@ -34,7 +34,13 @@ knobs in docs/workloads.md.`,
     --num-prompts 200 --request-rate 10 --seed 1 --save-result --result-dir out
 
   autoinfer bench --port 8000 --dataset-name shared_prefix --gsp-num-groups 8 \
-    --max-concurrency 16 --goodput ttft:500 tpot:50`,
+    --max-concurrency 16 --goodput ttft:500 tpot:50
+
+  OPENAI_API_KEY=... autoinfer bench --base-url http://10.0.0.5:8000 \
+    --tokenizer meta-llama/Llama-3.1-8B-Instruct --dataset-name sharegpt \
+    --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json --num-prompts 500
+
+  autoinfer bench --port 8000 --profile sweep --rates 8 --goodput ttft:300 tpot:40`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd, f, args)
 		},
@@ -61,6 +67,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 		return usageErr("%s", f.flagError(err))
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.profile == ProfileSweep {
+		return runSweep(ctx, f, cfg, out, errOut)
+	}
 	fmt.Fprintf(out, "Traffic request rate: %s\nBurstiness factor: %s\nMaximum request concurrency: %s\n",
 		rateString(cfg.Arrival.RequestRate), burstinessString(cfg.Arrival), concurrencyString(cfg.Arrival.MaxConcurrency))
 	prog := newProgress(errOut, !f.disableTqdm && isTerminal(out))

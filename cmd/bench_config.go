@@ -3,13 +3,16 @@ package cmd
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/driver/metrics"
+	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
 var goodputArg = regexp.MustCompile(`^(ttft|tpot|e2el):`)
@@ -28,6 +31,9 @@ func (f *benchFlags) goodputArgs(args []string) error {
 
 // config turns the flags into a driver config; errors name the flag.
 func (f *benchFlags) config() (driver.Config, error) {
+	if err := f.checkSweepFlags(); err != nil {
+		return driver.Config{}, err
+	}
 	cfg := driver.Config{
 		BaseURL: f.baseURL, Model: f.model, NumPrompts: f.numPrompts, Seed: f.seed, TrialID: f.trialID, RunID: f.runID,
 		SessionHeader: f.sessionHeader, SessionScheme: f.sessionScheme, RunIDHeader: f.runIDHeader,
@@ -61,7 +67,29 @@ func (f *benchFlags) config() (driver.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Arrival = driver.Arrival{Kind: f.arrival, RequestRate: rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency}
+	if f.rampUpStrategy != "" && !f.fs.Changed("request-rate") {
+		rate = 0 // the ramp sets the rate
+	}
+	cfg.Arrival = driver.Arrival{Kind: f.arrival, RequestRate: rate, Burstiness: f.burstiness, MaxConcurrency: f.maxConcurrency,
+		RampUpStrategy: f.rampUpStrategy, RampUpStartRPS: f.rampUpStartRPS, RampUpEndRPS: f.rampUpEndRPS}
+	if f.profile == ProfileSweep {
+		// Each run of the sweep sets its own arrival (runSweep).
+		cfg.Arrival = driver.Arrival{MaxConcurrency: f.maxConcurrency, Burstiness: f.burstiness}
+	}
+	if cfg.Headers, err = parseHeaders(f.headers); err != nil {
+		return cfg, err
+	}
+	cfg.APIKey = f.apiKey
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if !(f.readyCheckTimeoutSec >= 0) {
+		return cfg, usageErr("--ready-check-timeout-sec: must be >= 0 (0: no check), got %v", f.readyCheckTimeoutSec)
+	}
+	cfg.ReadyCheckTimeout = time.Duration(f.readyCheckTimeoutSec * float64(time.Second))
+	if f.readyCheckTimeoutSec == 0 {
+		cfg.ReadyCheckTimeout = -1
+	}
 	if cfg.Arrival.Burstiness <= 0 {
 		return cfg, usageErr("--burstiness: must be > 0, got %v", f.burstiness)
 	}
@@ -76,6 +104,9 @@ func (f *benchFlags) config() (driver.Config, error) {
 	}
 	if cfg.Workload, err = f.workload(); err != nil {
 		return cfg, err
+	}
+	if cfg.Tokenizer, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
+		return cfg, usageErr("--tokenizer: %v", err)
 	}
 	// Check everything but the model before asking the server for one.
 	check := cfg

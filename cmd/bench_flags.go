@@ -34,6 +34,23 @@ type benchFlags struct {
 	traceBlockSize        int
 	traceIgnoreTimestamps bool
 
+	sharegptOutputLen, customOutputLen               int
+	sonnetInputLen, sonnetOutputLen, sonnetPrefixLen int
+	disableShuffle                                   bool
+	tokenizer                                        string
+	apiKey                                           string
+	headers, metadata                                []string
+	readyCheckTimeoutSec                             float64
+	rampUpStrategy                                   string
+	rampUpStartRPS, rampUpEndRPS, maxSeconds         float64
+	extraBody, requestIDPrefix                       string
+	topP, minP                                       float64
+	topK                                             int
+	appendResult                                     bool
+	profile                                          string
+	rates                                            int
+	kneeAttainment                                   float64
+
 	requestRate, arrival string
 	burstiness           float64
 	maxConcurrency       int
@@ -60,8 +77,15 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.endpoint, "endpoint", "", "API path (default /v1/completions for openai, /v1/chat/completions for openai-chat)")
 	fs.StringVar(&f.backend, "backend", "openai", "openai (completions) or openai-chat")
 	fs.StringVar(&f.model, "model", "", "model name (default: the first of GET /v1/models)")
-	fs.StringVar(&f.datasetName, "dataset-name", workload.Random, "random, shared_prefix, multi_turn or trace")
-	fs.StringVar(&f.datasetPath, "dataset-path", "", "trace file (JSON Lines) for --dataset-name trace")
+	fs.StringVar(&f.datasetName, "dataset-name", workload.Random, "random, shared_prefix, multi_turn, trace, sharegpt, sonnet, burstgpt or custom")
+	fs.StringVar(&f.datasetPath, "dataset-path", "", "dataset file: trace (JSON Lines), sharegpt (JSON), burstgpt (CSV), custom (JSON Lines), sonnet (text; default: the shipped sonnets)")
+	fs.IntVar(&f.sharegptOutputLen, "sharegpt-output-len", 0, "sharegpt: output tokens of every request (0: each conversation's reply length)")
+	fs.IntVar(&f.sonnetInputLen, "sonnet-input-len", 550, "sonnet: upper bound of prompt tokens")
+	fs.IntVar(&f.sonnetOutputLen, "sonnet-output-len", 150, "sonnet: output tokens")
+	fs.IntVar(&f.sonnetPrefixLen, "sonnet-prefix-len", 200, "sonnet: tokens of the prefix every prompt shares")
+	fs.IntVar(&f.customOutputLen, "custom-output-len", 256, "custom: output tokens of lines without output_tokens")
+	fs.BoolVar(&f.disableShuffle, "disable-shuffle", false, "sharegpt, custom: keep the file's order instead of a seeded shuffle")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "Hugging Face tokenizer.json (file, directory or cached model name) prompts are generated and counted with (default: autoinfer/sim)")
 	fs.StringVar(&f.workloadFile, "workload-file", "", "YAML workload (docs/workloads.md) instead of the dataset flags")
 	fs.IntVar(&f.numPrompts, "num-prompts", 1000, "measured requests (0: the workload's own count)")
 
@@ -93,6 +117,13 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fs.Float64Var(&f.burstiness, "burstiness", 1, "gamma shape of the gaps: 1 = Poisson, < 1 burstier, > 1 more even")
 	fs.StringVar(&f.arrival, "arrival", "", "gamma (default with a rate), poisson, constant, inf or closed_loop")
 	fs.IntVar(&f.maxConcurrency, "max-concurrency", 0, "cap on requests in flight (closed_loop: the concurrency)")
+	fs.StringVar(&f.rampUpStrategy, "ramp-up-strategy", "", "linear or exponential: the rate grows from --ramp-up-start-rps to --ramp-up-end-rps over the requests")
+	fs.Float64Var(&f.rampUpStartRPS, "ramp-up-start-rps", 0, "ramp-up: rate of the first request")
+	fs.Float64Var(&f.rampUpEndRPS, "ramp-up-end-rps", 0, "ramp-up: rate of the last request")
+	fs.Float64Var(&f.maxSeconds, "max-seconds", 0, "stop the measured run after this many seconds (unsent requests: not_sent; in flight: incomplete)")
+	fs.StringVar(&f.profile, "profile", "", "sweep: a synchronous run, a max-throughput run, then --rates constant rates between; prints the knee")
+	fs.IntVar(&f.rates, "rates", 0, "sweep: rates between the synchronous and max-throughput runs (default 5)")
+	fs.Float64Var(&f.kneeAttainment, "knee-attainment", 0.9, "sweep: share of requests that must meet every --goodput SLO for a rate to count")
 
 	fs.Int64Var(&f.seed, "seed", 0, "seed of prompts and arrivals")
 	fs.StringVar(&f.trialID, "trial-id", "bench", "trial id: seeds the stream with --seed and names sessions")
@@ -106,6 +137,14 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fs.IntVar(&f.numWarmups, "num-warmups", driver.DefaultWarmupRequests, "warm-up requests before the measured run (0: none)")
 	fs.BoolVar(&f.ignoreEOS, "ignore-eos", true, "ask the server to ignore EOS so output lengths are exact")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
+	fs.Float64Var(&f.topP, "top-p", 0, "top_p sent with every request (0: not sent)")
+	fs.IntVar(&f.topK, "top-k", 0, "top_k sent with every request (0: not sent, -1: all tokens)")
+	fs.Float64Var(&f.minP, "min-p", 0, "min_p sent with every request (0: not sent)")
+	fs.StringVar(&f.extraBody, "extra-body", "", "JSON object merged into every request body (its keys win)")
+	fs.StringVar(&f.apiKey, "api-key", "", "bearer key (default: $OPENAI_API_KEY); never written to any output")
+	fs.StringArrayVar(&f.headers, "header", nil, "extra request header KEY:VALUE (or KEY=VALUE), repeatable")
+	fs.StringVar(&f.requestIDPrefix, "request-id-prefix", "", "send X-Request-Id: PREFIX{index} with every request")
+	fs.Float64Var(&f.readyCheckTimeoutSec, "ready-check-timeout-sec", 600, "before the warm-up, one request must succeed within this many seconds (0: no check); a 4xx ends the run at once")
 	fs.DurationVar(&f.timeout, "timeout", driver.DefaultTimeout, "per-request timeout")
 
 	fs.BoolVar(&f.saveResult, "save-result", false, "save the result JSON")
@@ -114,5 +153,7 @@ func (f *benchFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.resultFilename, "result-filename", "", "result file name (default LABEL-RATEqps[-concurrencyN]-MODEL-DATE.json)")
 	fs.StringVar(&f.label, "label", "", "label in the result and its file name (default: the backend)")
 	fs.StringVar(&f.exportTo, "export-requests", "", "write every measured request's record to this JSON Lines file")
+	fs.StringArrayVar(&f.metadata, "metadata", nil, "KEY=VALUE added to the result JSON, repeatable")
+	fs.BoolVar(&f.appendResult, "append-result", false, "append the result to the result file (one JSON object per line) instead of replacing it")
 	fs.BoolVar(&f.disableTqdm, "disable-tqdm", false, "no progress bar (plain progress lines instead)")
 }

@@ -139,6 +139,13 @@ func (f *benchFlags) save(out io.Writer, res *driver.Result) error {
 	if err != nil {
 		return err
 	}
+	meta, err := parseMetadata(f.metadata)
+	if err != nil {
+		return err
+	}
+	if b, err = withMetadata(b, meta); err != nil {
+		return err
+	}
 	name := f.resultFilename
 	if name == "" {
 		name = defaultResultName(res.Summary)
@@ -149,7 +156,11 @@ func (f *benchFlags) save(out io.Writer, res *driver.Result) error {
 			return fmt.Errorf("creating result dir: %w", err)
 		}
 	}
-	if err := writeOutput(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+	write := writeOutput
+	if f.appendResult {
+		write = appendOutput
+	}
+	if err := write(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Result saved to %s\n", path)
@@ -215,7 +226,17 @@ func resultJSON(res *driver.Result, detailed bool) ([]byte, error) {
 }
 
 func writeOutput(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	return openWrite(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, write)
+}
+
+// appendOutput adds to the end of path (vllm's --append-result): results
+// end with a newline, so the file holds one JSON object per line.
+func appendOutput(path string, write func(io.Writer) error) error {
+	return openWrite(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, write)
+}
+
+func openWrite(path string, flag int, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", path, err)
 	}

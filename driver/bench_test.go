@@ -96,7 +96,7 @@ func BenchmarkDriverVsSim(b *testing.B) {
 	url := startSimProcess(b)
 	for _, rate := range []float64{100, 400, 1600, 2400, 3200} {
 		b.Run(fmt.Sprintf("rate=%v", rate), func(b *testing.B) {
-			cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: b.N, WarmupRequests: -1, Seed: 1,
+			cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: b.N, WarmupRequests: -1, ReadyCheckTimeout: -1, Seed: 1,
 				Workload: driver.Workload{Kind: "random", InputLen: 128, OutputLen: 16},
 				Arrival:  driver.Arrival{RequestRate: rate}}
 			cpu := cpuTime()

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/autoinfer/autoinfer/target/tokenizer"
+	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
 type streamOptions struct {
@@ -21,6 +21,15 @@ type completionBody struct {
 	IgnoreEOS     bool          `json:"ignore_eos"`
 	Stream        bool          `json:"stream"`
 	StreamOptions streamOptions `json:"stream_options"`
+	sampling
+}
+
+// sampling holds the optional sampling parameters; unset ones are left
+// out of the body, so the server's defaults apply.
+type sampling struct {
+	TopP float64 `json:"top_p,omitempty"`
+	TopK int     `json:"top_k,omitempty"`
+	MinP float64 `json:"min_p,omitempty"`
 }
 
 type chatBody struct {
@@ -31,6 +40,7 @@ type chatBody struct {
 	IgnoreEOS           bool          `json:"ignore_eos"`
 	Stream              bool          `json:"stream"`
 	StreamOptions       streamOptions `json:"stream_options"`
+	sampling
 }
 
 type message struct {
@@ -45,12 +55,12 @@ type conversation struct {
 	turns  []string
 }
 
-// tokens counts every message's content with the shared tokenizer (the
-// client-side prompt length; a chat template adds server-side tokens).
-func (c conversation) tokens() int {
-	n := tokenizer.Count(c.system)
+// tokens counts every message's content with tok (the client-side prompt
+// length; a chat template adds server-side tokens).
+func (c conversation) tokens(tok workload.Tokenizer) int {
+	n := tok.Count(c.system)
 	for _, t := range c.turns {
-		n += tokenizer.Count(t)
+		n += tok.Count(t)
 	}
 	return n
 }
@@ -61,6 +71,14 @@ type renderer struct {
 	model       string
 	temperature float64
 	ignoreEOS   bool
+	sampling    sampling
+	extra       map[string]any
+}
+
+func newRenderer(cfg Config) renderer {
+	w := cfg.Workload
+	return renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: w.Temperature, ignoreEOS: *w.IgnoreEOS,
+		sampling: sampling{TopP: w.TopP, TopK: w.TopK, MinP: w.MinP}, extra: w.ExtraBody}
 }
 
 func (r renderer) body(c conversation, maxTokens int) ([]byte, error) {
@@ -78,7 +96,7 @@ func (r renderer) body(c conversation, maxTokens int) ([]byte, error) {
 			msgs = append(msgs, message{Role: role, Content: t})
 		}
 		v = chatBody{Model: r.model, Messages: msgs, Temperature: r.temperature, MaxCompletionTokens: maxTokens,
-			IgnoreEOS: r.ignoreEOS, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
+			IgnoreEOS: r.ignoreEOS, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, sampling: r.sampling}
 	} else {
 		// Completions see the conversation as one text: white space only
 		// separates tokens, so the count is the sum of the parts'.
@@ -90,11 +108,14 @@ func (r renderer) body(c conversation, maxTokens int) ([]byte, error) {
 			prompt += t
 		}
 		v = completionBody{Model: r.model, Prompt: prompt, Temperature: r.temperature, MaxTokens: maxTokens,
-			IgnoreEOS: r.ignoreEOS, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}}
+			IgnoreEOS: r.ignoreEOS, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, sampling: r.sampling}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding request body: %w", err)
+	}
+	if len(r.extra) > 0 {
+		return mergeBody(b, r.extra)
 	}
 	return b, nil
 }

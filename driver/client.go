@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/autoinfer/autoinfer/driver/metrics"
 )
 
 // Client-side error types, used where the server gave none.
@@ -22,6 +24,12 @@ const (
 	errEmpty          = "empty_response"  // 200 but no chunk with choices
 	errHTTP           = "http_error"      // an error status without an OpenAI error body
 	errSessionAborted = "session_aborted" // a multi_turn turn not sent because an earlier turn failed
+	// ErrNotSent marks a request never sent because the run stopped first
+	// (Ctrl-C or max_seconds); it is not a failure.
+	ErrNotSent = metrics.NotSent
+	// ErrIncomplete marks a request in flight when the run stopped; it is
+	// not a failure either (guidellm's "incomplete").
+	ErrIncomplete = metrics.Incomplete
 )
 
 // newHTTPClient returns a client for many concurrent streams to one host:
@@ -74,6 +82,9 @@ type exchange struct {
 	usage             *usage
 	status            int
 	errType, errMsg   string
+	// detail is the server's own error message (or the transport error),
+	// without the status prefix errMsg carries.
+	detail string
 	// errBody is an HTTP error response's body when it is JSON, kept (up to
 	// maxErrorBody bytes) so typed router errors keep their details.
 	errBody []byte
@@ -121,6 +132,7 @@ func do(ctx context.Context, client *http.Client, url string, body []byte, heade
 			x.errBody = b
 		}
 		x.fail(typ, "HTTP %d: %s", resp.StatusCode, msg)
+		x.detail = msg
 		return x
 	}
 	x.readEvents(ctx, resp.Body, now)

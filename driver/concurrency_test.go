@@ -57,7 +57,7 @@ func TestMaxConcurrencyCap(t *testing.T) {
 		mu.Lock()
 		arrived, peak, gaveUp = 0, 0, false
 		mu.Unlock()
-		cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: n, WarmupRequests: -1, Arrival: arr,
+		cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: n, WarmupRequests: -1, ReadyCheckTimeout: -1, Arrival: arr,
 			Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
 		res, err := driver.Run(context.Background(), cfg)
 		if err != nil {
@@ -79,9 +79,10 @@ func TestMaxConcurrencyCap(t *testing.T) {
 	}
 }
 
-// TestCancelReturnsPartialResult: cancelling the context stops the run,
-// in-flight requests end as cancelled, unsent ones are marked cancelled and
-// never sent, and Run returns the partial result with the context's error.
+// TestCancelReturnsPartialResult: cancelling the context (Ctrl-C) stops the
+// run, in-flight requests end as incomplete, unsent ones as not_sent, none
+// counts as failed, and Run returns the partial result with the context's
+// error.
 func TestCancelReturnsPartialResult(t *testing.T) {
 	started := make(chan struct{}, 100)
 	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +102,7 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 		}
 		cancel()
 	}()
-	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 50, WarmupRequests: -1,
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 50, WarmupRequests: -1, ReadyCheckTimeout: -1,
 		Arrival:  driver.Arrival{RequestRate: 20},
 		Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
 	res, err := driver.Run(ctx, cfg)
@@ -110,22 +111,25 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 	}
 	sent := 0
 	for _, r := range res.Requests {
-		if r.Success || r.ErrorType != "cancelled" {
-			t.Fatalf("request %d: %+v, want failed as cancelled", r.Index, r)
-		}
+		want := driver.ErrNotSent
 		if r.Sent {
+			want = driver.ErrIncomplete
 			sent++
 		}
+		if r.Success || r.ErrorType != want {
+			t.Fatalf("request %d: %+v, want %s", r.Index, r, want)
+		}
 	}
-	if sent == 0 || sent == 50 || res.Summary.Failed != 50 {
-		t.Errorf("%d of 50 sent, %d failed; want some sent, all failed", sent, res.Summary.Failed)
+	s := res.Summary
+	if sent == 0 || sent == 50 || s.Failed != 0 || s.Incomplete != sent || s.NotSent != 50-sent {
+		t.Errorf("%d of 50 sent; summary failed %d, incomplete %d, not_sent %d; want 0, %d, %d", sent, s.Failed, s.Incomplete, s.NotSent, sent, 50-sent)
 	}
 }
 
 // TestCancelledBeforeStartSendsNothing: with the context already ended, the
 // scheduler dispatches nothing (even requests due at once): the server sees
-// no request and every record is unsent and cancelled, so a cancelled run
-// never reports requests as sent that never left.
+// no request and every record is not_sent, so a cancelled run never
+// reports requests as sent that never left, nor as failed.
 func TestCancelledBeforeStartSendsNothing(t *testing.T) {
 	var mu sync.Mutex
 	seen := 0
@@ -136,20 +140,20 @@ func TestCancelledBeforeStartSendsNothing(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 10, WarmupRequests: -1,
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 10, WarmupRequests: -1, ReadyCheckTimeout: -1,
 		Workload: driver.Workload{Kind: "random", InputLen: 4, OutputLen: 1}}
 	res, err := driver.Run(ctx, cfg)
 	if !errors.Is(err, context.Canceled) || res == nil {
 		t.Fatalf("Run returned %v, %v; want a result and context.Canceled", res, err)
 	}
 	for _, r := range res.Requests {
-		if r.Sent || r.ErrorType != "cancelled" {
-			t.Errorf("request %d: sent %v, error type %q; want unsent and cancelled", r.Index, r.Sent, r.ErrorType)
+		if r.Sent || r.ErrorType != driver.ErrNotSent {
+			t.Errorf("request %d: sent %v, error type %q; want unsent and not_sent", r.Index, r.Sent, r.ErrorType)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if seen != 0 || res.Summary.Failed != 10 {
-		t.Errorf("server saw %d requests, %d failed; want 0 and 10", seen, res.Summary.Failed)
+	if seen != 0 || res.Summary.Failed != 0 || res.Summary.NotSent != 10 {
+		t.Errorf("server saw %d requests, %d failed, %d not sent; want 0, 0 and 10", seen, res.Summary.Failed, res.Summary.NotSent)
 	}
 }

@@ -3,8 +3,11 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,11 +18,16 @@ import (
 
 // The driver's sub-package types under the names the rest of autoinfer uses.
 type (
-	Workload      = workload.Workload
-	Arrival       = arrival.Arrival
-	Summary       = metrics.Summary
+	// Workload is workload.Workload.
+	Workload = workload.Workload
+	// Arrival is arrival.Arrival.
+	Arrival = arrival.Arrival
+	// Summary is metrics.Summary.
+	Summary = metrics.Summary
+	// RequestRecord is metrics.RequestRecord.
 	RequestRecord = metrics.RequestRecord
-	SLO           = metrics.SLO
+	// SLO is metrics.SLO.
+	SLO = metrics.SLO
 )
 
 // Endpoints the driver can drive.
@@ -36,6 +44,8 @@ const (
 	DefaultWarmupRequests = 100
 	DefaultTimeout        = 10 * time.Minute
 	DefaultTrialID        = "default"
+	// DefaultReadyCheckTimeout is vllm bench serve's --ready-check-timeout-sec default.
+	DefaultReadyCheckTimeout = 600 * time.Second
 	// WarmupRunIDSuffix is appended to the run id on warm-up requests.
 	WarmupRunIDSuffix = "-warmup"
 	// NoHeader as a header name turns that header off.
@@ -87,6 +97,22 @@ type Config struct {
 	// openai or openai-chat by endpoint, as vllm names them).
 	Backend string
 	Label   string
+
+	// APIKey is sent as "Authorization: Bearer …"; empty means the value
+	// of the environment variable Workload.APIKeyEnv names, if any. It is
+	// never written to a summary, record or error.
+	APIKey string
+	// Headers are sent with every request, after the workload's headers
+	// (so they win) and before the session, run-id and request-id headers.
+	Headers map[string]string
+	// ReadyCheckTimeout bounds the ready check: before the warm-up one
+	// request must succeed within it; a 4xx answer ends the run at once
+	// with the server's message (*NotReadyError). 0 means
+	// DefaultReadyCheckTimeout, < 0 skips the check.
+	ReadyCheckTimeout time.Duration
+	// Tokenizer generates and counts prompts; nil means the one
+	// Workload.Tokenizer names (autoinfer/sim when that is empty).
+	Tokenizer workload.Tokenizer
 }
 
 // withDefaults fills zero fields.
@@ -124,52 +150,91 @@ func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.ReadyCheckTimeout == 0 {
+		c.ReadyCheckTimeout = DefaultReadyCheckTimeout
+	}
+	if c.APIKey == "" && c.Workload.APIKeyEnv != "" {
+		c.APIKey = os.Getenv(c.Workload.APIKeyEnv)
+	}
 	c.Workload = c.Workload.WithDefaults()
 	c.Arrival = c.Arrival.Normalized()
 	return c
 }
 
-// Validate reports the first bad field. Workload and arrival errors are
-// prefixed with "workload." and "arrival.".
+// Validate checks every field and returns all problems joined, each
+// starting with its key (workload and arrival keys prefixed with
+// "workload." and "arrival.").
 func (c Config) Validate() error {
-	if err := c.Workload.Validate(); err != nil {
-		return fmt.Errorf("workload.%w", err)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	errs = append(errs, prefixed("workload.", c.Workload.Validate())...)
+	errs = append(errs, prefixed("arrival.", c.Arrival.Validate())...)
+	if c.Arrival.Kind == arrival.Sweep {
+		bad("arrival.kind: sweep is a series of runs (driver/sweep), not one run")
 	}
-	if err := c.Arrival.Validate(); err != nil {
-		return fmt.Errorf("arrival.%w", err)
+	if u, err := url.Parse(c.BaseURL); c.BaseURL == "" {
+		bad("base_url: required")
+	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("base_url: want http(s)://host:port, got %q", c.BaseURL)
 	}
-	u, err := url.Parse(c.BaseURL)
-	switch {
-	case c.BaseURL == "":
-		return errors.New("base_url: required")
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("base_url: want http(s)://host:port, got %q", c.BaseURL)
-	case c.Endpoint != "" && c.Endpoint != CompletionsEndpoint && c.Endpoint != ChatEndpoint:
-		return fmt.Errorf("endpoint: want %s or %s, got %q", CompletionsEndpoint, ChatEndpoint, c.Endpoint)
-	case c.Model == "":
-		return errors.New("model: required")
-	case c.NumPrompts < 0:
-		return fmt.Errorf("num_prompts: must be >= 0, got %d", c.NumPrompts)
-	case c.Timeout < 0:
-		return fmt.Errorf("timeout: must be > 0, got %v", c.Timeout)
-	case c.Goodput.TTFTMs < 0 || c.Goodput.TPOTMs < 0 || c.Goodput.E2ELMs < 0:
-		return fmt.Errorf("goodput: bounds must be > 0 ms, got %+v", c.Goodput)
-	case strings.ContainsAny(c.SessionHeader, headerNameBreakers):
-		return fmt.Errorf("session_header: %q: header names cannot hold spaces, colons or line breaks", c.SessionHeader)
-	case strings.ContainsAny(c.RunIDHeader, headerNameBreakers):
-		return fmt.Errorf("run_id_header: %q: header names cannot hold spaces, colons or line breaks", c.RunIDHeader)
+	if c.Endpoint != "" && c.Endpoint != CompletionsEndpoint && c.Endpoint != ChatEndpoint {
+		bad("endpoint: want %s or %s, got %q", CompletionsEndpoint, ChatEndpoint, c.Endpoint)
+	}
+	if c.Model == "" {
+		bad("model: required")
+	}
+	if c.NumPrompts < 0 {
+		bad("num_prompts: must be >= 0, got %d", c.NumPrompts)
+	}
+	if c.Timeout < 0 {
+		bad("timeout: must be > 0, got %v", c.Timeout)
+	}
+	if c.Goodput.TTFTMs < 0 || c.Goodput.TPOTMs < 0 || c.Goodput.E2ELMs < 0 {
+		bad("goodput: bounds must be > 0 ms, got %+v", c.Goodput)
+	}
+	if c.SessionHeader != NoHeader && c.SessionHeader != "" {
+		if err := workload.CheckHeaderName(c.SessionHeader); err != nil {
+			bad("session_header: %v", err)
+		}
+	}
+	if c.RunIDHeader != NoHeader && c.RunIDHeader != "" {
+		if err := workload.CheckHeaderName(c.RunIDHeader); err != nil {
+			bad("run_id_header: %v", err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		if err := workload.CheckHeaderName(k); err != nil {
+			bad("headers: %v", err)
+		} else if strings.ContainsAny(c.Headers[k], "\r\n") {
+			bad("headers: value of %s holds a line break", k)
+		}
+	}
+	if strings.ContainsAny(c.APIKey, "\r\n") {
+		bad("api_key: holds a line break") // never echo the key itself
 	}
 	for _, p := range c.Percentiles {
 		if !(p >= 0 && p <= 100) {
-			return fmt.Errorf("percentiles: %v is not in [0, 100]", p)
+			bad("percentiles: %v is not in [0, 100]", p)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// headerNameBreakers are the characters that would end a header name early
-// or split the header on the wire.
-const headerNameBreakers = " :\r\n"
+// prefixed returns the problems in err (one per joined error) with prefix
+// put before each.
+func prefixed(prefix string, err error) []error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, fmt.Errorf("%s%w", prefix, e))
+		}
+		return out
+	}
+	return []error{fmt.Errorf("%s%w", prefix, err)}
+}
 
 // sessionValue renders the session scheme for one request.
 func (c Config) sessionValue(session string, index, turn int) string {

@@ -181,7 +181,7 @@ func TestWarmupFinishesBeforeMeasuredRun(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"text\":\"ok\"}]}\n\ndata: [DONE]\n\n")
 	})
-	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 20, WarmupRequests: 30, TrialID: "w",
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 20, WarmupRequests: 30, ReadyCheckTimeout: -1, TrialID: "w",
 		Workload: driver.Workload{Kind: "random", InputLen: 16, OutputLen: 1}, Arrival: driver.Arrival{MaxConcurrency: 8}}
 	res, err := driver.Run(context.Background(), cfg)
 	if err != nil {

@@ -9,7 +9,9 @@
 // measured one), waits for it to finish, then sends the measured stream from
 // one scheduler goroutine that sleeps on a single timer until the next
 // request is due, and returns a Summary with vllm bench serve's result keys
-// plus schedule delay, achieved rate and an error breakdown. Sub-packages:
-// workload (prompt items), arrival (send offsets), metrics (summary).
+// plus schedule delay, achieved rate and an error breakdown. Before the
+// warm-up a ready check must succeed (a 4xx ends the run: NotReadyError).
+// Sub-packages: workload (prompt items, tokenizers), arrival (send
+// offsets), metrics (summary), sweep (saturation sweeps and their knee).
 // docs/metrics.md and docs/workloads.md are the reference.
 package driver

@@ -72,7 +72,7 @@ func TestGoodputAndFailureBreakdown(t *testing.T) {
 			playScript(t, w, clock, "", stream(500))
 		}
 	})
-	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 20, WarmupRequests: -1,
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 20, WarmupRequests: -1, ReadyCheckTimeout: -1,
 		Workload: driver.Workload{Kind: "random", InputLen: 8, OutputLen: 4},
 		Arrival:  driver.Arrival{Kind: "closed_loop", MaxConcurrency: 1},
 		Goodput:  driver.SLO{TTFTMs: 100, TPOTMs: 20}}

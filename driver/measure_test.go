@@ -44,7 +44,7 @@ func TestChatMetricDefinitions(t *testing.T) {
 	})
 	cfg := driver.Config{
 		BaseURL: url, Endpoint: driver.ChatEndpoint, Model: "m", NumPrompts: 1, TrialID: "t1", RunID: "run-a",
-		Workload: driver.Workload{Kind: "random", InputLen: 40, OutputLen: 3}, WarmupRequests: -1, KeepText: true,
+		Workload: driver.Workload{Kind: "random", InputLen: 40, OutputLen: 3}, WarmupRequests: -1, ReadyCheckTimeout: -1, KeepText: true,
 	}
 	res, err := driver.Run(context.Background(), cfg, driver.WithClock(clock.Now))
 	if err != nil {
@@ -87,7 +87,7 @@ func TestCompletionsWithoutUsage(t *testing.T) {
 			{15 * ms, `{"choices":[{"index":0,"text":" gamma.","finish_reason":"length"}]}`},
 		})
 	})
-	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 1, WarmupRequests: -1,
+	cfg := driver.Config{BaseURL: url, Model: "m", NumPrompts: 1, WarmupRequests: -1, ReadyCheckTimeout: -1,
 		Workload: driver.Workload{Kind: "random", InputLen: 8, OutputLen: 4}}
 	res, err := driver.Run(context.Background(), cfg, driver.WithClock(clock.Now))
 	if err != nil {

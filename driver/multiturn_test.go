@@ -63,7 +63,7 @@ func (d *deterministicChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestMultiTurnActualHistory(t *testing.T) {
 	run := func(trial string) (*driver.Result, *deterministicChat) {
 		d := &deterministicChat{sessions: map[string][]chatReq{}}
-		cfg := driver.Config{BaseURL: serve(t, d.ServeHTTP), Endpoint: driver.ChatEndpoint, Model: "m", TrialID: trial, WarmupRequests: -1,
+		cfg := driver.Config{BaseURL: serve(t, d.ServeHTTP), Endpoint: driver.ChatEndpoint, Model: "m", TrialID: trial, WarmupRequests: -1, ReadyCheckTimeout: -1,
 			Workload: driver.Workload{Kind: "multi_turn", Sessions: 3, Turns: 3, InputLen: 6, OutputLen: 5, SystemPromptLen: 4, ThinkTimeMs: 20}}
 		res, err := driver.Run(context.Background(), cfg)
 		if err != nil {
@@ -139,7 +139,7 @@ func TestMultiTurnAbortsSessionAfterFailure(t *testing.T) {
 		}
 		d.ServeHTTP(w, r)
 	})
-	cfg := driver.Config{BaseURL: url, Endpoint: driver.ChatEndpoint, Model: "m", TrialID: "f", WarmupRequests: -1,
+	cfg := driver.Config{BaseURL: url, Endpoint: driver.ChatEndpoint, Model: "m", TrialID: "f", WarmupRequests: -1, ReadyCheckTimeout: -1,
 		Workload: driver.Workload{Kind: "multi_turn", Sessions: 2, Turns: 3, InputLen: 4, OutputLen: 3}}
 	res, err := driver.Run(context.Background(), cfg)
 	if err != nil {

@@ -68,14 +68,28 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		client = newHTTPClient(min(max(conns, 16), 4096))
 		defer client.CloseIdleConnections()
 	}
-	render := renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: cfg.Workload.Temperature, ignoreEOS: *cfg.Workload.IgnoreEOS}
+	render := newRenderer(cfg)
+	url := strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint
+	header := cfg.baseHeader()
 	newPhase := func(name string, reqs []Request) *phase {
-		return &phase{cfg: cfg, client: client, url: strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint, now: o.now,
-			render: render, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
+		return &phase{cfg: cfg, client: client, url: url, now: o.now, header: header,
+			render: render, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
 	}
 	res := &Result{}
-	if len(st.Warmup) > 0 {
-		w := newPhase(phaseWarmup, st.Warmup)
+	warmup := st.Warmup
+	if cfg.ReadyCheckTimeout > 0 {
+		// The first warm-up request doubles as the ready check, so the
+		// server sees no request beyond the warm-up and the measured ones.
+		ready := st.Ready
+		if len(warmup) > 0 {
+			ready, warmup = warmup[0], warmup[1:]
+		}
+		if err := readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
+			return nil, err
+		}
+	}
+	if len(warmup) > 0 {
+		w := newPhase(phaseWarmup, warmup)
 		w.run(ctx)
 		for _, r := range w.records {
 			if !r.Success {
@@ -87,6 +101,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		}
 	}
 	m := newPhase(phaseMeasured, st.Requests)
+	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
 	m.run(ctx)
 	duration := m.since()
@@ -94,7 +109,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles})
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
-	s.ModelID, s.TokenizerID = cfg.Model, "autoinfer/sim"
+	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
 	s.NumPrompts = len(st.Requests)
 	s.RequestRate = metrics.Rate(cfg.Arrival.RequestRate)
 	s.Burstiness = cfg.Arrival.Burstiness

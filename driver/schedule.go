@@ -4,10 +4,11 @@ import (
 	"container/heap"
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/target/tokenizer"
+	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
 // pending is a request waiting for its intended time.
@@ -54,10 +55,16 @@ type phase struct {
 	url      string
 	now      func() time.Time
 	render   renderer
+	tok      workload.Tokenizer
 	reqs     []Request
 	limit    int
 	progress func(Progress)
 	name     string
+	// maxDuration stops the phase that long after its start (0: never):
+	// unsent requests become not_sent, those in flight incomplete.
+	maxDuration time.Duration
+	// header holds the headers every request of the phase carries.
+	header http.Header
 
 	start   time.Time
 	records []metrics.RequestRecord
@@ -66,13 +73,18 @@ type phase struct {
 	next    map[int]int          // turn index → index of the following turn
 	done    chan done
 	live    *metrics.Live
+	// stopping is set once the phase stops early; sessions then end as
+	// not_sent instead of session_aborted.
+	stopping bool
 }
 
 func (p *phase) since() time.Duration { return p.now().Sub(p.start) }
 
 // run sends every request and returns when all have finished (or, after
-// ctx ends, when those in flight have returned).
-func (p *phase) run(ctx context.Context) {
+// ctx ends or maxDuration passes, when those in flight have returned).
+func (p *phase) run(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	n := len(p.reqs)
 	p.records = make([]metrics.RequestRecord, n)
 	p.bodies = make([][]byte, n)
@@ -91,6 +103,12 @@ func (p *phase) run(ctx context.Context) {
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var limit <-chan time.Time
+	if p.maxDuration > 0 {
+		lt := time.NewTimer(p.maxDuration)
+		defer lt.Stop()
+		limit = lt.C
+	}
 	p.start = p.now()
 	inflight, finished := 0, 0
 	var freedAt time.Duration // when the concurrency cap last stopped being full
@@ -116,12 +134,35 @@ func (p *phase) run(ctx context.Context) {
 			inflight--
 			finished += 1 + p.finish(q, d)
 		case <-wake:
-		case <-ctx.Done():
-			for ; inflight > 0; inflight-- {
-				p.finish(q, <-p.done)
-			}
-			p.abandon(q)
+		case <-limit:
+			p.stop(q, inflight, cancel)
 			return
+		case <-ctx.Done():
+			p.stop(q, inflight, cancel)
+			return
+		}
+	}
+}
+
+// stop ends the phase early: it cancels the requests in flight and waits
+// for them, then marks them incomplete and every request not sent
+// not_sent (neither counts as failed: the run, not the server, ended them).
+func (p *phase) stop(q *queue, inflight int, cancel context.CancelFunc) {
+	p.stopping = true
+	cancel()
+	for ; inflight > 0; inflight-- {
+		p.finish(q, <-p.done)
+	}
+	p.abandon(q)
+	for i := range p.records {
+		r := &p.records[i]
+		if r.ErrorType != errCancelled {
+			continue
+		}
+		if r.Sent {
+			r.ErrorType, r.Error = ErrIncomplete, "in flight when the run stopped: "+r.Error
+		} else {
+			r.ErrorType = ErrNotSent
 		}
 	}
 }
@@ -144,13 +185,20 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 			return
 		}
 		body = b
-		rec.InputTokens = conv.tokens()
+		rec.InputTokens = conv.tokens(p.tok)
 		p.convs[i] = conv
 	} else if r.conv.turns != nil {
 		p.convs[i] = r.conv
 	}
 	p.bodies[i] = body
-	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
+	header := p.header.Clone()
+	if p.cfg.Workload.RequestIDPrefix != "" {
+		id := p.cfg.Workload.RequestIDPrefix + strconv.Itoa(i)
+		if p.name == phaseWarmup {
+			id = p.cfg.Workload.RequestIDPrefix + "warmup-" + strconv.Itoa(i)
+		}
+		header.Set(RequestIDHeader, id)
+	}
 	if r.Session != "" {
 		header.Set(p.cfg.SessionHeader, r.Session)
 	}
@@ -207,7 +255,7 @@ func (p *phase) measure(rec *metrics.RequestRecord, x *exchange) {
 	if x.usage != nil {
 		rec.OutputTokens = x.usage.CompletionTokens
 	} else {
-		rec.OutputTokens = tokenizer.Count(x.text.String())
+		rec.OutputTokens = p.tok.Count(x.text.String())
 	}
 	if rec.OutputTokens > 1 {
 		rec.TPOTMs = (rec.E2ELMs - rec.TTFTMs) / float64(rec.OutputTokens-1)
@@ -238,6 +286,9 @@ func (p *phase) finish(q *queue, d done) int {
 				r := &p.records[i]
 				r.ErrorType = errSessionAborted
 				r.Error = "an earlier turn of the session failed"
+				if p.stopping {
+					r.ErrorType, r.Error = ErrNotSent, "the run stopped before this turn was sent"
+				}
 				p.live.Record(r)
 				aborted++
 			}
@@ -250,12 +301,12 @@ func (p *phase) finish(q *queue, d done) int {
 	return aborted
 }
 
-// abandon marks every request not yet sent as cancelled, including later
+// abandon marks every request not yet sent as not_sent, including later
 // turns of sessions still waiting.
 func (p *phase) abandon(q *queue) {
 	mark := func(i int) {
 		r := &p.records[i]
-		r.ErrorType, r.Error = errCancelled, "the run was cancelled before this request was sent"
+		r.ErrorType, r.Error = ErrNotSent, "the run stopped before this request was sent"
 	}
 	for q.Len() > 0 {
 		it := heap.Pop(q).(pending)

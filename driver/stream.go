@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
-	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Request is one request of a stream.
@@ -42,8 +41,15 @@ type Request struct {
 type Stream struct {
 	Requests []Request
 	Warmup   []Request
-	hash     string
+	// Ready is the ready check's request: a warm-up style prompt of one
+	// output token, sharing no prefix with the measured stream.
+	Ready Request
+	hash  string
+	tok   workload.Tokenizer
 }
+
+// TokenizerID names the tokenizer the prompts were generated with.
+func (s *Stream) TokenizerID() string { return s.tok.ID() }
 
 // Hash identifies the measured stream: SHA-256 over every request's index,
 // session header, turn links, intended offset and body (for a body rendered
@@ -58,26 +64,38 @@ func Generate(cfg Config) (*Stream, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	tok := cfg.Tokenizer
+	if tok == nil {
+		var err error
+		if tok, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
+			return nil, fmt.Errorf("workload.%w", err)
+		}
+	}
 	src := source(phaseMeasured, cfg.Seed, cfg.TrialID)
-	items, err := workload.Build(cfg.Workload, cfg.NumPrompts, src)
+	items, err := workload.Build(cfg.Workload, cfg.NumPrompts, src, tok)
 	if err != nil {
 		return nil, fmt.Errorf("workload.%w", err)
 	}
-	r := renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: cfg.Workload.Temperature, ignoreEOS: *cfg.Workload.IgnoreEOS}
-	st := &Stream{}
-	if st.Requests, err = cfg.requests(items, r, src); err != nil {
+	r := newRenderer(cfg)
+	st := &Stream{tok: tok}
+	if st.Requests, err = cfg.requests(items, r, src, tok); err != nil {
 		return nil, err
 	}
-	if st.Warmup, err = cfg.warmup(items, r); err != nil {
+	if st.Warmup, err = cfg.warmup(items, r, tok, cfg.WarmupRequests); err != nil {
 		return nil, err
 	}
+	ready, err := cfg.warmup(items, r, tok, 1)
+	if err != nil || len(ready) == 0 {
+		return nil, fmt.Errorf("ready check request: %w", err)
+	}
+	st.Ready = ready[0]
 	st.hash = cfg.hashRequests(st.Requests)
 	return st, nil
 }
 
 // requests renders items: offsets of session starts from the arrival
 // process (or the trace), bodies with history for later turns.
-func (cfg Config) requests(items []workload.Item, r renderer, src workload.Source) ([]Request, error) {
+func (cfg Config) requests(items []workload.Item, r renderer, src workload.Source, tok workload.Tokenizer) ([]Request, error) {
 	starts := 0
 	for _, it := range items {
 		if it.Prev < 0 {
@@ -115,7 +133,7 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 				return nil, err
 			}
 			req.Body = b
-			req.InputTokens = conv.tokens()
+			req.InputTokens = conv.tokens(tok)
 			if actual {
 				req.conv = conv
 			}
@@ -129,13 +147,14 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 	return out, nil
 }
 
-// warmup builds the warm-up requests: single-turn prompts of the measured
+// warmup builds n warm-up requests: single-turn prompts of the measured
 // stream's mean input and output lengths, drawn from the warm-up phase's own
 // sources. Each prompt starts with "Warmup", a token no generated prompt
 // contains, so no warm-up prompt shares even its first token (hence no
-// prefix-cache block) with a measured one.
-func (cfg Config) warmup(items []workload.Item, r renderer) ([]Request, error) {
-	if cfg.WarmupRequests == 0 || len(items) == 0 {
+// prefix-cache block) with a measured one. The ready check uses the first
+// (n = 1).
+func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
+	if n == 0 || len(items) == 0 {
 		return nil, nil
 	}
 	in, out := 0, 0
@@ -145,14 +164,14 @@ func (cfg Config) warmup(items []workload.Item, r renderer) ([]Request, error) {
 	}
 	in, out = max(2, in/len(items)), max(1, out/len(items))
 	src := source(phaseWarmup, cfg.Seed, cfg.TrialID)
-	reqs := make([]Request, cfg.WarmupRequests)
+	reqs := make([]Request, n)
 	for i := range reqs {
-		conv := conversation{turns: []string{"Warmup " + tokenizer.Generate(src("request", i), in-1)}}
+		conv := conversation{turns: []string{"Warmup " + tok.Generate(src("request", i), in-1)}}
 		b, err := r.body(conv, out)
 		if err != nil {
 			return nil, err
 		}
-		reqs[i] = Request{Index: i, Prev: -1, Body: b, InputTokens: in, MaxTokens: out}
+		reqs[i] = Request{Index: i, Prev: -1, Body: b, InputTokens: conv.tokens(tok), MaxTokens: out}
 		if cfg.SessionHeader != NoHeader {
 			reqs[i].Session = cfg.sessionValue("warmup-"+strconv.Itoa(i), i, 0)
 		}

@@ -42,6 +42,8 @@ type Observation struct {
 	ScheduleDelayLimitMs float64
 	// Gate is the quality gate's result, nil when no gate ran.
 	Gate *QualityGate
+	// NotReady is set when the driver's ready check failed.
+	NotReady *TargetNotReady
 	// Err is any other error that ended the trial.
 	Err error
 }
@@ -72,7 +74,7 @@ type QualityGate struct {
 // only ever be RouterPoolExhausted (or Unknown).
 func Classify(o Observation) Failure {
 	rules := []func(*Observation) Failure{
-		routerStartRule, workerStartRule, workerExitRule, loadInvariantRule,
+		routerStartRule, workerStartRule, workerExitRule, notReadyRule, loadInvariantRule,
 		pdTimeoutRule, saturationRule, driverRule, gateRule, unknownRule,
 	}
 	for _, rule := range rules {

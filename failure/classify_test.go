@@ -100,3 +100,13 @@ func TestSaturationIsNeverAWorkerFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestNotReadyComesBeforeRequestRules: a refused ready check means no
+// request was measured, so it wins over what the error counts would say.
+func TestNotReadyComesBeforeRequestRules(t *testing.T) {
+	nr := &TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist."}
+	got := Classify(Observation{NotReady: nr, StatusCounts: map[int]int{503: 4}})
+	if got == nil || got.Kind() != KindTargetNotReady || got.(TargetNotReady).Message != nr.Message {
+		t.Fatalf("Classify = %v, want TargetNotReady with the server's message", got)
+	}
+}

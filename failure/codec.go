@@ -44,6 +44,8 @@ func Decode(kind Kind, data []byte) (Failure, error) {
 		return decodeAs[DriverOverloaded](data)
 	case KindUnknown:
 		return decodeAs[Unknown](data)
+	case KindTargetNotReady:
+		return decodeAs[TargetNotReady](data)
 	}
 	return nil, fmt.Errorf("unknown failure kind %q", kind)
 }

@@ -19,6 +19,7 @@ func oneOfEach() []Failure {
 		QualityGateFailed{KLMean: 0.02, KLMax: 0.4, Threshold: 0.1},
 		DriverOverloaded{P99ScheduleDelayMs: 250, MaxScheduleDelayMs: 900, ThresholdMs: 100},
 		Unknown{Message: "upstream_error ×3"},
+		TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist.", TimedOut: true},
 	}
 }
 

@@ -23,7 +23,7 @@ const (
 // Unknown, which is last.
 func Kinds() []Kind {
 	return []Kind{
-		KindRouterStartupFailed, KindWorkerStartupFailed, KindWorkerCrashed, KindRouterPolicyInvariant,
+		KindRouterStartupFailed, KindWorkerStartupFailed, KindWorkerCrashed, KindTargetNotReady, KindRouterPolicyInvariant,
 		KindPDConnectorTimeout, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
 		KindUnknown,
 	}

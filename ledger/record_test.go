@@ -73,6 +73,7 @@ func TestEveryFailureKindRoundTripsThroughTheLedger(t *testing.T) {
 		failure.QualityGateFailed{KLMean: 0.2, KLMax: 0.7, Threshold: 0.1},
 		failure.DriverOverloaded{P99ScheduleDelayMs: 200, MaxScheduleDelayMs: 500, ThresholdMs: 100},
 		failure.Unknown{Message: "boom"},
+		failure.TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist."},
 	}
 	if len(fs) != len(failure.Kinds()) {
 		t.Fatalf("%d cases for %d kinds", len(fs), len(failure.Kinds()))

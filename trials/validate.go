@@ -90,6 +90,12 @@ func unjoin(err error) []error {
 
 // addKeyed records a "key: message" error under section.key.
 func addKeyed(p *problems, section string, err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			addKeyed(p, section, e)
+		}
+		return
+	}
 	key, msg, ok := strings.Cut(err.Error(), ": ")
 	if !ok || strings.ContainsAny(key, " \"") {
 		p.add(section, "%v", err)

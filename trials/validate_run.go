@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
@@ -17,6 +18,9 @@ func validateWorkload(w Workload, p *problems) {
 	}
 	if err := w.Arrival.Validate(); err != nil {
 		addKeyed(p, "workload.arrival", err)
+	}
+	if w.Arrival.Kind == arrival.Sweep {
+		p.add("workload.arrival.kind", "sweep runs through `autoinfer bench --profile sweep`; a trial records one rate per row and does not run sweeps yet")
 	}
 	if w.Endpoint != EndpointCompletions && w.Endpoint != EndpointChat {
 		p.add("workload.endpoint", "must be %s or %s (got %q)", EndpointCompletions, EndpointChat, w.Endpoint)

@@ -1,6 +1,7 @@
 package arrival
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,13 +15,28 @@ const (
 	Constant   = "constant"    // evenly spaced at the rate
 	Inf        = "inf"         // everything at offset 0
 	ClosedLoop = "closed_loop" // max_concurrency requests in flight, the next sent when one finishes
+	// Sweep is not one schedule but a series of runs (driver/sweep): a
+	// synchronous run, a max-throughput run, then Rates constant rates
+	// between the two, as guidellm's sweep profile.
+	Sweep = "sweep"
 )
+
+// Ramp-up strategies (vllm bench serve's --ramp-up-strategy).
+const (
+	RampLinear      = "linear"      // rate grows linearly from start to end rps over the requests
+	RampExponential = "exponential" // rate grows geometrically from start to end rps
+)
+
+// DefaultSweepRates is the number of rates a sweep measures between its
+// synchronous and its max-throughput run when Rates is 0.
+const DefaultSweepRates = 5
 
 // Arrival describes when requests are due. The zero value sends everything
 // at once (rate inf), as vllm bench serve does by default.
 type Arrival struct {
-	// Kind is gamma, poisson, constant, inf or closed_loop. Empty means gamma
-	// when RequestRate is finite and positive, else inf.
+	// Kind is gamma, poisson, constant, inf, closed_loop or sweep. Empty
+	// means gamma when RequestRate is finite and positive or a ramp-up is
+	// set, else inf.
 	Kind string `yaml:"kind,omitempty" json:"kind,omitempty"`
 	// RequestRate is requests per second; 0 or +Inf means inf.
 	RequestRate float64 `yaml:"request_rate,omitempty" json:"request_rate,omitempty"`
@@ -30,6 +46,17 @@ type Arrival struct {
 	// MaxConcurrency caps requests in flight for every kind (0 = no cap);
 	// for closed_loop it is the concurrency.
 	MaxConcurrency int `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+
+	// RampUpStrategy (linear or exponential) replaces the fixed rate by one
+	// that grows from RampUpStartRPS at the first request to RampUpEndRPS at
+	// the last, as vllm bench serve's ramp-up does.
+	RampUpStrategy string  `yaml:"ramp_up_strategy,omitempty" json:"ramp_up_strategy,omitempty"`
+	RampUpStartRPS float64 `yaml:"ramp_up_start_rps,omitempty" json:"ramp_up_start_rps,omitempty"`
+	RampUpEndRPS   float64 `yaml:"ramp_up_end_rps,omitempty" json:"ramp_up_end_rps,omitempty"`
+
+	// Rates is the number of rates a sweep measures between its synchronous
+	// and max-throughput runs (0 = DefaultSweepRates).
+	Rates int `yaml:"rates,omitempty" json:"rates,omitempty"`
 }
 
 // Normalized returns a with defaults filled in: the kind resolved,
@@ -43,57 +70,109 @@ func (a Arrival) Normalized() Arrival {
 	}
 	if a.Kind == "" {
 		a.Kind = Gamma
-		if math.IsInf(a.RequestRate, 1) {
+		if math.IsInf(a.RequestRate, 1) && a.RampUpStrategy == "" {
 			a.Kind = Inf
 		}
 	}
 	if a.Kind == Inf || a.Kind == ClosedLoop {
 		a.RequestRate = math.Inf(1)
 	}
+	if a.Kind == Sweep && a.Rates == 0 {
+		a.Rates = DefaultSweepRates
+	}
 	return a
 }
 
-// Validate reports the first bad field by its yaml key.
+// Validate checks every field and returns all problems joined, each
+// starting with the field's yaml key.
 func (a Arrival) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch a.Kind {
-	case "", Gamma, Poisson, Constant, Inf, ClosedLoop:
+	case "", Gamma, Poisson, Constant, Inf, ClosedLoop, Sweep:
 	default:
-		return fmt.Errorf("kind: unknown arrival kind %q (want gamma, poisson, constant, inf or closed_loop)", a.Kind)
+		bad("kind: unknown arrival kind %q (want gamma, poisson, constant, inf, closed_loop or sweep)", a.Kind)
 	}
 	if math.IsNaN(a.RequestRate) || a.RequestRate < 0 {
-		return fmt.Errorf("request_rate: must be > 0 or inf, got %v", a.RequestRate)
+		bad("request_rate: must be > 0 or inf, got %v", a.RequestRate)
 	}
 	if math.IsNaN(a.Burstiness) || a.Burstiness < 0 || math.IsInf(a.Burstiness, 0) {
-		return fmt.Errorf("burstiness: must be a finite number > 0, got %v", a.Burstiness)
+		bad("burstiness: must be a finite number > 0, got %v", a.Burstiness)
 	}
 	if a.MaxConcurrency < 0 {
-		return fmt.Errorf("max_concurrency: must be >= 0, got %d", a.MaxConcurrency)
+		bad("max_concurrency: must be >= 0, got %d", a.MaxConcurrency)
+	}
+	if a.Rates < 0 || (a.Rates > 0 && a.Kind != Sweep) {
+		bad("rates: must be >= 1 and only with kind sweep, got %d (kind %q)", a.Rates, a.Kind)
+	}
+	errs = append(errs, a.validateRamp()...)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	n := a.Normalized()
-	if (n.Kind == Gamma || n.Kind == Poisson || n.Kind == Constant) && math.IsInf(n.RequestRate, 1) {
-		return fmt.Errorf("request_rate: kind %s needs a finite rate", n.Kind)
+	if (n.Kind == Gamma || n.Kind == Poisson || n.Kind == Constant) && math.IsInf(n.RequestRate, 1) && n.RampUpStrategy == "" {
+		bad("request_rate: kind %s needs a finite rate", n.Kind)
 	}
 	if n.Kind == ClosedLoop && a.MaxConcurrency == 0 {
-		return fmt.Errorf("max_concurrency: kind closed_loop needs the concurrency (> 0)")
+		bad("max_concurrency: kind closed_loop needs the concurrency (> 0)")
 	}
-	return nil
+	if n.Kind == Sweep && a.RequestRate != 0 {
+		bad("request_rate: kind sweep finds its own rates; remove request_rate (got %v)", a.RequestRate)
+	}
+	return errors.Join(errs...)
+}
+
+func (a Arrival) validateRamp() []error {
+	if a.RampUpStrategy == "" {
+		if a.RampUpStartRPS != 0 || a.RampUpEndRPS != 0 {
+			return []error{errors.New("ramp_up_strategy: required with ramp_up_start_rps / ramp_up_end_rps (linear or exponential)")}
+		}
+		return nil
+	}
+	var errs []error
+	if a.RampUpStrategy != RampLinear && a.RampUpStrategy != RampExponential {
+		errs = append(errs, fmt.Errorf("ramp_up_strategy: want linear or exponential, got %q", a.RampUpStrategy))
+	}
+	switch a.Kind {
+	case "", Gamma, Poisson, Constant:
+	default:
+		errs = append(errs, fmt.Errorf("ramp_up_strategy: applies to kinds gamma, poisson and constant, not %s", a.Kind))
+	}
+	if a.RequestRate != 0 {
+		errs = append(errs, fmt.Errorf("request_rate: a ramp-up sets the rate; remove request_rate (got %v)", a.RequestRate))
+	}
+	lowest := 0.0
+	if a.RampUpStrategy == RampExponential {
+		lowest = math.SmallestNonzeroFloat64 // a geometric ramp cannot start at 0
+	}
+	if !(a.RampUpStartRPS >= lowest) || math.IsInf(a.RampUpStartRPS, 0) {
+		errs = append(errs, fmt.Errorf("ramp_up_start_rps: must be a finite rate >= 0 (> 0 for exponential), got %v", a.RampUpStartRPS))
+	}
+	if !(a.RampUpEndRPS > 0) || math.IsInf(a.RampUpEndRPS, 0) {
+		errs = append(errs, fmt.Errorf("ramp_up_end_rps: must be a finite rate > 0, got %v", a.RampUpEndRPS))
+	}
+	return errs
 }
 
 // Offsets returns the intended send offsets of n requests, measured from the
-// start of the run, drawn from r. a must be valid.
+// start of the run, drawn from r. a must be valid and not a sweep.
 //
 // Gamma offsets are the running sum of the gaps rescaled so the last request
 // is due at exactly n/rate, as recent vllm bench serve versions do: the
 // achieved rate then equals the configured one for every seed, while the
 // shape of the gaps (their CV) is unchanged. Constant offsets are i/rate for
-// i = 1…n, so the last is also due at n/rate.
+// i = 1…n, so the last is also due at n/rate. A ramp-up is not rescaled:
+// request 0 is due at 0 and each gap is drawn at the rate of the request
+// before it, as vllm bench serve's ramp-up does.
 func (a Arrival) Offsets(n int, r *rand.Rand) []time.Duration {
 	a = a.Normalized()
 	out := make([]time.Duration, n)
-	switch a.Kind {
-	case Inf, ClosedLoop:
+	switch {
+	case a.RampUpStrategy != "":
+		return a.rampOffsets(out, r)
+	case a.Kind == Inf, a.Kind == ClosedLoop, a.Kind == Sweep:
 		return out
-	case Constant:
+	case a.Kind == Constant:
 		for i := range out {
 			out[i] = seconds(float64(i+1) / a.RequestRate)
 		}
@@ -111,6 +190,36 @@ func (a Arrival) Offsets(n int, r *rand.Rand) []time.Duration {
 	}
 	for i, s := range sums {
 		out[i] = seconds(s * scale)
+	}
+	return out
+}
+
+// RampRate is the rate of request i of n under the ramp-up.
+func (a Arrival) RampRate(i, n int) float64 {
+	progress := 0.0
+	if n > 1 {
+		progress = float64(i) / float64(n-1)
+	}
+	if a.RampUpStrategy == RampExponential {
+		return a.RampUpStartRPS * math.Pow(a.RampUpEndRPS/a.RampUpStartRPS, progress)
+	}
+	return a.RampUpStartRPS + (a.RampUpEndRPS-a.RampUpStartRPS)*progress
+}
+
+func (a Arrival) rampOffsets(out []time.Duration, r *rand.Rand) []time.Duration {
+	t := 0.0
+	for i := range out {
+		out[i] = seconds(t)
+		rate := a.RampRate(i, len(out))
+		switch {
+		case rate <= 0:
+			// A linear ramp from 0 sends its first request at once and
+			// the next as soon as the rate is positive.
+		case a.Kind == Constant:
+			t += 1 / rate
+		default:
+			t += Gap(r, rate, a.Burstiness)
+		}
 	}
 	return out
 }

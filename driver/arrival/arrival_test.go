@@ -122,3 +122,39 @@ func TestValidateNamesField(t *testing.T) {
 		t.Errorf("valid arrival rejected: %v", err)
 	}
 }
+
+// TestRampUpConstantGaps: a constant linear ramp from 2 to 10 rps over 5
+// requests sends request 0 at 0 and spaces each next one by 1/rate of the
+// request before it: rates 2, 4, 6, 8, 10.
+func TestRampUpConstantGaps(t *testing.T) {
+	a := Arrival{Kind: Constant, RampUpStrategy: RampLinear, RampUpStartRPS: 2, RampUpEndRPS: 10}
+	if err := a.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := a.Offsets(5, rand.New(rand.NewPCG(1, 1)))
+	want := []float64{0, 0.5, 0.75, 0.75 + 1.0/6, 0.75 + 1.0/6 + 0.125}
+	for i := range want {
+		if d := got[i].Seconds() - want[i]; d > 1e-9 || d < -1e-9 {
+			t.Fatalf("offsets %v, want %v s", got, want)
+		}
+	}
+	e := Arrival{RampUpStrategy: RampExponential, RampUpStartRPS: 1, RampUpEndRPS: 16}
+	if r := e.RampRate(2, 5); r != 4 {
+		t.Errorf("exponential ramp 1→16 at request 2 of 5: rate %v, want 4", r)
+	}
+}
+
+func TestRampUpAndSweepValidation(t *testing.T) {
+	err := Arrival{RampUpStrategy: RampExponential, RequestRate: 5, RampUpEndRPS: 3}.Validate()
+	for _, want := range []string{"request_rate:", "ramp_up_start_rps:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+	if err := (Arrival{Kind: Sweep, Rates: 4}).Validate(); err != nil {
+		t.Errorf("valid sweep rejected: %v", err)
+	}
+	if err := (Arrival{Kind: Gamma, RequestRate: 1, Rates: 4}).Validate(); err == nil || !strings.Contains(err.Error(), "rates:") {
+		t.Errorf("rates without sweep: %v", err)
+	}
+}

@@ -26,6 +26,9 @@ func NewLive() *Live {
 
 // Record adds one finished request.
 func (l *Live) Record(r *RequestRecord) {
+	if r.ErrorType == NotSent || r.ErrorType == Incomplete {
+		return
+	}
 	if !r.Success {
 		l.fail++
 		return

@@ -65,3 +65,10 @@ func WriteJSONL(w io.Writer, recs []RequestRecord) error {
 	}
 	return nil
 }
+
+// Error types of requests the run stopped before or during; Summarize
+// counts them apart from failures.
+const (
+	NotSent    = "not_sent"
+	Incomplete = "incomplete"
+)

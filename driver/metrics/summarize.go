@@ -42,6 +42,14 @@ func Summarize(recs []RequestRecord, p Params) Summary {
 			delays = append(delays, r.ScheduleDelayMs)
 			lastSend = max(lastSend, r.SendMs)
 		}
+		switch r.ErrorType {
+		case NotSent:
+			s.NotSent++
+			continue
+		case Incomplete:
+			s.Incomplete++
+			continue
+		}
 		if !r.Success {
 			s.Failed++
 			status := "no_response"
@@ -61,7 +69,7 @@ func Summarize(recs []RequestRecord, p Params) Summary {
 		if r.OutputTokens > 1 {
 			tpots = append(tpots, r.TPOTMs)
 		}
-		if meets(r, p.Goodput) {
+		if Meets(r, p.Goodput) {
 			good++
 		}
 	}
@@ -109,9 +117,9 @@ func Summarize(recs []RequestRecord, p Params) Summary {
 	return s
 }
 
-// meets applies vllm's goodput rule: every given bound holds (≤). A
+// Meets applies vllm's goodput rule: every given bound holds (≤). A
 // request with one output token has TPOT 0 here, as in vllm.
-func meets(r *RequestRecord, slo SLO) bool {
+func Meets(r *RequestRecord, slo SLO) bool {
 	return (slo.TTFTMs <= 0 || r.TTFTMs <= slo.TTFTMs) &&
 		(slo.TPOTMs <= 0 || r.TPOTMs <= slo.TPOTMs) &&
 		(slo.E2ELMs <= 0 || r.E2ELMs <= slo.E2ELMs)

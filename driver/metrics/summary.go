@@ -49,9 +49,14 @@ type Summary struct {
 	Burstiness     float64 `json:"burstiness"`
 	MaxConcurrency *int    `json:"max_concurrency"`
 
-	Duration              float64  `json:"duration"`
-	Completed             int      `json:"completed"`
-	Failed                int      `json:"failed"`
+	Duration  float64 `json:"duration"`
+	Completed int     `json:"completed"`
+	Failed    int     `json:"failed"`
+	// NotSent and Incomplete count requests the run stopped before (not
+	// sent) or during (in flight): Ctrl-C or max_seconds. Neither is a
+	// failure, and neither enters a latency or throughput figure.
+	NotSent               int      `json:"not_sent"`
+	Incomplete            int      `json:"incomplete"`
 	TotalInputTokens      int      `json:"total_input_tokens"`
 	TotalOutputTokens     int      `json:"total_output_tokens"`
 	RequestThroughput     float64  `json:"request_throughput"`

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-
-	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Source returns the random source for one purpose and index. The same
@@ -34,7 +32,8 @@ type Item struct {
 	// Answer is the assistant text later turns carry in their history when
 	// History is synthetic.
 	Answer string
-	// InputTokens counts System and Prompt with the shared tokenizer.
+	// InputTokens counts System and Prompt (joined by a space) with the
+	// workload's tokenizer.
 	InputTokens  int
 	OutputTokens int
 	// Offset is the intended send offset from a trace's timestamps; Timed
@@ -45,8 +44,9 @@ type Item struct {
 
 // Build returns the items of w. n is the number of requests asked for; 0
 // means the workload's natural count (groups × prompts per group, sessions
-// × turns, the trace's lines). random needs n > 0.
-func Build(w Workload, n int, src Source) ([]Item, error) {
+// × turns, the trace's lines). random needs n > 0. tok generates and
+// counts the prompts; nil means the sim tokenizer.
+func Build(w Workload, n int, src Source, tok Tokenizer) ([]Item, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -54,16 +54,36 @@ func Build(w Workload, n int, src Source) ([]Item, error) {
 		return nil, fmt.Errorf("num_prompts: must be >= 0, got %d", n)
 	}
 	w = w.WithDefaults()
+	if tok == nil {
+		tok = Sim{}
+	}
+	b := builder{w: w, n: n, src: src, tok: tok}
 	switch w.Kind {
 	case Random:
-		return buildRandom(w, n, src)
+		return b.random()
 	case SharedPrefix:
-		return buildSharedPrefix(w, n, src)
+		return b.sharedPrefix()
 	case MultiTurn:
-		return buildMultiTurn(w, n, src)
+		return b.multiTurn()
+	case Trace:
+		return b.trace()
+	case ShareGPT:
+		return b.shareGPT()
+	case Sonnet:
+		return b.sonnet()
+	case BurstGPT:
+		return b.burstGPT()
 	default:
-		return buildTrace(w, n, src)
+		return b.custom()
 	}
+}
+
+// builder holds what every kind's builder needs.
+type builder struct {
+	w   Workload
+	n   int
+	src Source
+	tok Tokenizer
 }
 
 // length draws a length uniform in [⌊L(1−r)⌋, ⌊L(1+r)⌋] as vllm's random
@@ -94,18 +114,23 @@ func join(parts ...string) string {
 
 func single(i int) Item { return Item{Session: i, Prev: -1} }
 
-func buildRandom(w Workload, n int, src Source) ([]Item, error) {
+// random builds n prompts of a shared prefix and a random body. With a
+// real tokenizer the prefix and the body are generated apart and joined by
+// a space, so the prompt's count (which InputTokens reports) can differ
+// from prefix_len + input_len by a token at the join.
+func (b builder) random() ([]Item, error) {
+	w, n, src := b.w, b.n, b.src
 	if n == 0 {
 		return nil, fmt.Errorf("num_prompts: kind random needs the number of requests (> 0)")
 	}
-	prefix := tokenizer.Generate(src("prefix", 0), w.PrefixLen)
+	prefix := b.tok.Generate(src("prefix", 0), w.PrefixLen)
 	items := make([]Item, n)
 	for i := range items {
 		r := src("request", i)
 		in, out := length(r, w.InputLen, w.RangeRatio), length(r, w.OutputLen, w.RangeRatio)
 		it := single(i)
-		it.Prompt = join(prefix, tokenizer.Generate(r, in))
-		it.InputTokens = w.PrefixLen + in
+		it.Prompt = join(prefix, b.tok.Generate(r, in))
+		it.InputTokens = b.tok.Count(it.Prompt)
 		it.OutputTokens = out
 		items[i] = it
 	}

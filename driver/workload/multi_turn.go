@@ -3,8 +3,6 @@ package workload
 import (
 	"fmt"
 	"time"
-
-	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // buildMultiTurn builds sessions × turns items, session-major (item
@@ -12,7 +10,8 @@ import (
 // defaults to ⌈n/turns⌉. Each session has its own system prompt when
 // system_prompt_len > 0; each turn a user message of input_len tokens and,
 // for synthetic history, an answer of its output length.
-func buildMultiTurn(w Workload, n int, src Source) ([]Item, error) {
+func (b builder) multiTurn() ([]Item, error) {
+	w, n, src := b.w, b.n, b.src
 	sessions := w.Sessions
 	if sessions == 0 {
 		if n == 0 {
@@ -30,22 +29,21 @@ func buildMultiTurn(w Workload, n int, src Source) ([]Item, error) {
 	for i := range items {
 		s, t := i/w.Turns, i%w.Turns
 		if t == 0 {
-			system = tokenizer.Generate(src("session", s), w.SystemPromptLen)
+			system = b.tok.Generate(src("session", s), w.SystemPromptLen)
 		}
 		r := src("turn", i)
 		in, out := length(r, w.InputLen, w.RangeRatio), length(r, w.OutputLen, w.RangeRatio)
 		it := Item{Session: s * w.Turns, Turn: t, Prev: -1, OutputTokens: out}
-		it.Prompt = tokenizer.Generate(r, in)
-		it.InputTokens = in
+		it.Prompt = b.tok.Generate(r, in)
 		if t == 0 {
 			it.System = system
-			it.InputTokens += w.SystemPromptLen
 		} else {
 			it.Prev = i - 1
 			it.Think = think
 		}
+		it.InputTokens = b.tok.Count(join(it.System, it.Prompt))
 		if w.History == HistorySynthetic {
-			it.Answer = tokenizer.Generate(r, out)
+			it.Answer = b.tok.Generate(r, out)
 		}
 		items[i] = it
 	}

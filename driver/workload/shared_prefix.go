@@ -3,8 +3,6 @@ package workload
 import (
 	"math"
 	"sort"
-
-	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // buildSharedPrefix builds num_groups system prompts, each followed by
@@ -13,20 +11,21 @@ import (
 // when n is larger than their number; with zipf s > 0 each request draws its
 // group with probability ∝ 1/rank^s (group 0 the most popular) and a
 // question uniformly within the group.
-func buildSharedPrefix(w Workload, n int, src Source) ([]Item, error) {
+func (b builder) sharedPrefix() ([]Item, error) {
+	w, n, src := b.w, b.n, b.src
 	total := w.NumGroups * w.PromptsPerGroup
 	if n == 0 {
 		n = total
 	}
 	systems := make([]string, w.NumGroups)
 	for g := range systems {
-		systems[g] = tokenizer.Generate(src("group", g), w.SystemPromptLen)
+		systems[g] = b.tok.Generate(src("group", g), w.SystemPromptLen)
 	}
 	questions := map[int]string{}
 	question := func(k int) string {
 		q, ok := questions[k]
 		if !ok {
-			q = tokenizer.Generate(src("question", k), w.QuestionLen)
+			q = b.tok.Generate(src("question", k), w.QuestionLen)
 			questions[k] = q
 		}
 		return q
@@ -53,7 +52,7 @@ func buildSharedPrefix(w Workload, n int, src Source) ([]Item, error) {
 		it := single(i)
 		it.System = systems[g]
 		it.Prompt = question(g*w.PromptsPerGroup + q)
-		it.InputTokens = w.SystemPromptLen + w.QuestionLen
+		it.InputTokens = b.tok.Count(join(it.System, it.Prompt))
 		it.OutputTokens = w.OutputLen
 		items[i] = it
 	}

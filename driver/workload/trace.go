@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"time"
-
-	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // TraceLine is one request of a trace file (JSON Lines). The names follow
@@ -75,7 +73,8 @@ func (l TraceLine) validate() error {
 	return nil
 }
 
-func buildTrace(w Workload, n int, src Source) ([]Item, error) {
+func (b builder) trace() ([]Item, error) {
+	w, n, src := b.w, b.n, b.src
 	f, err := os.Open(w.Path)
 	if err != nil {
 		return nil, fmt.Errorf("path: %w", err)
@@ -110,11 +109,10 @@ func buildTrace(w Workload, n int, src Source) ([]Item, error) {
 		it.OutputTokens = l.OutputLength
 		if l.Prompt != "" {
 			it.Prompt = l.Prompt
-			it.InputTokens = tokenizer.Count(l.Prompt)
 		} else {
-			it.Prompt = blockPrompt(l, w.BlockSize, blocks, src, i)
-			it.InputTokens = l.InputLength
+			it.Prompt = blockPrompt(b.tok, l, w.BlockSize, blocks, src, i)
 		}
+		it.InputTokens = b.tok.Count(it.Prompt)
 		if timed {
 			if i > 0 && *l.Timestamp < *lines[i-1].Timestamp {
 				return nil, fmt.Errorf("path: %s: request %d: timestamp %v goes back from %v", w.Path, i+1, *l.Timestamp, *lines[i-1].Timestamp)
@@ -131,7 +129,7 @@ func buildTrace(w Workload, n int, src Source) ([]Item, error) {
 // blockPrompt renders input_length tokens: full blocks for each hash id
 // (cached in blocks so equal ids give equal text), a shorter last block when
 // input_length ends inside it, and line-specific text past the last id.
-func blockPrompt(l TraceLine, size int, blocks map[int]string, src Source, i int) string {
+func blockPrompt(tok Tokenizer, l TraceLine, size int, blocks map[int]string, src Source, i int) string {
 	left := l.InputLength
 	parts := []string{}
 	for _, id := range l.HashIDs {
@@ -139,20 +137,20 @@ func blockPrompt(l TraceLine, size int, blocks map[int]string, src Source, i int
 			break
 		}
 		if left < size {
-			parts = append(parts, tokenizer.Generate(src("partial-block", id), left))
+			parts = append(parts, tok.Generate(src("partial-block", id), left))
 			left = 0
 			break
 		}
 		b, ok := blocks[id]
 		if !ok {
-			b = tokenizer.Generate(src("block", id), size)
+			b = tok.Generate(src("block", id), size)
 			blocks[id] = b
 		}
 		parts = append(parts, b)
 		left -= size
 	}
 	if left > 0 {
-		parts = append(parts, tokenizer.Generate(src("trace", i), left))
+		parts = append(parts, tok.Generate(src("trace", i), left))
 	}
 	return join(parts...)
 }

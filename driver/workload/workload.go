@@ -2,20 +2,27 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"net/textproto"
 	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Workload kinds.
+// Workload kinds. sharegpt, sonnet, burstgpt and custom are vllm bench
+// serve's dataset names and follow its sampling rules (docs/workloads.md).
 const (
 	Random       = "random"
 	SharedPrefix = "shared_prefix"
 	MultiTurn    = "multi_turn"
 	Trace        = "trace"
+	ShareGPT     = "sharegpt"
+	Sonnet       = "sonnet"
+	BurstGPT     = "burstgpt"
+	Custom       = "custom"
 )
 
 // History modes of multi_turn.
@@ -31,6 +38,7 @@ type Workload struct {
 	Kind string `yaml:"kind" json:"kind"`
 
 	// random: input length uniform in [L(1−r), L(1+r)] (multi_turn: per user turn).
+	// sonnet: input_len bounds the prompt, prefix_len is the shared prefix.
 	InputLen   int     `yaml:"input_len,omitempty" json:"input_len,omitempty"`
 	OutputLen  int     `yaml:"output_len,omitempty" json:"output_len,omitempty"`
 	RangeRatio float64 `yaml:"range_ratio,omitempty" json:"range_ratio,omitempty"`
@@ -49,23 +57,62 @@ type Workload struct {
 	ThinkTimeMs float64 `yaml:"think_time_ms,omitempty" json:"think_time_ms,omitempty"`
 	History     string  `yaml:"history,omitempty" json:"history,omitempty"`
 
-	// trace.
+	// trace, sharegpt, burstgpt, custom (and sonnet: another text than the
+	// shipped sonnets).
 	Path             string  `yaml:"path,omitempty" json:"path,omitempty"`
 	TimeScale        float64 `yaml:"time_scale,omitempty" json:"time_scale,omitempty"`
 	BlockSize        int     `yaml:"block_size,omitempty" json:"block_size,omitempty"`
 	IgnoreTimestamps bool    `yaml:"ignore_timestamps,omitempty" json:"ignore_timestamps,omitempty"`
+	// DisableShuffle keeps a sharegpt or custom file's order (vllm's
+	// --disable-shuffle); otherwise the entries are shuffled by the seed.
+	DisableShuffle bool `yaml:"disable_shuffle,omitempty" json:"disable_shuffle,omitempty"`
 
-	// every kind.
+	// Every kind.
 	IgnoreEOS   *bool   `yaml:"ignore_eos,omitempty" json:"ignore_eos,omitempty"`
 	Temperature float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// Sampling parameters sent only when set (vllm bench serve's --top-p,
+	// --top-k, --min-p).
+	TopP float64 `yaml:"top_p,omitempty" json:"top_p,omitempty"`
+	TopK int     `yaml:"top_k,omitempty" json:"top_k,omitempty"`
+	MinP float64 `yaml:"min_p,omitempty" json:"min_p,omitempty"`
+	// ExtraBody is merged into every request body (its keys win).
+	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
+	// Tokenizer is a Hugging Face tokenizer.json (a file, a directory that
+	// holds one, or a model name found in the local Hugging Face cache) that
+	// prompts are generated and counted with; empty means autoinfer/sim.
+	Tokenizer string `yaml:"tokenizer,omitempty" json:"tokenizer,omitempty"`
+	// Headers are sent with every request. They must hold no secret: a
+	// spec names the environment variable of the API key in APIKeyEnv.
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// APIKeyEnv names the environment variable whose value is sent as
+	// "Authorization: Bearer …" (bench reads OPENAI_API_KEY by default).
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// RequestIDPrefix sends X-Request-Id: PREFIX{index} with every request.
+	RequestIDPrefix string `yaml:"request_id_prefix,omitempty" json:"request_id_prefix,omitempty"`
+	// MaxSeconds bounds the measured run (guidellm's --max-seconds):
+	// requests not sent by then are not_sent, those in flight incomplete.
+	MaxSeconds float64 `yaml:"max_seconds,omitempty" json:"max_seconds,omitempty"`
 }
 
-// knobs lists the yaml keys each kind accepts besides kind, ignore_eos and temperature.
+// knobs lists the yaml keys each kind accepts besides the common ones.
 var knobs = map[string][]string{
 	Random:       {"input_len", "output_len", "range_ratio", "prefix_len"},
 	SharedPrefix: {"num_groups", "prompts_per_group", "system_prompt_len", "question_len", "output_len", "zipf"},
 	MultiTurn:    {"sessions", "turns", "think_time_ms", "history", "input_len", "output_len", "range_ratio", "system_prompt_len"},
 	Trace:        {"path", "time_scale", "block_size", "ignore_timestamps"},
+	ShareGPT:     {"path", "output_len", "disable_shuffle"},
+	Sonnet:       {"path", "input_len", "output_len", "prefix_len"},
+	BurstGPT:     {"path"},
+	Custom:       {"path", "output_len", "disable_shuffle"},
+}
+
+// commonKnobs are the yaml keys every kind accepts.
+var commonKnobs = []string{"kind", "ignore_eos", "temperature", "top_p", "top_k", "min_p", "extra_body",
+	"tokenizer", "headers", "api_key_env", "request_id_prefix", "max_seconds"}
+
+// Kinds lists the workload kinds.
+func Kinds() []string {
+	return []string{Random, SharedPrefix, MultiTurn, Trace, ShareGPT, Sonnet, BurstGPT, Custom}
 }
 
 // Parse strictly decodes a YAML workload: unknown keys are errors.
@@ -108,6 +155,12 @@ func (w Workload) WithDefaults() Workload {
 		if w.TimeScale == 0 {
 			w.TimeScale = 1
 		}
+	case Sonnet:
+		def(&w.InputLen, 550)
+		def(&w.OutputLen, 150)
+		def(&w.PrefixLen, 200)
+	case Custom:
+		def(&w.OutputLen, 256)
 	}
 	if w.IgnoreEOS == nil {
 		t := true
@@ -116,16 +169,22 @@ func (w Workload) WithDefaults() Workload {
 	return w
 }
 
-// Validate reports the first bad knob by its yaml key.
+// Validate checks every knob and returns all problems joined, each starting
+// with the knob's yaml key.
 func (w Workload) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	allowed, ok := knobs[w.Kind]
 	if !ok {
-		return fmt.Errorf("kind: unknown workload kind %q (want random, shared_prefix, multi_turn or trace)", w.Kind)
+		bad("kind: unknown workload kind %q (want %s)", w.Kind, strings.Join(Kinds(), ", "))
 	}
-	if key := foreignKnob(w, allowed); key != "" {
-		return fmt.Errorf("%s: not a knob of kind %s (it takes %s)", key, w.Kind, strings.Join(allowed, ", "))
+	for _, key := range foreignKnobs(w, allowed) {
+		if ok {
+			bad("%s: not a knob of kind %s (it takes %s)", key, w.Kind, strings.Join(allowed, ", "))
+		}
 	}
 	w = w.WithDefaults()
+	finite := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 	checks := []struct {
 		bad bool
 		msg string
@@ -138,38 +197,71 @@ func (w Workload) Validate() error {
 		{w.PromptsPerGroup < 0, fmt.Sprintf("prompts_per_group: must be > 0, got %d", w.PromptsPerGroup)},
 		{w.SystemPromptLen < 0, fmt.Sprintf("system_prompt_len: must be >= 0, got %d", w.SystemPromptLen)},
 		{w.QuestionLen < 0, fmt.Sprintf("question_len: must be > 0, got %d", w.QuestionLen)},
-		{!(w.Zipf >= 0) || math.IsInf(w.Zipf, 0), fmt.Sprintf("zipf: must be a finite exponent >= 0 (0 = uniform), got %v", w.Zipf)},
+		{!finite(w.Zipf), fmt.Sprintf("zipf: must be a finite exponent >= 0 (0 = uniform), got %v", w.Zipf)},
 		{w.Sessions < 0, fmt.Sprintf("sessions: must be >= 0, got %d", w.Sessions)},
 		{w.Turns < 0, fmt.Sprintf("turns: must be > 0, got %d", w.Turns)},
-		{!(w.ThinkTimeMs >= 0) || math.IsInf(w.ThinkTimeMs, 0), fmt.Sprintf("think_time_ms: must be >= 0, got %v", w.ThinkTimeMs)},
+		{!finite(w.ThinkTimeMs), fmt.Sprintf("think_time_ms: must be >= 0, got %v", w.ThinkTimeMs)},
 		{w.Kind == MultiTurn && w.History != HistoryActual && w.History != HistorySynthetic,
 			fmt.Sprintf("history: must be actual or synthetic, got %q", w.History)},
-		{w.Kind == Trace && w.Path == "", "path: required for kind trace"},
-		{!(w.TimeScale >= 0) || math.IsInf(w.TimeScale, 0), fmt.Sprintf("time_scale: must be > 0, got %v", w.TimeScale)},
+		{needsPath(w.Kind) && w.Path == "", "path: required for kind " + w.Kind},
+		{!finite(w.TimeScale), fmt.Sprintf("time_scale: must be > 0, got %v", w.TimeScale)},
 		{w.BlockSize < 0, fmt.Sprintf("block_size: must be > 0, got %d", w.BlockSize)},
-		{!(w.Temperature >= 0) || math.IsInf(w.Temperature, 0), fmt.Sprintf("temperature: must be >= 0, got %v", w.Temperature)},
+		{w.Kind == Sonnet && w.PrefixLen > w.InputLen, fmt.Sprintf("prefix_len: must be <= input_len (%d), got %d", w.InputLen, w.PrefixLen)},
+		{!finite(w.Temperature), fmt.Sprintf("temperature: must be >= 0, got %v", w.Temperature)},
+		{!(w.TopP >= 0 && w.TopP <= 1), fmt.Sprintf("top_p: must be in (0, 1] (0 = not sent), got %v", w.TopP)},
+		{w.TopK < -1, fmt.Sprintf("top_k: must be >= -1 (0 = not sent, -1 = all tokens), got %d", w.TopK)},
+		{!(w.MinP >= 0 && w.MinP <= 1), fmt.Sprintf("min_p: must be in [0, 1], got %v", w.MinP)},
+		{!finite(w.MaxSeconds), fmt.Sprintf("max_seconds: must be >= 0 (0 = no bound), got %v", w.MaxSeconds)},
 	}
 	for _, c := range checks {
 		if c.bad {
-			return fmt.Errorf("%s", c.msg)
+			errs = append(errs, errors.New(c.msg))
 		}
+	}
+	for _, k := range sortedKeys(w.Headers) {
+		if err := CheckHeaderName(k); err != nil {
+			bad("headers: %v", err)
+		}
+		if strings.ContainsAny(w.Headers[k], "\r\n") {
+			bad("headers: value of %s holds a line break", k)
+		}
+		if textproto.CanonicalMIMEHeaderKey(k) == "Authorization" {
+			bad("headers: Authorization must not be written in a spec; name the key's environment variable in api_key_env")
+		}
+	}
+	if w.APIKeyEnv != "" && strings.ContainsAny(w.APIKeyEnv, "= \t\r\n") {
+		bad("api_key_env: %q is not an environment variable name (write the variable's name, never the key)", w.APIKeyEnv)
+	}
+	return errors.Join(errs...)
+}
+
+// CheckHeaderName rejects characters that would end a header name early or
+// split the header on the wire.
+func CheckHeaderName(name string) error {
+	if name == "" || strings.ContainsAny(name, " :\t\r\n") {
+		return fmt.Errorf("%q: header names cannot be empty or hold spaces, colons or line breaks", name)
 	}
 	return nil
 }
 
-// foreignKnob returns the yaml key of the first non-zero field that kind
-// does not use, or "".
-func foreignKnob(w Workload, allowed []string) string {
-	common := map[string]bool{"kind": true, "ignore_eos": true, "temperature": true}
-	for _, k := range allowed {
-		common[k] = true
+func needsPath(kind string) bool {
+	return kind == Trace || kind == ShareGPT || kind == BurstGPT || kind == Custom
+}
+
+// foreignKnobs returns the yaml keys of the non-zero fields that kind does
+// not use.
+func foreignKnobs(w Workload, allowed []string) []string {
+	ok := map[string]bool{}
+	for _, k := range append(append([]string{}, commonKnobs...), allowed...) {
+		ok[k] = true
 	}
+	var out []string
 	v := reflect.ValueOf(w)
 	for i := range v.NumField() {
 		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
-		if !common[key] && !v.Field(i).IsZero() {
-			return key
+		if !ok[key] && !v.Field(i).IsZero() {
+			out = append(out, key)
 		}
 	}
-	return ""
+	return out
 }

@@ -22,7 +22,7 @@ func testSource(seed uint64) Source {
 
 func TestRandomExactTokenCounts(t *testing.T) {
 	w := Workload{Kind: Random, InputLen: 100, OutputLen: 20, RangeRatio: 0.5, PrefixLen: 30}
-	items, err := Build(w, 200, testSource(1))
+	items, err := Build(w, 200, testSource(1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +45,9 @@ func TestRandomExactTokenCounts(t *testing.T) {
 
 func TestBuildIsSeededAndPrefixStable(t *testing.T) {
 	w := Workload{Kind: Random, InputLen: 50, OutputLen: 5, RangeRatio: 0.2}
-	a, _ := Build(w, 20, testSource(7))
-	b, _ := Build(w, 10, testSource(7))
-	c, _ := Build(w, 20, testSource(8))
+	a, _ := Build(w, 20, testSource(7), nil)
+	b, _ := Build(w, 10, testSource(7), nil)
+	c, _ := Build(w, 20, testSource(8), nil)
 	for i := range b {
 		if a[i] != b[i] {
 			t.Fatalf("item %d changed with the number of items", i)
@@ -60,7 +60,7 @@ func TestBuildIsSeededAndPrefixStable(t *testing.T) {
 
 func TestSharedPrefixGroups(t *testing.T) {
 	w := Workload{Kind: SharedPrefix, NumGroups: 4, PromptsPerGroup: 3, SystemPromptLen: 40, QuestionLen: 10, OutputLen: 7}
-	items, err := Build(w, 0, testSource(3))
+	items, err := Build(w, 0, testSource(3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSharedPrefixGroups(t *testing.T) {
 // observed shares within ±0.03 of these (≥ 3.8 standard errors).
 func TestSharedPrefixZipf(t *testing.T) {
 	w := Workload{Kind: SharedPrefix, NumGroups: 8, PromptsPerGroup: 2, SystemPromptLen: 5, QuestionLen: 3, Zipf: 1.2}
-	items, err := Build(w, 4000, testSource(5))
+	items, err := Build(w, 4000, testSource(5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSharedPrefixZipf(t *testing.T) {
 
 func TestMultiTurnSessions(t *testing.T) {
 	w := Workload{Kind: MultiTurn, Turns: 3, InputLen: 20, OutputLen: 8, SystemPromptLen: 12, ThinkTimeMs: 250, History: HistorySynthetic}
-	items, err := Build(w, 7, testSource(2))
+	items, err := Build(w, 7, testSource(2), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestTraceReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := Workload{Kind: Trace, Path: path, BlockSize: 512, TimeScale: 2}
-	items, err := Build(w, 0, testSource(1))
+	items, err := Build(w, 0, testSource(1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestTraceReplay(t *testing.T) {
 	if items[2].Session != 0 || items[1].Session != 1 {
 		t.Errorf("sessions %d %d, want 0 (shared with item 0) and 1", items[2].Session, items[1].Session)
 	}
-	if _, err := Build(w, 4, testSource(1)); err == nil || !strings.HasPrefix(err.Error(), "num_prompts:") {
+	if _, err := Build(w, 4, testSource(1), nil); err == nil || !strings.HasPrefix(err.Error(), "num_prompts:") {
 		t.Errorf("asking for more requests than the trace has: %v", err)
 	}
 }
