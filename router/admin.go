@@ -78,7 +78,9 @@ func (r *Router) addWorker(w http.ResponseWriter, req *http.Request) {
 	}
 	u = strings.TrimRight(u, "/")
 	if err := checkWorkerURL(u); err != nil {
-		writeError(w, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, err.Error()))
+		e := newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "worker url: "+err.Error())
+		e.Param = "url"
+		writeError(w, e)
 		return
 	}
 	_, added := r.pool.Add(u)
@@ -106,19 +108,11 @@ func (r *Router) removeWorker(w http.ResponseWriter, req *http.Request) {
 	}
 	u = strings.TrimRight(u, "/")
 	if !r.pool.Remove(u) {
-		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, fmt.Sprintf("no worker %q", u)))
+		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, fmt.Sprintf("no worker %q", redactURL(u))))
 		return
 	}
 	r.log.Info("worker removed", "worker", u)
 	writeJSON(w, http.StatusOK, map[string]any{"url": u, "removed": true})
-}
-
-func checkWorkerURL(u string) error {
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return fmt.Errorf("worker url %q: must be an http(s) URL with a host", u)
-	}
-	return nil
 }
 
 func (r *Router) liveness(w http.ResponseWriter, _ *http.Request) {

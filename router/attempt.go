@@ -58,7 +58,7 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	if in.runID != "" {
 		tap = newUsageTap(up.resp.Header.Get("Content-Type"))
 	}
-	readErr, writeErr := relayBody(w, src, tap)
+	readErr, writeErr := relayBody(w, src, tap, secs(r.cfg.WriteIdleTimeoutSecs))
 	switch {
 	case writeErr != nil:
 		// The client left: not the worker's fault.
@@ -102,7 +102,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 	if err != nil {
 		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
-	forwardHeaders(req.Header, in.header)
+	forwardHeaders(req.Header, in.header, r.cfg.ForwardClientAuth)
 	req.Header.Set("X-Request-Id", in.reqID)
 	if len(t.w.ranks) > 1 {
 		req.Header.Set(DPRankHeader, strconv.Itoa(t.rank))

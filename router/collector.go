@@ -11,7 +11,8 @@ type stateCollector struct {
 	r *Router
 
 	activeWorkers, health, load, running, queue, cbState, treeSize,
-	maxLoad, minLoad, signal, admitted, waiting *prometheus.Desc
+	maxLoad, minLoad, signal, admitted, waiting,
+	bodyBytes, bodyPeak, bodyWaiting, runIDs *prometheus.Desc
 }
 
 func newStateCollector(r *Router) *stateCollector {
@@ -32,12 +33,16 @@ func newStateCollector(r *Router) *stateCollector {
 		signal:        d("load_signal", "1 for the load signal power_of_two and least_loaded use.", "signal"),
 		admitted:      d("in_flight_requests", "Client requests admitted by backpressure and being routed."),
 		waiting:       d("queued_requests", "Client requests waiting in the backpressure queue."),
+		bodyBytes:     d("body_buffer_bytes", "Request body bytes reserved now (bounded by max_body_memory)."),
+		bodyPeak:      d("body_buffer_peak_bytes", "Most request body bytes ever reserved at once."),
+		bodyWaiting:   d("body_buffer_waiting_requests", "Requests waiting for body memory."),
+		runIDs:        d("run_ids", "X-Run-ID values with live per-run series (bounded by max_run_ids)."),
 	}
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.activeWorkers, c.health, c.load, c.running, c.queue, c.cbState,
-		c.treeSize, c.maxLoad, c.minLoad, c.signal, c.admitted, c.waiting} {
+		c.treeSize, c.maxLoad, c.minLoad, c.signal, c.admitted, c.waiting, c.bodyBytes, c.bodyPeak, c.bodyWaiting, c.runIDs} {
 		ch <- d
 	}
 }
@@ -83,6 +88,10 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.signal, 1, c.r.cfg.LoadSignal)
 	gauge(c.admitted, float64(c.r.limiter.admitted.Load()))
 	gauge(c.waiting, float64(c.r.limiter.waiting.Load()))
+	gauge(c.bodyBytes, float64(c.r.bodies.held.Load()))
+	gauge(c.bodyPeak, float64(c.r.bodies.peak.Load()))
+	gauge(c.bodyWaiting, float64(c.r.bodies.waiting.Load()))
+	gauge(c.runIDs, float64(c.r.runs.live()))
 }
 
 func b2f(b bool) float64 {

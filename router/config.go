@@ -61,6 +61,8 @@ type Config struct {
 	MaxPayloadSize int64 `yaml:"max_payload_size,omitempty" json:"max_payload_size,omitempty" validate:"gte=1"`
 	// RequestTimeoutSecs bounds one client request end to end, retries included.
 	RequestTimeoutSecs float64 `yaml:"request_timeout_secs,omitempty" json:"request_timeout_secs,omitempty" validate:"gt=0"`
+
+	SecurityConfig `yaml:",inline"` // security_config.go: keys, exposure, resource bounds
 }
 
 // RetryConfig: attempts re-select a worker and back off exponentially with jitter.

@@ -66,5 +66,6 @@ func DefaultConfig() Config {
 		QueueTimeoutSecs:      DefaultQueueTimeoutSecs,
 		MaxPayloadSize:        DefaultMaxPayloadSize,
 		RequestTimeoutSecs:    DefaultRequestTimeoutSecs,
+		SecurityConfig:        DefaultSecurityConfig(),
 	}
 }

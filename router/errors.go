@@ -13,12 +13,15 @@ const (
 	ErrTypeQueueFull          = "queue_full"           // 429: in-flight limit reached and the queue is full
 	ErrTypeQueueTimeout       = "queue_timeout"        // 408: waited queue_timeout_secs for a slot
 	ErrTypePayloadTooLarge    = "payload_too_large"    // 413: body over max_payload_size
-	ErrTypeInvalidRequest     = "invalid_request"      // 400: body is not a JSON object, bad admin input
+	ErrTypeInvalidRequest     = "invalid_request"      // 400: body is not a JSON object, prompt too deep, bad X-Run-ID, bad admin input
 	ErrTypeMethodNotAllowed   = "method_not_allowed"   // 405: wrong method on a known route
 	ErrTypeUpstreamError      = "upstream_error"       // 502: workers failed (transport or 5xx) on every attempt
 	ErrTypeUpstreamTimeout    = "upstream_timeout"     // 504: request_timeout_secs passed before a response
-	ErrTypeNotFound           = "not_found"            // 404: admin route on an unknown worker
+	ErrTypeNotFound           = "not_found"            // 404: unknown worker on an admin route, or a path pass-through does not allow
 	ErrTypePDConnectorTimeout = "pd_connector_timeout" // 504: the prefill leg passed prefill_timeout_secs
+	ErrTypeUnauthorized       = "unauthorized"         // 401: missing or wrong API key (or admin key on admin routes)
+	ErrTypeAdminDisabled      = "admin_disabled"       // 403: admin route while no admin key is configured
+	ErrTypeBodyReadTimeout    = "body_read_timeout"    // 408: the body did not arrive within body_read_timeout_secs
 )
 
 // errStreamBroken is how request_errors_total counts a response the worker

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/autoinfer/autoinfer/router/policy"
+	"github.com/autoinfer/autoinfer/router/routertest"
 )
 
 func TestRunAccountingFromUsage(t *testing.T) {
@@ -119,9 +120,9 @@ func TestAdminAndPublicRoutes(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
 	a, b := e.worker(), e.worker()
-	r, base := e.router(testConfig("round_robin", a.URL))
+	r, base := e.router(testConfig("round_robin", a.URL), withAdmin())
 	del := func(path string) int {
-		return e.Call(context.Background(), http.MethodDelete, base+path, "").Status
+		return e.Call(context.Background(), http.MethodDelete, base+path, "", adminAuth...).Status
 	}
 	if res := e.Get(base + "/liveness"); res.Status != 200 {
 		t.Errorf("liveness %d", res.Status)
@@ -132,14 +133,17 @@ func TestAdminAndPublicRoutes(t *testing.T) {
 	if res := e.Get(base + "/v1/models"); res.Status != 200 || !strings.Contains(res.Body, `"id":"m"`) {
 		t.Errorf("models %d %s", res.Status, res.Body)
 	}
-	if res := e.Post(base+"/workers", fmt.Sprintf(`{"url":%q}`, b.URL)); res.Status != 201 {
+	if res := e.Post(base+"/workers", fmt.Sprintf(`{"url":%q}`, b.URL), adminAuth...); res.Status != 201 {
 		t.Fatalf("POST /workers: %d %s", res.Status, res.Body)
 	}
-	if res := e.Post(base+"/workers", `{"url":"ftp://x"}`); res.Status != 400 || res.ErrorType() != ErrTypeInvalidRequest {
+	if res := e.Post(base+"/workers", `{"url":"ftp://x"}`, adminAuth...); res.Status != 400 || res.ErrorType() != ErrTypeInvalidRequest {
 		t.Errorf("bad worker url: %d %s, want 400 invalid_request", res.Status, res.Body)
 	}
 	var list WorkersResponse
-	res := e.Get(base + "/workers")
+	get := func(path string) routertest.Response {
+		return e.Call(context.Background(), http.MethodGet, base+path, "", adminAuth...)
+	}
+	res := get("/workers")
 	if err := json.Unmarshal([]byte(res.Body), &list); err != nil || len(list.Workers) != 2 || list.LoadSignal != LoadSignalInFlight || list.Policy != "round_robin" {
 		t.Fatalf("GET /workers = %s (%v)", res.Body, err)
 	}
@@ -147,7 +151,7 @@ func TestAdminAndPublicRoutes(t *testing.T) {
 	if s := del("/workers/" + a.URL); s != 200 {
 		t.Fatalf("DELETE unescaped: %d", s)
 	}
-	if res := e.Get(base + "/get_loads"); !strings.Contains(res.Body, b.URL) || strings.Contains(res.Body, a.URL) {
+	if res := get("/get_loads"); !strings.Contains(res.Body, b.URL) || strings.Contains(res.Body, a.URL) {
 		t.Errorf("get_loads after removal: %s", res.Body)
 	}
 	if r.Pool().Get(a.URL) != nil {
@@ -158,7 +162,7 @@ func TestAdminAndPublicRoutes(t *testing.T) {
 	}
 	// Every vllm_router_ name from router.md is exposed.
 	e.Post(base+"/v1/completions", `{"prompt":"x"}`)
-	metrics := e.Get(base + "/metrics").Body
+	metrics := get("/metrics").Body
 	for _, name := range []string{"requests_total", "request_duration_seconds", "processed_requests_total", "policy_decisions_total",
 		"worker_load", "running_requests", "worker_health", "cb_state", "active_workers", "max_load", "min_load", "load_signal", "cb_outcomes_total"} {
 		if !strings.Contains(metrics, "vllm_router_"+name) {

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -20,12 +21,13 @@ type routeKind int
 const (
 	kindInference   routeKind = iota // POST with a JSON object body; the policy decides
 	kindModels                       // GET /v1/models from any available worker
-	kindPassthrough                  // anything else, forwarded as is; the policy decides
+	kindPassthrough                  // an allowed other path, forwarded as is; the policy decides
 )
 
 // routed serves a request that goes to a worker. Everything that can reject
-// the request — method, size, JSON — runs before any worker is chosen, so
-// no rejected request ever touches a load count.
+// the request — key, path, method, run id, size, JSON — runs before any
+// worker is chosen, so no rejected request ever touches a load count, and
+// only admitted requests are counted per run.
 func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
@@ -42,12 +44,8 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 			r.m.errors.WithLabelValues(route, errType).Inc()
 		}
 		r.m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
-		if in.runID != "" {
-			r.m.runRequests.WithLabelValues(in.runID).Inc()
-			if in.usage != nil {
-				r.m.runPrompt.WithLabelValues(in.runID).Add(float64(in.usage.PromptTokens))
-				r.m.runCompletion.WithLabelValues(in.runID).Add(float64(in.usage.CompletionTokens))
-			}
+		if in.admitted && in.runID != "" {
+			r.runs.record(in.runID, in.usage)
 		}
 		if in.aborted != "" {
 			panic(http.ErrAbortHandler) // net/http cuts the connection without logging
@@ -56,6 +54,14 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 }
 
 func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbound, kind routeKind) string {
+	if e := r.keys.authorize(req.Header, accessClient); e != nil {
+		denied(w, e)
+		return e.Type
+	}
+	if kind == kindPassthrough && !r.pass.allows(req) {
+		return reject(w, newAPIError(http.StatusNotFound, ErrTypeNotFound,
+			"path not served: only the named routes and passthrough_routes reach workers"))
+	}
 	if kind == kindInference && req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return reject(w, newAPIError(http.StatusMethodNotAllowed, ErrTypeMethodNotAllowed, req.Method+" not allowed on "+req.URL.Path+"; use POST"))
@@ -64,10 +70,14 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 		w.Header().Set("Allow", http.MethodGet)
 		return reject(w, newAPIError(http.StatusMethodNotAllowed, ErrTypeMethodNotAllowed, req.Method+" not allowed on "+req.URL.Path+"; use GET"))
 	}
-	body, apiErr := readBody(w, req, r.cfg.MaxPayloadSize)
-	if apiErr != nil {
-		return reject(w, apiErr)
+	if in.runID != "" && !validRunID(in.runID) {
+		return reject(w, badRunID())
 	}
+	body, res, err := r.readBody(w, req)
+	if err != nil {
+		return rejectErr(w, err)
+	}
+	defer res.release()
 	in.body = body
 	switch kind {
 	case kindInference:
@@ -75,19 +85,17 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 		if apiErr != nil {
 			return reject(w, apiErr)
 		}
-		in.policy = policy.Request{Model: model, Text: text, HashKey: hashKey(req, body)}
+		in.policy = policy.Request{Model: model, Text: text, HashKey: hashKey(req, body, r.keys.hasAPI)}
 	case kindPassthrough:
-		in.policy = policy.Request{HashKey: hashKey(req, body)}
+		in.policy = policy.Request{HashKey: hashKey(req, body, r.keys.hasAPI)}
 	}
 
 	release, err := r.limiter.acquire(req.Context())
 	if err != nil {
-		if e, ok := err.(*apiError); ok {
-			return reject(w, e)
-		}
-		return "client_gone"
+		return rejectErr(w, err)
 	}
 	defer release()
+	in.admitted = true
 
 	ctx, cancel := context.WithTimeoutCause(req.Context(), secs(r.cfg.RequestTimeoutSecs), errRequestTimeout)
 	defer cancel()
@@ -104,4 +112,12 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 func reject(w http.ResponseWriter, e *apiError) string {
 	writeError(w, e)
 	return e.Type
+}
+
+// rejectErr answers an *apiError; any other error means the client left.
+func rejectErr(w http.ResponseWriter, err error) string {
+	if e, ok := errors.AsType[*apiError](err); ok {
+		return reject(w, e)
+	}
+	return "client_gone"
 }

@@ -85,6 +85,14 @@ func testConfig(policyName string, workers ...string) Config {
 	return c
 }
 
+// testAdminKey enables the admin routes of a test's router (withAdmin);
+// requests send it with the adminAuth header pair.
+const testAdminKey = "test-admin-key"
+
+func withAdmin() Option { return WithSecrets(Secrets{AdminAPIKey: testAdminKey}) }
+
+var adminAuth = []string{"Authorization", "Bearer " + testAdminKey}
+
 // urlsOf lists fake workers' URLs.
 func urlsOf(ws ...*routertest.Worker) []string {
 	out := make([]string, len(ws))

@@ -1,18 +1,16 @@
 package router
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/autoinfer/autoinfer/router/policy"
+	"github.com/autoinfer/autoinfer/router/prompt"
 )
 
 // inbound is a validated client request, buffered so that retries can
@@ -25,6 +23,9 @@ type inbound struct {
 	body   []byte
 	reqID  string
 	runID  string
+	// admitted is set once the request passed validation and backpressure:
+	// only admitted requests are counted per run.
+	admitted bool
 	policy policy.Request
 	usage  *usage // from the relayed response, for per-run accounting
 	// aborted is set (to the error type it is counted as) when a response
@@ -53,24 +54,6 @@ func requestID(h http.Header) string {
 	return "req-" + strings.ToLower(rand.Text())
 }
 
-// readBody reads at most limit bytes; more is a 413.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	tooLarge := newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
-		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", limit))
-	if r.ContentLength > limit {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return nil, tooLarge
-	case err != nil:
-		return nil, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "reading request body: "+err.Error())
-	}
-	return body, nil
-}
-
 // openAIBody holds the fields routing needs; unmarshalling into it also
 // checks that the body is one JSON object.
 type openAIBody struct {
@@ -87,65 +70,50 @@ type chatMessage struct {
 }
 
 // parseOpenAI validates an inference body and extracts the model and the
-// text cache_aware matches on.
+// text cache_aware matches on. Extraction is one linear pass over each
+// prompt field (router/prompt); a prompt nested deeper than
+// prompt.MaxDepth is refused.
 func parseOpenAI(body []byte) (model, text string, apiErr *apiError) {
 	var b openAIBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return "", "", newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "request body is not a valid JSON object: "+err.Error())
 	}
-	var sb strings.Builder
-	for _, raw := range []json.RawMessage{b.Prompt, b.Input, b.Text} {
-		appendText(&sb, raw)
+	var buf []byte
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"prompt", b.Prompt}, {"input", b.Input}, {"text", b.Text}} {
+		var err error
+		if buf, err = prompt.AppendText(buf, f.raw); err != nil {
+			return "", "", badPrompt(f.name, err)
+		}
 	}
-	for _, m := range b.Messages {
-		sb.WriteString(m.Role)
-		sb.WriteByte(':')
-		appendText(&sb, m.Content)
-		sb.WriteByte('\n')
+	for i, m := range b.Messages {
+		buf = append(append(buf, m.Role...), ':')
+		var err error
+		if buf, err = prompt.AppendText(buf, m.Content); err != nil {
+			return "", "", badPrompt(fmt.Sprintf("messages[%d].content", i), err)
+		}
+		buf = append(buf, '\n')
 	}
-	return b.Model, sb.String(), nil
+	return b.Model, string(buf), nil
 }
 
-// appendText renders a prompt-like JSON value as text: strings as they are,
-// arrays element by element (chat content parts by their "text"), anything
-// else (token ids) as its JSON.
-func appendText(sb *strings.Builder, raw json.RawMessage) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			sb.WriteString(s)
-			return
-		}
-	case '[':
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) == nil {
-			for _, it := range items {
-				appendText(sb, it)
-			}
-			return
-		}
-	case '{':
-		var part struct {
-			Text json.RawMessage `json:"text"`
-		}
-		if json.Unmarshal(raw, &part) == nil && part.Text != nil {
-			appendText(sb, part.Text)
-			return
-		}
-	}
-	sb.Write(raw)
-	sb.WriteByte(' ')
+func badPrompt(field string, err error) *apiError {
+	e := newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, field+": "+err.Error())
+	e.Param = field
+	return e
 }
 
 // hashKey is consistent_hash's key: X-Session-ID, X-User-ID, Authorization,
-// the client IP, else a hash of the body.
-func hashKey(r *http.Request, body []byte) string {
+// the client IP, else a hash of the body. When the router checks an API
+// key, Authorization is that one shared key, which says nothing about the
+// user, and is skipped.
+func hashKey(r *http.Request, body []byte, keyed bool) string {
 	for _, k := range []string{"X-Session-ID", "X-User-ID", "Authorization"} {
+		if k == "Authorization" && keyed {
+			continue
+		}
 		if v := r.Header.Get(k); v != "" {
 			return k + ":" + v
 		}

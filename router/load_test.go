@@ -211,11 +211,11 @@ func TestWorkerRemovedMidStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := bubble(t)
 		f := e.worker()
-		r, base := e.router(testConfig("round_robin", f.URL))
+		r, base := e.router(testConfig("round_robin", f.URL), withAdmin())
 		done := e.goPost(context.Background(), base+"/v1/completions", `{"prompt":"x","stream":true}`, "X-Fake-Hold", "1")
 		synctest.Wait()
 		wantLoads(t, r, map[string]int64{f.URL: 1})
-		if res := e.Call(context.Background(), http.MethodDelete, base+"/workers/"+url.PathEscape(f.URL), ""); res.Status != 200 {
+		if res := e.Call(context.Background(), http.MethodDelete, base+"/workers/"+url.PathEscape(f.URL), "", adminAuth...); res.Status != 200 {
 			t.Fatalf("DELETE /workers → %d", res.Status)
 		}
 		if r.Pool().Get(f.URL) != nil || r.Loads()[f.URL] != 1 {

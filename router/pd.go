@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -133,7 +134,7 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 		// client gets P's answer, as it would from a collocated worker.
 		copyResponseHeaders(w.Header(), res.answered.header)
 		w.WriteHeader(res.answered.status)
-		_, _ = w.Write(res.answered.body)
+		_, _ = relayBody(w, bytes.NewReader(res.answered.body), nil, secs(r.cfg.WriteIdleTimeoutSecs))
 		return ""
 	case !res.ok && ctx.Err() != nil:
 		return r.answer(ctx, w, dis.prefill, res.tries)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // hopHeaders are connection-scoped and never forwarded.
@@ -13,15 +14,21 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Pro
 	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
 // forwardHeaders copies the client's headers to the worker request, minus
-// hop-by-hop ones and Accept-Encoding (bodies are relayed uncompressed so
-// usage accounting can read them).
-func forwardHeaders(dst, src http.Header) {
+// hop-by-hop ones, Accept-Encoding (bodies are relayed uncompressed so
+// usage accounting can read them) and, unless credentials is set, the
+// client's credentials: workers get the router's own key instead.
+func forwardHeaders(dst, src http.Header, credentials bool) {
 	for k, vs := range src {
 		dst[k] = append([]string(nil), vs...)
 	}
 	dropHop(dst)
 	dst.Del("Accept-Encoding")
 	dst.Del("Content-Length")
+	if !credentials {
+		for _, k := range credentialHeaders {
+			dst.Del(k)
+		}
+	}
 }
 
 // copyResponseHeaders copies the worker's headers; the router's own
@@ -51,10 +58,15 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 
 // relayBody copies src to the client chunk by chunk, flushing each one as it
 // arrives so streams are never held back; tap (may be nil) sees every chunk.
-// It reports a read error from the worker and a write error to the client
+// Each write must finish within writeIdle: a client that stops reading is
+// cut, while a stream that is merely long or slow to produce never is. It
+// reports a read error from the worker and a write error to the client
 // separately.
-func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap) (readErr, writeErr error) {
+func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, writeIdle time.Duration) (readErr, writeErr error) {
 	rc := http.NewResponseController(w)
+	// The response's last bytes go out after the handler returns: they get
+	// a fresh window too.
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(writeIdle)) }()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -64,6 +76,7 @@ func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap) (readErr, wr
 			if tap != nil {
 				_, _ = tap.Write(buf[:n])
 			}
+			_ = rc.SetWriteDeadline(time.Now().Add(writeIdle))
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return nil, werr
 			}

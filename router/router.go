@@ -29,6 +29,11 @@ type Router struct {
 	client  *http.Client
 	limiter *limiter
 
+	keys   keyring     // API and admin keys
+	pass   passthrough // unnamed paths that reach workers
+	bodies *bodyBudget // max_body_memory
+	runs   *runSeries  // per-run series, capped
+
 	pool      *Pool         // collocated workers
 	anyWorker policy.Policy // picks for GET /v1/models
 	pools     []*Pool       // every pool, for health checks and metrics
@@ -44,10 +49,11 @@ type Router struct {
 type Option func(*options)
 
 type options struct {
-	log  *slog.Logger
-	now  func() time.Time
-	seed *uint64
-	dial Dialer
+	log     *slog.Logger
+	now     func() time.Time
+	seed    *uint64
+	dial    Dialer
+	secrets Secrets
 }
 
 // WithLogger sets the logger (default: discard).
@@ -84,9 +90,17 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	keys, err := resolveSecrets(cfg.SecurityConfig, o.secrets)
+	if err != nil {
+		return nil, fmt.Errorf("router keys: %w", err)
+	}
 	seed := rand.Uint64()
 	if o.seed != nil {
 		seed = *o.seed
+	}
+	var transport http.RoundTripper = newTransport(o.dial)
+	if keys.WorkerAPIKey != "" {
+		transport = &workerAuth{base: transport.(*http.Transport), header: "Bearer " + keys.WorkerAPIKey}
 	}
 	r := &Router{
 		cfg:     cfg,
@@ -94,11 +108,15 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		reg:     prometheus.NewRegistry(), // one per router: several share a process
 		now:     o.now,
 		rnd:     policy.NewLockedRand(seed),
-		client:  &http.Client{Transport: newTransport(o.dial), CheckRedirect: noRedirects},
+		client:  &http.Client{Transport: transport, CheckRedirect: noRedirects},
 		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 		fresh:   freshConns{m: map[net.Conn]struct{}{}},
+		keys:    newKeyring(keys),
+		pass:    newPassthrough(cfg.PassthroughRoutes),
+		bodies:  newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 	}
 	r.m = newMetrics(r.reg)
+	r.runs = newRunSeries(r.m, cfg.MaxRunIDs)
 	if err := r.reg.Register(newStateCollector(r)); err != nil {
 		return nil, fmt.Errorf("registering router metrics: %w", err)
 	}

@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -16,29 +17,39 @@ func (r *Router) routes() http.Handler {
 	}
 	mux.Handle("/v1/models", r.routed(routeModels, kindModels))
 
+	// Public: probes must work without a key.
 	mux.HandleFunc("GET /liveness", r.liveness)
 	mux.HandleFunc("GET /readiness", r.readiness)
 	mux.HandleFunc("GET /health", r.readiness)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{}))
 
-	mux.HandleFunc("GET /workers", r.listWorkers)
-	mux.HandleFunc("POST /workers", r.addWorker)
-	mux.HandleFunc("DELETE /workers/{url...}", r.removeWorker)
-	mux.HandleFunc("GET /get_loads", r.getLoads)
-	// vllm-router's legacy admin routes.
-	mux.HandleFunc("GET /list_workers", r.listWorkers)
-	mux.HandleFunc("POST /add_worker", r.addWorker)
-	mux.HandleFunc("POST /remove_worker", r.removeWorker)
+	// Observability: state, no changes; the API or admin key when one is set.
+	mux.HandleFunc("GET /metrics", r.guarded(accessObserve, promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{}).ServeHTTP))
+	mux.HandleFunc("GET /workers", r.guarded(accessObserve, r.listWorkers))
+	mux.HandleFunc("GET /get_loads", r.guarded(accessObserve, r.getLoads))
+	mux.HandleFunc("GET /list_workers", r.guarded(accessObserve, r.listWorkers)) // vllm-router's legacy name
+
+	// Admin: changes the worker set; disabled without an admin key.
+	mux.HandleFunc("POST /workers", r.guarded(accessAdmin, r.addWorker))
+	mux.HandleFunc("DELETE /workers/{url...}", r.guarded(accessAdmin, r.removeWorker))
+	mux.HandleFunc("POST /add_worker", r.guarded(accessAdmin, r.addWorker)) // vllm-router's legacy admin routes
+	mux.HandleFunc("POST /remove_worker", r.guarded(accessAdmin, r.removeWorker))
 
 	mux.Handle("/", r.routed(routePassthrough, kindPassthrough))
 	return r.track(mux)
 }
 
-// track counts running handlers so Serve can wait for them on shutdown.
+// track counts running handlers so Serve can wait for them on shutdown. It
+// also resets the connection's deadlines for this request: a write deadline
+// left by the previous response on a keep-alive connection must not cut
+// this one, and a small body (admin JSON) gets body_read_timeout_secs
+// (routed requests set their own when their body is admitted).
 func (r *Router) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.active.Add(1)
 		defer r.active.Done()
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{})
+		_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
 		h.ServeHTTP(w, req)
 	})
 }

@@ -33,12 +33,17 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 
 	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelReqs()
+	// No ReadTimeout or WriteTimeout: they would cut long streams (and an
+	// expired ReadTimeout cancels a streaming handler's context). Bodies
+	// and writes get per-request deadlines instead (body.go, relay.go).
 	srv := &http.Server{
 		Handler:           r.handler,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: secs(r.cfg.ReadHeaderTimeoutSecs),
+		IdleTimeout:       secs(r.cfg.IdleTimeoutSecs),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ConnState:         r.fresh.track,
 	}
+	r.warnExposure(ln.Addr())
 	srv.RegisterOnShutdown(r.fresh.closeAll)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -68,6 +73,18 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serving router: %w", serveErr)
 	}
 	return nil
+}
+
+// warnExposure warns when the router listens beyond loopback without an API
+// key: anyone who can reach the port can then use the workers.
+func (r *Router) warnExposure(addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() || r.keys.hasAPI {
+		return
+	}
+	r.log.Warn("router listens on a non-loopback address without an API key: anyone who can reach it can "+
+		"run inference on every worker and read the answers, /metrics and the worker list; "+
+		"set api_key_env (or --api-key), or listen on 127.0.0.1", "addr", addr.String())
 }
 
 // tick runs f every interval until ctx is done.

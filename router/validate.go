@@ -48,6 +48,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.crossFieldErrors()...)
+	errs = append(errs, c.securityErrors()...)
 	return errors.Join(errs...)
 }
 

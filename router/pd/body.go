@@ -1,10 +1,10 @@
 package pd
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/autoinfer/autoinfer/router/prompt"
 )
 
 // Body is a client's inference body as top-level fields, kept as raw JSON
@@ -71,52 +71,26 @@ func (b Body) marshal() []byte {
 // EstimateTokens is routing_threshold's measure of a prompt
 // (production-stack PR 890): characters / 4 for text (a prompt string or
 // list of strings, the text of chat messages and their text parts), plus
-// the length of token-id prompts.
+// the length of token-id prompts. It reads each value once (router/prompt),
+// so its cost is linear in the body; what lies deeper than
+// prompt.MaxDepth is not counted (the router refuses such bodies first).
 func (b Body) EstimateTokens() int {
-	var chars, ids int
-	var walk func(raw json.RawMessage)
-	walk = func(raw json.RawMessage) {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
-			return
-		}
-		switch raw[0] {
-		case '"':
-			var s string
-			if json.Unmarshal(raw, &s) == nil {
-				chars += utf8.RuneCountInString(s)
-			}
-		case '[':
-			var items []json.RawMessage
-			if json.Unmarshal(raw, &items) == nil {
-				for _, it := range items {
-					walk(it)
-				}
-			}
-		case '{': // a chat content part: only text parts count
-			var part struct {
-				Type string          `json:"type"`
-				Text json.RawMessage `json:"text"`
-			}
-			if json.Unmarshal(raw, &part) == nil && (part.Type == "" || part.Type == "text") {
-				walk(part.Text)
-			}
-		default:
-			if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
-				ids++ // one token id
-			}
-		}
+	var total prompt.Counts
+	add := func(raw json.RawMessage) {
+		c, _ := prompt.Count(raw)
+		total.Chars += c.Chars
+		total.IDs += c.IDs
 	}
-	walk(b["prompt"])
+	add(b["prompt"])
 	var msgs []struct {
 		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(b["messages"], &msgs) == nil {
 		for _, m := range msgs {
-			walk(m.Content)
+			add(m.Content)
 		}
 	}
-	return chars/4 + ids
+	return total.Chars/4 + total.IDs
 }
 
 // Streamed reports whether the client asked for a stream.

@@ -1,0 +1,199 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// bodyBudget bounds the request bytes the router holds at once, over every
+// request: a body is reserved before a byte of it is read and released when
+// its request ends, so peak body memory stays under max_body_memory however
+// many clients upload at once. Reservations are granted in FIFO order; up
+// to queue_size requests wait, each for at most queue_timeout_secs.
+type bodyBudget struct {
+	sem     *semaphore.Weighted
+	size    int64
+	maxWait int64
+	timeout time.Duration
+
+	held    atomic.Int64 // bytes reserved now
+	peak    atomic.Int64 // most bytes ever reserved at once
+	waiting atomic.Int64 // requests waiting for a reservation
+}
+
+func newBodyBudget(size int64, queueSize int, timeout time.Duration) *bodyBudget {
+	return &bodyBudget{sem: semaphore.NewWeighted(size), size: size, maxWait: int64(queueSize), timeout: timeout}
+}
+
+// reservation is one request's share of the budget.
+type reservation struct {
+	b *bodyBudget
+	n int64
+}
+
+// reserve waits for n bytes, or explains why not (an *apiError, or
+// errClientGone).
+func (b *bodyBudget) reserve(ctx context.Context, n int64) (*reservation, error) {
+	res := &reservation{b: b}
+	if n == 0 {
+		return res, nil
+	}
+	if b.sem.TryAcquire(n) { // fails while others wait: FIFO is kept
+		res.add(n)
+		return res, nil
+	}
+	if b.waiting.Add(1) > b.maxWait {
+		b.waiting.Add(-1)
+		return nil, b.full()
+	}
+	qctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	err := b.sem.Acquire(qctx, n)
+	b.waiting.Add(-1)
+	switch {
+	case err == nil:
+		res.add(n)
+		return res, nil
+	case ctx.Err() != nil:
+		return nil, errClientGone
+	}
+	return nil, newAPIError(http.StatusRequestTimeout, ErrTypeQueueTimeout,
+		fmt.Sprintf("waited %s for %d bytes of the router's body memory (max_body_memory %d)", b.timeout, n, b.size))
+}
+
+func (b *bodyBudget) full() *apiError {
+	return newAPIError(http.StatusTooManyRequests, ErrTypeQueueFull,
+		fmt.Sprintf("the router's body memory (max_body_memory %d bytes) is taken and its queue is full; retry later", b.size))
+}
+
+// grow adds n bytes to the reservation if they are free now.
+func (r *reservation) grow(n int64) bool {
+	if !r.b.sem.TryAcquire(n) {
+		return false
+	}
+	r.add(n)
+	return true
+}
+
+func (r *reservation) add(n int64) {
+	r.n += n
+	held := r.b.held.Add(n)
+	for {
+		peak := r.b.peak.Load()
+		if held <= peak || r.b.peak.CompareAndSwap(peak, held) {
+			return
+		}
+	}
+}
+
+// release gives the whole reservation back; later calls do nothing.
+func (r *reservation) release() {
+	if r == nil || r.n == 0 {
+		return
+	}
+	r.b.held.Add(-r.n)
+	r.b.sem.Release(r.n)
+	r.n = 0
+}
+
+// chunkedStart is the first reservation for a body of unknown length; it
+// doubles (without waiting) as the body grows.
+const chunkedStart = 64 << 10
+
+// readBody reserves the body's bytes, then reads it within
+// body_read_timeout_secs. A body over max_payload_size is 413; one whose
+// reservation cannot be had waits like a queued request (429 queue_full,
+// 408 queue_timeout). A body without Content-Length grows its reservation
+// as it arrives and gets 429 when the budget runs out. The caller releases
+// the reservation when the request ends.
+func (r *Router) readBody(w http.ResponseWriter, req *http.Request) ([]byte, *reservation, error) {
+	limit := r.cfg.MaxPayloadSize
+	tooLarge := newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
+		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", limit))
+	cl := req.ContentLength
+	if cl > limit {
+		return nil, nil, tooLarge
+	}
+	first := cl
+	if cl < 0 {
+		first = min(chunkedStart, limit+1)
+	}
+	res, err := r.bodies.reserve(req.Context(), first)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+
+	var body []byte
+	if cl >= 0 {
+		body = make([]byte, cl)
+		_, err = io.ReadFull(req.Body, body)
+	} else {
+		body, err = readChunked(req.Body, res, limit)
+	}
+	if err != nil {
+		res.release()
+		return nil, nil, r.bodyError(err, tooLarge)
+	}
+	return body, res, nil
+}
+
+var errOverLimit = errors.New("body over limit")
+
+// readChunked reads a body of unknown length, doubling the buffer and its
+// reservation as needed, up to limit bytes.
+func readChunked(src io.Reader, res *reservation, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, res.n)
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, errOverLimit
+			}
+			next := min(2*int64(cap(buf)), limit+1)
+			if !res.grow(next - int64(cap(buf))) {
+				return nil, errBudgetFull
+			}
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if int64(len(buf)) > limit {
+				return nil, errOverLimit
+			}
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+var errBudgetFull = errors.New("body memory budget full")
+
+func (r *Router) bodyError(err error, tooLarge *apiError) *apiError {
+	switch {
+	case errors.Is(err, errOverLimit):
+		return tooLarge
+	case errors.Is(err, errBudgetFull):
+		return r.bodies.full()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return newAPIError(http.StatusRequestTimeout, ErrTypeBodyReadTimeout,
+			fmt.Sprintf("request body not received within body_read_timeout_secs (%gs)", r.cfg.BodyReadTimeoutSecs))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "request body shorter than its Content-Length")
+	}
+	return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "reading request body: "+err.Error())
+}

@@ -1,0 +1,245 @@
+package router
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// SecurityConfig is what makes a router safe to expose: who may call it,
+// what reaches the workers, and how much one client can make it hold. It is
+// inlined into Config (its keys sit directly under `router:`), and it never
+// holds a key: only the names of the environment variables that do, so
+// specs and ledger rows can be shared. docs/router.md "Security" is the
+// user's view.
+type SecurityConfig struct {
+	// APIKeyEnv names the environment variable holding the key clients must
+	// send as "Authorization: Bearer <key>" on inference routes, /v1/models
+	// and pass-through. Empty: those routes are open.
+	APIKeyEnv string `yaml:"api_key_env,omitempty" json:"api_key_env,omitempty"`
+	// AdminAPIKeyEnv names the variable holding the admin key. Routes that
+	// change the worker set need it; without one they are disabled.
+	AdminAPIKeyEnv string `yaml:"admin_api_key_env,omitempty" json:"admin_api_key_env,omitempty"`
+	// WorkerAPIKeyEnv names the variable holding the key the router sends
+	// workers as "Authorization: Bearer <key>" (requests, health checks and
+	// queue scrapes alike).
+	WorkerAPIKeyEnv string `yaml:"worker_api_key_env,omitempty" json:"worker_api_key_env,omitempty"`
+	// ForwardClientAuth forwards the client's credential headers
+	// (Authorization, Cookie, X-Api-Key, Api-Key) to workers. Off: workers
+	// never see them.
+	ForwardClientAuth bool `yaml:"forward_client_auth,omitempty" json:"forward_client_auth,omitempty"`
+	// PassthroughRoutes are the paths other than the named routes that are
+	// passed through to workers: exact paths, or prefixes ending in "/*".
+	// Anything else is 404, so workers' control routes are unreachable.
+	PassthroughRoutes []string `yaml:"passthrough_routes" json:"passthrough_routes"`
+
+	// MaxBodyMemory bounds the request bytes held at once over all
+	// requests. A body is reserved before it is read; one that does not fit
+	// waits in the queue (queue_size, queue_timeout_secs).
+	MaxBodyMemory int64 `yaml:"max_body_memory,omitempty" json:"max_body_memory,omitempty"`
+	// MaxRunIDs caps the X-Run-ID values with live per-run series; the
+	// least recently used run's series are deleted to admit a new one.
+	MaxRunIDs int `yaml:"max_run_ids,omitempty" json:"max_run_ids,omitempty"`
+
+	// ReadHeaderTimeoutSecs bounds reading a request's headers.
+	ReadHeaderTimeoutSecs float64 `yaml:"read_header_timeout_secs,omitempty" json:"read_header_timeout_secs,omitempty"`
+	// BodyReadTimeoutSecs bounds reading a request's body, from when it is
+	// admitted to be read.
+	BodyReadTimeoutSecs float64 `yaml:"body_read_timeout_secs,omitempty" json:"body_read_timeout_secs,omitempty"`
+	// WriteIdleTimeoutSecs bounds one write to a client that stopped
+	// reading. Streams are never cut for being long or slow to produce.
+	WriteIdleTimeoutSecs float64 `yaml:"write_idle_timeout_secs,omitempty" json:"write_idle_timeout_secs,omitempty"`
+	// IdleTimeoutSecs closes a keep-alive connection idle this long.
+	IdleTimeoutSecs float64 `yaml:"idle_timeout_secs,omitempty" json:"idle_timeout_secs,omitempty"`
+}
+
+// Security defaults; docs/router.md explains each.
+const (
+	DefaultMaxBodyMemory         = 1 << 30
+	DefaultMaxRunIDs             = 64
+	DefaultReadHeaderTimeoutSecs = 30
+	DefaultBodyReadTimeoutSecs   = 300
+	DefaultWriteIdleTimeoutSecs  = 120
+	DefaultIdleTimeoutSecs       = 120
+)
+
+// DefaultPassthroughRoutes are the OpenAI and vLLM serving routes the
+// router does not name itself. vLLM's control routes (/pause, /sleep,
+// /reset_prefix_cache, /update_weights, …) and every /admin route are left
+// out on purpose.
+func DefaultPassthroughRoutes() []string {
+	return []string{
+		"/v1/responses/*", "/v1/score", "/v1/rerank", "/v2/rerank", "/score", "/rerank",
+		"/pooling", "/classify", "/tokenize", "/detokenize", "/invocations",
+		"/v1/audio/transcriptions", "/v1/audio/translations", "/version", "/ping",
+	}
+}
+
+// DefaultSecurityConfig is the security part of DefaultConfig.
+func DefaultSecurityConfig() SecurityConfig {
+	return SecurityConfig{
+		PassthroughRoutes:     DefaultPassthroughRoutes(),
+		MaxBodyMemory:         DefaultMaxBodyMemory,
+		MaxRunIDs:             DefaultMaxRunIDs,
+		ReadHeaderTimeoutSecs: DefaultReadHeaderTimeoutSecs,
+		BodyReadTimeoutSecs:   DefaultBodyReadTimeoutSecs,
+		WriteIdleTimeoutSecs:  DefaultWriteIdleTimeoutSecs,
+		IdleTimeoutSecs:       DefaultIdleTimeoutSecs,
+	}
+}
+
+// securityErrors checks the security settings and every configured worker
+// URL; Config.Validate joins them with its own.
+func (c Config) securityErrors() []error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &FieldError{Key: "router." + key, Message: fmt.Sprintf(format, args...)})
+	}
+	s := c.SecurityConfig
+	for _, e := range []struct{ key, name string }{{"api_key_env", s.APIKeyEnv}, {"admin_api_key_env", s.AdminAPIKeyEnv},
+		{"worker_api_key_env", s.WorkerAPIKeyEnv}} {
+		if e.name != "" && !validEnvName(e.name) {
+			bad(e.key, "must name an environment variable (letters, digits, _), not hold a key (got %d characters)", len(e.name))
+		}
+	}
+	for i, p := range s.PassthroughRoutes {
+		if err := checkRoutePattern(p); err != nil {
+			bad(fmt.Sprintf("passthrough_routes[%d]", i), "%v", err)
+		}
+	}
+	if s.MaxBodyMemory < 1 {
+		bad("max_body_memory", "must be ≥ 1 (got %d)", s.MaxBodyMemory)
+	} else if s.MaxBodyMemory < c.MaxPayloadSize {
+		bad("max_body_memory", "must be ≥ max_payload_size (%d), or bodies that size could never be read (got %d)", c.MaxPayloadSize, s.MaxBodyMemory)
+	}
+	if s.MaxRunIDs < 1 {
+		bad("max_run_ids", "must be ≥ 1 (got %d)", s.MaxRunIDs)
+	}
+	for _, t := range []struct {
+		key string
+		v   float64
+	}{{"read_header_timeout_secs", s.ReadHeaderTimeoutSecs}, {"body_read_timeout_secs", s.BodyReadTimeoutSecs},
+		{"write_idle_timeout_secs", s.WriteIdleTimeoutSecs}, {"idle_timeout_secs", s.IdleTimeoutSecs}} {
+		if !(t.v > 0) {
+			bad(t.key, "must be > 0 (got %v)", t.v)
+		}
+	}
+	for _, l := range []struct {
+		key  string
+		urls []string
+	}{{"worker_urls", c.WorkerURLs}, {"prefill", c.PrefillURLs}, {"decode", c.DecodeURLs}} {
+		for i, u := range l.urls {
+			if err := checkWorkerURL(u); err != nil {
+				bad(fmt.Sprintf("%s[%d]", l.key, i), "%v", err)
+			}
+		}
+	}
+	return errs
+}
+
+// validEnvName reports whether s can only be a variable's name. A key
+// pasted by mistake (with '-', '.', '/', '+', '=') is refused without
+// being echoed.
+func validEnvName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func checkRoutePattern(p string) error {
+	prefix, wild := strings.CutSuffix(p, "/*")
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("must start with / (got %q)", p)
+	case strings.Contains(prefix, "*"):
+		return fmt.Errorf("* is allowed only as a final /* (got %q)", p)
+	case strings.ContainsAny(p, "?#") || strings.Contains(p, "/../") || strings.HasSuffix(prefix, "/.."):
+		return fmt.Errorf("must be a plain path (got %q)", p)
+	case !wild && p != "/" && strings.HasSuffix(p, "/"):
+		return fmt.Errorf("must not end with / (use /* for a prefix; got %q)", p)
+	}
+	return nil
+}
+
+// checkWorkerURL accepts an http(s) URL with a host and an optional path,
+// and nothing that could carry a secret or change what is requested: no
+// user info, query or fragment. The error never echoes user info.
+func checkWorkerURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL (%q)", redactURL(raw))
+	}
+	switch {
+	case u.User != nil:
+		return fmt.Errorf("must not carry user info (credentials): use worker_api_key_env (got %q)", redactURL(raw))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("must be an http or https URL (got %q)", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("must name a host (got %q)", raw)
+	case u.RawQuery != "" || u.ForceQuery:
+		return fmt.Errorf("must not have a query (got %q)", raw)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return fmt.Errorf("must not have a fragment (got %q)", raw)
+	case u.Opaque != "":
+		return fmt.Errorf("must be hierarchical (scheme://host; got %q)", raw)
+	}
+	return nil
+}
+
+// redactURL hides everything between "//" and the last "@" of the
+// authority: the whole user info, name included (a token is often sent as
+// the name alone).
+func redactURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "//")
+	if !ok {
+		if strings.Contains(raw, "@") {
+			return "[redacted]"
+		}
+		return raw
+	}
+	end := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = i
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		return scheme + "//[redacted]@" + rest[at+1:]
+	}
+	return raw
+}
+
+// Secrets are the keys themselves, for callers that hold them (the CLI's
+// --api-key flags); they take precedence over the *_env settings and are
+// never part of Config, so they never reach a ledger row.
+type Secrets struct {
+	APIKey, AdminAPIKey, WorkerAPIKey string
+}
+
+// WithSecrets passes keys directly instead of through environment variables.
+func WithSecrets(s Secrets) Option { return func(o *options) { o.secrets = s } }
+
+// resolveSecrets fills each key from s, else from the variable the config
+// names; a named variable that is unset or empty is an error, so a router
+// meant to be keyed never starts open.
+func resolveSecrets(cfg SecurityConfig, s Secrets) (Secrets, error) {
+	var errs []error
+	get := func(direct *string, key, name string) {
+		if *direct != "" || name == "" {
+			return
+		}
+		v, ok := os.LookupEnv(name)
+		if !ok || v == "" {
+			errs = append(errs, &FieldError{Key: "router." + key, Message: "environment variable " + name + " is unset or empty"})
+			return
+		}
+		*direct = v
+	}
+	get(&s.APIKey, "api_key_env", cfg.APIKeyEnv)
+	get(&s.AdminAPIKey, "admin_api_key_env", cfg.AdminAPIKeyEnv)
+	get(&s.WorkerAPIKey, "worker_api_key_env", cfg.WorkerAPIKeyEnv)
+	return s, errors.Join(errs...)
+}
