@@ -58,6 +58,29 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.Float64Var(&c.QueueTimeoutSecs, "queue-timeout-secs", c.QueueTimeoutSecs, "longest wait for a slot")
 	fs.Int64Var(&c.MaxPayloadSize, "max-payload-size", c.MaxPayloadSize, "largest request body in bytes")
 	fs.Float64Var(&c.RequestTimeoutSecs, "request-timeout-secs", c.RequestTimeoutSecs, "longest time for one request, retries included")
+
+	s := &c.SecurityConfig
+	fs.StringVar(&s.APIKeyEnv, "api-key-env", s.APIKeyEnv, "environment variable holding the key clients must send (Authorization: Bearer)")
+	fs.StringVar(&s.AdminAPIKeyEnv, "admin-api-key-env", s.AdminAPIKeyEnv, "environment variable holding the admin key; admin routes are off without one")
+	fs.StringVar(&s.WorkerAPIKeyEnv, "worker-api-key-env", s.WorkerAPIKeyEnv, "environment variable holding the key the router sends workers")
+	fs.BoolVar(&s.ForwardClientAuth, "forward-client-auth", s.ForwardClientAuth, "forward clients' Authorization, Cookie and API-key headers to workers")
+	fs.StringSliceVar(&s.PassthroughRoutes, "passthrough-routes", s.PassthroughRoutes, "other paths passed to workers: exact paths or /prefix/* (replaces the default list)")
+	fs.Int64Var(&s.MaxBodyMemory, "max-body-memory", s.MaxBodyMemory, "request body bytes held at once over all requests")
+	fs.IntVar(&s.MaxRunIDs, "max-run-ids", s.MaxRunIDs, "X-Run-ID values with live per-run series (least recently used evicted)")
+	fs.Float64Var(&s.ReadHeaderTimeoutSecs, "read-header-timeout-secs", s.ReadHeaderTimeoutSecs, "bound on reading a request's headers")
+	fs.Float64Var(&s.BodyReadTimeoutSecs, "body-read-timeout-secs", s.BodyReadTimeoutSecs, "bound on reading a request's body")
+	fs.Float64Var(&s.WriteIdleTimeoutSecs, "write-idle-timeout-secs", s.WriteIdleTimeoutSecs, "bound on one write to a client that stopped reading (never cuts a live stream)")
+	fs.Float64Var(&s.IdleTimeoutSecs, "idle-timeout-secs", s.IdleTimeoutSecs, "close keep-alive connections idle this long")
+}
+
+// bindRouterSecretFlags binds the flags that carry keys themselves. They
+// are not part of router.Config, so no key reaches a file or a ledger row;
+// a key on the command line is visible to other local users (ps), which
+// the *-env flags avoid.
+func bindRouterSecretFlags(fs *pflag.FlagSet, s *router.Secrets) {
+	fs.StringVar(&s.APIKey, "api-key", "", "key clients must send as Authorization: Bearer (prefer --api-key-env)")
+	fs.StringVar(&s.AdminAPIKey, "admin-api-key", "", "admin key for /workers changes (prefer --admin-api-key-env)")
+	fs.StringVar(&s.WorkerAPIKey, "worker-api-key", "", "key the router sends workers (prefer --worker-api-key-env)")
 }
 
 // replayFlags copies the flags explicitly set on from onto the same-named

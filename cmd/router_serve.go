@@ -18,6 +18,7 @@ import (
 
 func newRouterServeCmd() *cobra.Command {
 	cfg := router.DefaultConfig()
+	var secrets router.Secrets
 	var configPath, logLevel string
 	cmd := &cobra.Command{
 		Use:   "serve [WORKER_URL...]",
@@ -35,11 +36,12 @@ func newRouterServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serveRouter(cmd, resolved, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
+			return serveRouter(cmd, resolved, secrets, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
 		},
 	}
 	fs := cmd.Flags()
 	bindRouterFlags(fs, &cfg)
+	bindRouterSecretFlags(fs, &secrets)
 	fs.StringVar(&configPath, "config", "", "YAML file with a router config (unknown keys are errors); flags given explicitly override it")
 	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
@@ -93,8 +95,8 @@ func parseLogLevel(s string) (slog.Level, error) {
 
 // serveRouter listens, prints one JSON line with the URL, and serves until
 // the command's context is cancelled (SIGINT/SIGTERM).
-func serveRouter(cmd *cobra.Command, cfg router.Config, log *slog.Logger) error {
-	r, err := router.New(cfg, router.WithLogger(log))
+func serveRouter(cmd *cobra.Command, cfg router.Config, secrets router.Secrets, log *slog.Logger) error {
+	r, err := router.New(cfg, router.WithLogger(log), router.WithSecrets(secrets))
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -104,6 +106,7 @@ func serveRouter(cmd *cobra.Command, cfg router.Config, log *slog.Logger) error 
 	}
 	ev := map[string]any{
 		"event": "listening", "url": "http://" + ln.Addr().String(), "policy": cfg.Policy, "workers": len(cfg.WorkerURLs),
+		"api_key": secrets.APIKey != "" || cfg.APIKeyEnv != "", "admin": secrets.AdminAPIKey != "" || cfg.AdminAPIKeyEnv != "",
 	}
 	if cfg.PDDisaggregation {
 		ev["prefill"], ev["decode"], ev["prefill_policy"], ev["decode_policy"] = len(cfg.PrefillURLs), len(cfg.DecodeURLs), cfg.PrefillPolicy, cfg.DecodePolicy
