@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DPRankHeader tells a data-parallel worker which rank serves the request.
@@ -48,6 +49,10 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 		}
 	}
 	copyResponseHeaders(w.Header(), up.resp.Header)
+	// The headers, like every chunk after them, must go out within the
+	// write-idle window, or a client that never reads would hold the
+	// attempt (and its load) forever.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(secs(r.cfg.WriteIdleTimeoutSecs)))
 	w.WriteHeader(status)
 	if sse {
 		// A stream's headers go out now, as the worker sent them, not with
