@@ -40,7 +40,13 @@ func (s *scanner) count(c *Counts, depth int) error {
 		if depth > MaxDepth {
 			return ErrTooDeep
 		}
-		return s.elements(func() error { return s.count(c, depth+1) })
+		var err error
+		for more := s.open(); more && err == nil; more, err = s.next() {
+			if err = s.count(c, depth+1); err != nil {
+				return err
+			}
+		}
+		return err
 	case '{':
 		if depth > MaxDepth {
 			return ErrTooDeep

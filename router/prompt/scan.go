@@ -127,27 +127,29 @@ func (s *scanner) skip() error {
 	}
 }
 
-// elements calls each for every element of the array at s.i.
-func (s *scanner) elements(each func() error) error {
+// open enters the array at s.i and reports whether it has an element;
+// next then moves past each element's separator:
+//
+//	for more := s.open(); more && err == nil; more, err = s.next() { …read an element… }
+func (s *scanner) open() bool {
 	s.i++ // [
 	if s.peek() == ']' {
 		s.i++
-		return nil
+		return false
 	}
-	for {
-		if err := each(); err != nil {
-			return err
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return errMalformed
-		}
+	return true
+}
+
+func (s *scanner) next() (bool, error) {
+	switch s.peek() {
+	case ',':
+		s.i++
+		return true, nil
+	case ']':
+		s.i++
+		return false, nil
 	}
+	return false, errMalformed
 }
 
 // members calls each with every key of the object at s.i, positioned at

@@ -39,11 +39,14 @@ func (s *scanner) text(dst []byte, depth int) ([]byte, error) {
 		if depth > MaxDepth {
 			return dst, ErrTooDeep
 		}
-		err := s.elements(func() error {
-			var err error
-			dst, err = s.text(dst, depth+1)
-			return err
-		})
+		// Elements inline rather than through a callback: a prompt of
+		// nested arrays is mostly this loop.
+		var err error
+		for more := s.open(); more && err == nil; more, err = s.next() {
+			if dst, err = s.text(dst, depth+1); err != nil {
+				return dst, err
+			}
+		}
 		return dst, err
 	case '{':
 		if depth > MaxDepth {
