@@ -85,6 +85,7 @@ func (k keyring) authorize(h http.Header, a access) *apiError {
 func (r *Router) guarded(a access, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		if e := r.keys.authorize(req.Header, a); e != nil {
+			closeUnread(w, req)
 			denied(w, e)
 			return
 		}

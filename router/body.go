@@ -114,7 +114,12 @@ const chunkedStart = 64 << 10
 // 408 queue_timeout). A body without Content-Length grows its reservation
 // as it arrives and gets 429 when the budget runs out. The caller releases
 // the reservation when the request ends.
-func (r *Router) readBody(w http.ResponseWriter, req *http.Request) ([]byte, *reservation, error) {
+func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte, res *reservation, err error) {
+	defer func() {
+		if err != nil {
+			closeUnread(w, req)
+		}
+	}()
 	limit := r.cfg.MaxPayloadSize
 	tooLarge := newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
 		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", limit))
@@ -126,15 +131,12 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) ([]byte, *re
 	if cl < 0 {
 		first = min(chunkedStart, limit+1)
 	}
-	res, err := r.bodies.reserve(req.Context(), first)
-	if err != nil {
+	if res, err = r.bodies.reserve(req.Context(), first); err != nil {
 		return nil, nil, err
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
-	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 
-	var body []byte
 	if cl >= 0 {
 		body = make([]byte, cl)
 		_, err = io.ReadFull(req.Body, body)
@@ -142,10 +144,24 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) ([]byte, *re
 		body, err = readChunked(req.Body, res, limit)
 	}
 	if err != nil {
+		// The deadline stays: net/http would otherwise wait for the rest of
+		// the body (up to 256 KiB) before answering.
 		res.release()
 		return nil, nil, r.bodyError(err, tooLarge)
 	}
+	// Cleared once the body is in: an expired deadline would end the
+	// connection's background read and cancel a long response.
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, res, nil
+}
+
+// closeUnread makes the answer to a request whose body was not read close
+// the connection: net/http would otherwise read up to 256 KiB of it first,
+// at whatever pace the client sends.
+func closeUnread(w http.ResponseWriter, req *http.Request) {
+	if req.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 var errOverLimit = errors.New("body over limit")

@@ -55,22 +55,27 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 
 func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbound, kind routeKind) string {
 	if e := r.keys.authorize(req.Header, accessClient); e != nil {
+		closeUnread(w, req)
 		denied(w, e)
 		return e.Type
 	}
 	if kind == kindPassthrough && !r.pass.allows(req) {
+		closeUnread(w, req)
 		return reject(w, newAPIError(http.StatusNotFound, ErrTypeNotFound,
 			"path not served: only the named routes and passthrough_routes reach workers"))
 	}
 	if kind == kindInference && req.Method != http.MethodPost {
+		closeUnread(w, req)
 		w.Header().Set("Allow", http.MethodPost)
 		return reject(w, newAPIError(http.StatusMethodNotAllowed, ErrTypeMethodNotAllowed, req.Method+" not allowed on "+req.URL.Path+"; use POST"))
 	}
 	if kind == kindModels && req.Method != http.MethodGet && req.Method != http.MethodHead {
+		closeUnread(w, req)
 		w.Header().Set("Allow", http.MethodGet)
 		return reject(w, newAPIError(http.StatusMethodNotAllowed, ErrTypeMethodNotAllowed, req.Method+" not allowed on "+req.URL.Path+"; use GET"))
 	}
 	if in.runID != "" && !validRunID(in.runID) {
+		closeUnread(w, req)
 		return reject(w, badRunID())
 	}
 	body, res, err := r.readBody(w, req)
