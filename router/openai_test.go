@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -70,4 +71,47 @@ func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Acceptance 6 of issue 13: the official OpenAI Go client, given the API
+// key, streams through a keyed router; without it (or with another) it gets
+// 401 in OpenAI's error shape.
+func TestAcceptanceOpenAIClientWithAPIKey(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
+	ws := simWorkers(t, 1)
+	r, base := e.router(testConfig("round_robin", urls(ws)...), WithSecrets(Secrets{APIKey: testClientKey}))
+	ctx := context.Background()
+	stream := func(key string) (string, error) {
+		c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0), option.WithHTTPClient(e.HTTP()))
+		s := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:               simModel,
+			Messages:            []openai.ChatCompletionMessageParamUnion{openai.UserMessage("keyed")},
+			MaxCompletionTokens: openai.Int(8),
+		})
+		var sb strings.Builder
+		for s.Next() {
+			for _, ch := range s.Current().Choices {
+				sb.WriteString(ch.Delta.Content)
+			}
+		}
+		return sb.String(), s.Err()
+	}
+	text, err := stream(testClientKey)
+	if err != nil || text == "" {
+		t.Fatalf("with the key: %q, %v", text, err)
+	}
+	for _, key := range []string{"", "wrong-key"} {
+		_, err := stream(key)
+		apiErr, ok := errors.AsType[*openai.Error](err)
+		if !ok || apiErr.StatusCode != 401 || apiErr.Type != ErrTypeUnauthorized {
+			t.Errorf("with key %q: %v, want a 401 %s error", key, err, ErrTypeUnauthorized)
+		}
+	}
+	keyed := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testClientKey), option.WithHTTPClient(e.HTTP()))
+	models, err := keyed.Models.List(ctx)
+	if err != nil || len(models.Data) == 0 {
+		t.Errorf("listing models with the key: %v", err)
+	}
+	stillServes(t, e, r, base, clientAuth...)
 }

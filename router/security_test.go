@@ -198,6 +198,24 @@ func TestAttackClientCredentialsNeverReachWorkers(t *testing.T) {
 	})
 	stillServes(t, e, r, base, clientAuth...)
 
+	// In PD mode both legs carry the router's key, not the client's.
+	pre, preURL := startHeaderRecorder(t)
+	dec, decURL := startHeaderRecorder(t)
+	pdCfg := testConfig("round_robin")
+	pdCfg.PDDisaggregation, pdCfg.KVConnector = true, "nixl"
+	pdCfg.PrefillPolicy, pdCfg.DecodePolicy = "round_robin", "round_robin"
+	pdCfg.PrefillURLs, pdCfg.DecodeURLs = []string{preURL}, []string{decURL}
+	_, pdBase := e.router(pdCfg, WithSecrets(Secrets{APIKey: testClientKey, WorkerAPIKey: testWorkerKey}))
+	if res := e.Post(pdBase+"/v1/completions", `{"prompt":"x"}`, append(clientAuth, "Cookie", "c=1")...); res.Status != 200 {
+		t.Fatalf("PD request → %d %s", res.Status, res.Body)
+	}
+	for leg, rec := range map[string]*headerRecorder{"prefill": pre, "decode": dec} {
+		hs := rec.headers("/v1/completions")
+		if len(hs) != 1 || hs[0].Get("Authorization") != "Bearer "+testWorkerKey || hs[0].Get("Cookie") != "" {
+			t.Errorf("%s leg saw %v", leg, hs)
+		}
+	}
+
 	// Forwarding the client's credentials takes an explicit setting.
 	rec2, u2 := startHeaderRecorder(t)
 	cfg2 := testConfig("round_robin", u2)
@@ -316,4 +334,49 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// exposed is a loopback listener that reports a non-loopback address, as
+// one bound to 0.0.0.0 would, without exposing the test.
+type exposed struct{ net.Listener }
+
+func (exposed) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4zero, Port: 30000} }
+
+// Binding beyond loopback without an API key prints a warning naming the
+// risk; with a key, or on loopback, it does not.
+func TestWarnsWhenExposedWithoutAKey(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		exposed bool
+		secrets Secrets
+		warn    bool
+	}{{"exposed without a key", true, Secrets{}, true}, {"exposed with a key", true, Secrets{APIKey: "k"}, false},
+		{"loopback without a key", false, Secrets{}, false}} {
+		var logs syncBuffer
+		r, err := New(testConfig("round_robin", "http://127.0.0.1:1"), WithSecrets(c.secrets),
+			WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.exposed {
+			ln = exposed{ln}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Serve(ctx, ln) }()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "without an API key") &&
+			strings.Contains(logs.String(), "anyone who can reach it")
+		if warned != c.warn {
+			t.Errorf("%s: warned %v, want %v (log: %s)", c.name, warned, c.warn, logs.String())
+		}
+	}
 }
