@@ -16,7 +16,7 @@ TOOLS_DIR       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/autoinfer/tools
 GOLANGCI_VERSION := v2.7.2
 GOLANGCI        := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_VERSION)
 
-.PHONY: all build test unit lint vet e2e demo bench bench-peers chromium clean tokenizers
+.PHONY: all build test unit lint vet e2e demo bench bench-peers chromium clean tokenizers fuzz
 
 all: build
 
@@ -88,6 +88,18 @@ demo: build
 	@echo
 	@echo "Recorded in $(LEDGER). Next: ./$(BIN) ledger list --ledger $(LEDGER)"
 	@echo "      ./$(BIN) ledger pareto --ledger $(LEDGER) --x p99_ttft_ms --y output_throughput"
+
+# fuzz runs every Fuzz target in the tree for FUZZTIME each (plain `go test`
+# runs their seed corpora as ordinary tests). New finds land in the
+# package's testdata/fuzz/ and fail the run: commit them with the fix.
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; for dir in $$(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | xargs -n1 dirname | sort -u); do \
+		for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | sed 's/^func //'); do \
+			echo "== ./$$dir $$fz"; \
+			$(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) ./$$dir; \
+		done; \
+	done
 
 # bench runs every benchmark once with an iteration count that suits it; each
 # reports ratios measured within one run (the machines are shared and noisy).
