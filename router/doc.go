@@ -9,18 +9,23 @@
 // # The request path
 //
 // A request to an inference route (POST /v1/completions, /v1/chat/completions,
-// /v1/embeddings, /generate, /v1/responses), to GET /v1/models or to any
-// unknown path (pass-through) goes through these steps, each in its file:
+// /v1/embeddings, /generate, /v1/responses), to GET /v1/models or to an
+// allowed other path (pass-through) goes through these steps, each in its
+// file:
 //
 //  1. route (routes.go, handler.go): the mux picks the route; routed assigns
 //     the request id (X-Request-Id and friends, echoed back) and counts the
-//     request, its duration and its error type per route and per run
-//     (X-Run-ID).
-//  2. validation (handler.go, inbound.go): method, body size (413), and for
-//     inference routes a JSON object body (400), from which the model and the
-//     text cache_aware matches on are read. Everything that can reject a
-//     request runs here, before any worker is chosen, so a rejected request
-//     never touches a load count.
+//     request, its duration and its error type per route, and, once it is
+//     admitted, per run (X-Run-ID; runs.go caps the live runs).
+//  2. validation (handler.go, auth.go, body.go, inbound.go): the API key
+//     (401), the pass-through allowlist (404), method (405), the run id
+//     (400), the body — reserved against max_body_memory before a byte is
+//     read, then read within body_read_timeout_secs (413, 408, 429) — and
+//     for inference routes a JSON object body (400), from which the model
+//     and the text cache_aware matches on are read in one linear pass
+//     (router/prompt). Everything that can reject a request runs here,
+//     before any worker is chosen, so a rejected request never touches a
+//     load count.
 //  3. limiter (limiter.go): max_concurrent_requests admitted at once, a FIFO
 //     queue of queue_size behind them (full: 429 queue_full; waited
 //     queue_timeout_secs: 408 queue_timeout). Then request_timeout_secs
@@ -37,8 +42,8 @@
 //     client.
 //  6. relay (relay.go, usage.go): headers minus hop-by-hop ones, then the
 //     body chunk by chunk with a flush after each, so streams are never held
-//     back; a tap reads the usage object on the way for per-run token
-//     counts. A stream the worker breaks off, or that request_timeout_secs
+//     back, each write bounded by write_idle_timeout_secs; a tap reads the
+//     usage object on the way for per-run token counts. A stream the worker breaks off, or that request_timeout_secs
 //     cuts, is cut for the client too (never a clean end).
 //
 // When every attempt failed, answer (dispatch.go) turns the last failure into
@@ -76,6 +81,16 @@
 // of Serve and shuts down gracefully: responses in flight get ShutdownGrace,
 // idle and never-used client connections are closed at once.
 //
+// # Exposure
+//
+// security_config.go holds what makes a router safe to expose (keys by
+// environment variable name, pass-through allowlist, body memory, run-id
+// cap, timeouts) and the worker-URL rules; auth.go checks keys per route
+// (public probes, client routes, observability, admin) and strips client
+// credentials before anything reaches a worker, which gets the router's own
+// worker key instead. serve.go warns when the router listens beyond
+// loopback without an API key.
+//
 // # Metrics
 //
 // Every router has its own Prometheus registry (several share a process),
@@ -105,6 +120,8 @@
 //   - policy: the selection policies (random, round_robin, power_of_two,
 //     consistent_hash, cache_aware, least_loaded) behind one interface.
 //   - pd: PD's wire format, pure functions of bytes.
+//   - prompt: the text and token estimate of prompt-like JSON values, read
+//     once with a depth limit.
 //   - routertest: helpers for tests that start routers and fake workers,
 //     over loopback TCP or an in-memory network inside a testing/synctest
 //     bubble (WithDialer), where timer-driven logic runs on a fake clock.
