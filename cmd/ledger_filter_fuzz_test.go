@@ -29,7 +29,8 @@ func FuzzLedgerFilterFlags(f *testing.F) {
 		filter, err := flags.filter()
 		if err != nil {
 			var ee *exitError
-			if !errors.As(err, &ee) || ee.code != ExitUsage || !(strings.Contains(err.Error(), "--where") || strings.Contains(err.Error(), "--bound")) {
+			named := strings.Contains(err.Error(), "--where") || strings.Contains(err.Error(), "--bound")
+			if !errors.As(err, &ee) || ee.code != ExitUsage || !named {
 				t.Fatalf("where %q bound %q: %v, want a usage error naming the flag", where, bound, err)
 			}
 			return

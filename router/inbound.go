@@ -26,8 +26,8 @@ type inbound struct {
 	// admitted is set once the request passed validation and backpressure:
 	// only admitted requests are counted per run.
 	admitted bool
-	policy policy.Request
-	usage  *usage // from the relayed response, for per-run accounting
+	policy   policy.Request
+	usage    *usage // from the relayed response, for per-run accounting
 	// aborted is set (to the error type it is counted as) when a response
 	// was cut after it started: the worker broke off, or request_timeout_secs
 	// passed mid-stream. The client connection is then cut too, so the client

@@ -3,6 +3,7 @@ package router
 import (
 	"container/list"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -18,8 +19,8 @@ func validRunID(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' ||
-			c == '-' || c == ':' || c == '/' || c == '@' || c == '+' || c == '=' || c == ',') {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && !strings.ContainsRune("._-:/@+=,", rune(c)) {
 			return false
 		}
 	}
@@ -46,8 +47,8 @@ type runSeries struct {
 	index map[string]*list.Element
 }
 
-func newRunSeries(m *metrics, max int) *runSeries {
-	return &runSeries{m: m, max: max, order: list.New(), index: map[string]*list.Element{}}
+func newRunSeries(m *metrics, limit int) *runSeries {
+	return &runSeries{m: m, max: limit, order: list.New(), index: map[string]*list.Element{}}
 }
 
 // record counts one admitted request of run id and its usage (may be nil).

@@ -144,7 +144,8 @@ func (c Config) securityErrors() []error {
 // being echoed.
 func validEnvName(s string) bool {
 	for i, r := range s {
-		if !(r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
+		letter := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z')
+		if !letter && (i == 0 || r < '0' || r > '9') {
 			return false
 		}
 	}

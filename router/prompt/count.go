@@ -86,7 +86,7 @@ func (s *scanner) countPart(c *Counts, depth int) error {
 		}
 		return s.skip()
 	})
-	if err == nil && !(typed && (typ == "" || typ == "text")) {
+	if textPart := typed && (typ == "" || typ == "text"); err == nil && !textPart {
 		*c = mark
 	}
 	return err
