@@ -55,6 +55,7 @@ func complete(t testing.TB, url string, body map[string]any) completion {
 }
 
 func TestHealthModelsLoad(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	if code, body := get(t, url+"/health"); code != http.StatusOK || len(body) != 0 {
 		t.Fatalf("GET /health = %d %q, want 200 and an empty body", code, body)
@@ -82,6 +83,7 @@ func TestHealthModelsLoad(t *testing.T) {
 }
 
 func TestCompletionNonStreaming(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	prompt := "the model serves the cache"
 	c := complete(t, url, map[string]any{"model": model, "prompt": prompt, "max_tokens": 7, "temperature": 0, "ignore_eos": true})
@@ -104,6 +106,7 @@ func TestCompletionNonStreaming(t *testing.T) {
 }
 
 func TestChatNonStreaming(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	msgs := []map[string]any{{"role": "system", "content": "be brief"}, {"role": "user", "content": "what is the cache?"}}
 	code, raw := post(t, url+"/v1/chat/completions", map[string]any{"model": model, "messages": msgs, "max_completion_tokens": 4, "temperature": 0})
@@ -125,6 +128,7 @@ func TestChatNonStreaming(t *testing.T) {
 }
 
 func TestConcurrentStreamsAllComplete(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	var wg sync.WaitGroup
 	for i := range 16 {

@@ -49,6 +49,10 @@ type Options struct {
 	// KVHost is the address the KV side channel listens on and advertises
 	// as remote_host (default 127.0.0.1).
 	KVHost string
+	// Clock is the engine's time source (nil: the time package).
+	Clock Clock
+	// KVNetwork carries the KV side channel (nil: TCP).
+	KVNetwork Network
 }
 
 // Defaults for engine fields left at zero, as vLLM's (block size 16,
@@ -79,6 +83,8 @@ type config struct {
 	holdTimeout  time.Duration
 	kvHost       string
 	logger       *slog.Logger
+	clock        Clock
+	kvNet        Network
 	initialFault Faults
 }
 
@@ -98,6 +104,8 @@ func resolve(o Options) (config, error) {
 		holdTimeout: o.KVHoldTimeout,
 		kvHost:      o.KVHost,
 		logger:      o.Logger,
+		clock:       o.Clock,
+		kvNet:       o.KVNetwork,
 	}
 	if c.model == "" {
 		return config{}, fmt.Errorf("engine.model: must name the served model")
@@ -124,9 +132,9 @@ func resolve(o Options) (config, error) {
 	if err := c.profile.Validate(); err != nil {
 		return config{}, fmt.Errorf("profile: %w", err)
 	}
-	if cap := c.numBlocks * c.blockSize; c.maxModelLen > cap {
+	if capacity := c.numBlocks * c.blockSize; c.maxModelLen > capacity {
 		return config{}, fmt.Errorf("engine.max_model_len: %d exceeds the KV cache capacity of %d tokens (%d blocks of %d); lower it or raise num_gpu_blocks_override",
-			c.maxModelLen, cap, c.numBlocks, c.blockSize)
+			c.maxModelLen, capacity, c.numBlocks, c.blockSize)
 	}
 	role, err := ParseRole(string(o.Role))
 	if err != nil {
@@ -151,6 +159,12 @@ func resolve(o Options) (config, error) {
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if c.clock == nil {
+		c.clock = RealClock{}
+	}
+	if c.kvNet == nil {
+		c.kvNet = &tcpNetwork{}
 	}
 	return c, nil
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestNewNamesTheBadField(t *testing.T) {
+	t.Parallel()
 	fast, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +55,7 @@ func TestNewNamesTheBadField(t *testing.T) {
 }
 
 func TestProfileStepTimeFormula(t *testing.T) {
+	t.Parallel()
 	p, _ := sim.LookupProfile("h100-llama3-8b")
 	// 4.5 ms + 1000·20 µs + 8·20 µs + 16384·30 ns = 25.15 ms (pd.md coefficients).
 	if got, want := p.StepTime(1000, 8, 16384).Microseconds(), int64(4500+20000+160+491); got != want {

@@ -58,13 +58,15 @@ func (k *kvChannel) port() int {
 	if k.ln == nil {
 		return 0
 	}
-	return k.ln.Addr().(*net.TCPAddr).Port
+	_, port, _ := net.SplitHostPort(k.ln.Addr().String())
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 // listen opens the side channel and serves it until ctx is done; wg tracks
 // every goroutine it starts.
 func (k *kvChannel) listen(ctx context.Context, wg *sync.WaitGroup, s *Server) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.kvHost, "0"))
+	ln, err := s.cfg.kvNet.Listen("tcp", net.JoinHostPort(s.cfg.kvHost, "0"))
 	if err != nil {
 		return fmt.Errorf("sim: opening the KV side channel: %w", err)
 	}
@@ -173,14 +175,14 @@ func (s *Server) pullKV(ctx context.Context, eng *engine, sq *seq, kv *KVTransfe
 		eng.pulling.Add(-1)
 		eng.poke()
 	}()
-	start := time.Now()
+	start := s.cfg.clock.Now()
 	if err := s.pull(ctx, sq, kv); err != nil {
 		eng.m.kvPullsFailed.Inc()
 		s.logger.Warn("KV pull failed, prefilling locally", "request", sq.id, "err", err)
 		return 0
 	}
 	eng.m.kvPullsOK.Inc()
-	eng.m.kvTransfer.Observe(time.Since(start).Seconds())
+	eng.m.kvTransfer.Observe(s.cfg.clock.Now().Sub(start).Seconds())
 	return sq.promptLen - 1
 }
 
@@ -191,7 +193,7 @@ func (s *Server) pull(ctx context.Context, sq *seq, kv *KVTransferParams) error 
 	ctx, cancel := context.WithTimeout(ctx, pullTimeout+s.cfg.profile.TransferTime(sq.promptLen))
 	defer cancel()
 	addr := net.JoinHostPort(*kv.RemoteHost, strconv.Itoa(*kv.RemotePort))
-	c, err := s.kvDialer.DialContext(ctx, "tcp", addr)
+	c, err := s.cfg.kvNet.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("dialing %s: %w", addr, err)
 	}
@@ -212,7 +214,7 @@ func (s *Server) pull(ctx context.Context, sq *seq, kv *KVTransferParams) error 
 	if rep.NumTokens != sq.promptLen || rep.PromptKey != strconv.FormatUint(sq.samp.key, 16) {
 		return fmt.Errorf("held KV is for another prompt (%d tokens)", rep.NumTokens)
 	}
-	if !sleepCtx(ctx, s.cfg.profile.TransferTime(rep.NumTokens)) {
+	if !sleepCtx(ctx, s.cfg.clock, s.cfg.profile.TransferTime(rep.NumTokens)) {
 		return fmt.Errorf("transfer interrupted: %w", ctx.Err())
 	}
 	if err := enc.Encode(pullDone{Done: true}); err != nil {

@@ -111,11 +111,44 @@ func (p Profile) Validate() error {
 	return nil
 }
 
+// Batch is what one engine step computes: prefill chunks (each after the
+// tokens of its sequence already in the KV cache) and one token for each
+// decoding sequence.
+type Batch struct {
+	Chunks []Chunk
+	// DecodeSeqs sequences decode one token each over DecodeContext
+	// context tokens in total.
+	DecodeSeqs, DecodeContext int
+}
+
+// Chunk is one sequence's prefill work in a step: Tokens new tokens after
+// Prefix tokens whose KV is already computed (cached or earlier chunks).
+type Chunk struct{ Tokens, Prefix int }
+
+// PrefillTokens is the number of prefill tokens in b.
+func (b *Batch) PrefillTokens() int {
+	n := 0
+	for _, c := range b.Chunks {
+		n += c.Tokens
+	}
+	return n
+}
+
 // StepTime is the duration of one engine step that prefills prefillTokens
-// while decodeSeqs sequences decode over contextTokens context in total.
+// (one chunk without a cached prefix) while decodeSeqs sequences decode over
+// contextTokens context in total.
 func (p Profile) StepTime(prefillTokens, decodeSeqs, contextTokens int) time.Duration {
-	ns := p.StepBaseMs*1e6 + float64(prefillTokens)*p.PrefillUsPerToken*1e3 +
-		float64(decodeSeqs)*p.DecodeUsPerSeq*1e3 + float64(contextTokens)*p.DecodeNsPerContextToken
+	b := Batch{DecodeSeqs: decodeSeqs, DecodeContext: contextTokens}
+	if prefillTokens > 0 {
+		b.Chunks = []Chunk{{Tokens: prefillTokens}}
+	}
+	return p.BatchTime(&b)
+}
+
+// BatchTime is the duration of the step that computes b.
+func (p Profile) BatchTime(b *Batch) time.Duration {
+	ns := p.StepBaseMs*1e6 + float64(b.PrefillTokens())*p.PrefillUsPerToken*1e3 +
+		float64(b.DecodeSeqs)*p.DecodeUsPerSeq*1e3 + float64(b.DecodeContext)*p.DecodeNsPerContextToken
 	return time.Duration(ns)
 }
 

@@ -26,20 +26,19 @@ const shutdownGrace = 5 * time.Second
 // Server is one simulated vLLM server: an HTTP front end over
 // data_parallel_size engine ranks.
 type Server struct {
-	cfg      config
-	m        *metrics
-	ranks    []*engine
-	mux      *http.ServeMux
-	faults   atomic.Pointer[Faults]
-	crash    chan struct{}
-	load     atomic.Int64  // in-flight generation requests (GET /load)
-	rr       atomic.Uint64 // round-robin over ranks
-	created  int64
-	serving  atomic.Bool
-	kv       kvChannel
-	id       string
-	logger   *slog.Logger
-	kvDialer net.Dialer
+	cfg     config
+	m       *metrics
+	ranks   []*engine
+	mux     *http.ServeMux
+	faults  atomic.Pointer[Faults]
+	crash   chan struct{}
+	load    atomic.Int64  // in-flight generation requests (GET /load)
+	rr      atomic.Uint64 // round-robin over ranks
+	created int64
+	serving atomic.Bool
+	kv      kvChannel
+	id      string
+	logger  *slog.Logger
 }
 
 // New validates opts and builds a server. Nothing runs until Serve.
