@@ -47,7 +47,7 @@ func TestSimServePrintsOneLinePerEngineAndStopsOnCancel(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	go io.Copy(io.Discard, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v after its context was cancelled, want nil", err)

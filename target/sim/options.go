@@ -7,6 +7,7 @@ import (
 	"time"
 
 	engcfg "github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
 
 // Role is what part of a prefill/decode split an engine plays.
@@ -93,8 +94,8 @@ func resolve(o Options) (config, error) {
 	c := config{
 		model:       strings.TrimSpace(e.Model),
 		maxModelLen: orDefault(e.MaxModelLen, defaultMaxModelLen),
-		maxNumSeqs:  orDefault(e.MaxNumSeqs, defaultMaxNumSeqs),
-		maxBatched:  orDefault(e.MaxNumBatchedTokens, defaultMaxBatched),
+		maxNumSeqs:  orDefault(e.MaxNumSeqs, orDefault(o.Profile.MaxNumSeqs, defaultMaxNumSeqs)),
+		maxBatched:  orDefault(e.MaxNumBatchedTokens, orDefault(o.Profile.MaxNumBatchedTokens, defaultMaxBatched)),
 		blockSize:   orDefault(e.BlockSize, defaultBlockSize),
 		numBlocks:   orDefault(e.NumGPUBlocksOverride, orDefault(o.Profile.NumGPUBlocks, defaultNumGPUBlocks)),
 		prefixCache: e.PrefixCaching(),
@@ -144,6 +145,9 @@ func resolve(o Options) (config, error) {
 	if c.precision, err = precisionOf(e.Dtype, e.Quantization, o.FlipRate); err != nil {
 		return config{}, err
 	}
+	if err := c.applyModel(e); err != nil {
+		return config{}, err
+	}
 	if err := o.Faults.Validate(); err != nil {
 		return config{}, fmt.Errorf("faults: %w", err)
 	}
@@ -167,6 +171,45 @@ func resolve(o Options) (config, error) {
 		c.kvNet = &tcpNetwork{}
 	}
 	return c, nil
+}
+
+// applyModel reconciles a calibrated profile's step model with the engine
+// config: the tensor parallelism is the profile's, and a reduced precision
+// scales the memory-bound parts.
+func (c *config) applyModel(e engcfg.Config) error {
+	m := c.profile.Model
+	if m == nil {
+		return nil
+	}
+	if e.TensorParallelSize != 0 && e.TensorParallelSize != m.TP {
+		return fmt.Errorf("engine.tensor_parallel_size: %d, but profile %s is calibrated for %d (use the -tp%d profile)",
+			e.TensorParallelSize, c.profile.Name, m.TP, e.TensorParallelSize)
+	}
+	c.tpSize = m.TP
+	if p, kvBytes := modelPrecision(e.Dtype, e.Quantization); p != stepmodel.BF16 {
+		c.profile.Model = m.WithPrecision(p)
+		c.profile.KVBytesPerToken = int(m.Arch.KVBytesPerToken(kvBytes))
+	}
+	return nil
+}
+
+// modelPrecision maps dtype and quantization to the weights' precision and
+// the KV cache's bytes per element.
+func modelPrecision(dtype, quant string) (stepmodel.Precision, float64) {
+	kv := 2.0
+	if strings.EqualFold(dtype, "fp8") {
+		kv = 1
+	}
+	switch strings.ToLower(quant) {
+	case "fp8", "int8", "w8a8", "fbgemm_fp8", "compressed-tensors":
+		return stepmodel.Precision{WeightBytes: 1, FP8Compute: true}, kv
+	case "awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes", "int4":
+		return stepmodel.Precision{WeightBytes: 0.5}, kv
+	}
+	if kv == 1 {
+		return stepmodel.Precision{WeightBytes: 1, FP8Compute: true}, kv
+	}
+	return stepmodel.BF16, kv
 }
 
 func orDefault(v, def int) int {

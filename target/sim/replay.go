@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,6 +19,9 @@ type TraceRequest struct {
 	// HTTP at temperature 0).
 	MaxTokens int
 	IgnoreEOS bool
+	// After, when > 0, makes the request arrive only once request After−1 of
+	// the trace has finished (and not before At): a closed-loop client.
+	After int
 }
 
 // TraceResult is what the engine did with one TraceRequest; times are from
@@ -56,11 +59,9 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	order := make([]int, len(trace))
 	seqs := make([]*seq, len(trace))
 	var errs []error
 	for i, r := range trace {
-		order[i] = i
 		switch {
 		case len(r.Prompt) == 0:
 			errs = append(errs, fmt.Errorf("trace[%d].prompt: must not be empty", i))
@@ -70,32 +71,40 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 			errs = append(errs, fmt.Errorf("trace[%d]: prompt %d + max_tokens %d exceed max_model_len %d", i, len(r.Prompt), r.MaxTokens, s.cfg.maxModelLen))
 		case r.At < 0:
 			errs = append(errs, fmt.Errorf("trace[%d].at: must be >= 0, got %v", i, r.At))
+		case r.After < 0 || r.After > len(trace) || r.After == i+1:
+			errs = append(errs, fmt.Errorf("trace[%d].after: must name another request (1..%d) or be 0, got %d", i, len(trace), r.After))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(trace[a].At, trace[b].At) })
-	v := &virtualRun{s: s, base: time.Unix(0, 0).UTC(), busy: make([]bool, len(s.ranks)), end: make([]time.Time, len(s.ranks))}
-	next := 0
+	v := &virtualRun{s: s, base: time.Unix(0, 0).UTC(), busy: make([]bool, len(s.ranks)), end: make([]time.Time, len(s.ranks)),
+		trace: trace, seqs: seqs, children: map[int][]int{}}
+	for i, r := range trace {
+		if r.After == 0 {
+			heap.Push(&v.due, arrival{r.At, i})
+		} else {
+			v.children[r.After-1] = append(v.children[r.After-1], i)
+		}
+	}
 	for {
-		now, ok := v.nextEvent(trace, order, next)
+		now, ok := v.nextEvent()
 		if !ok {
 			break
 		}
 		v.completeDue(now)
-		for ; next < len(order) && v.at(trace[order[next]].At).Equal(now); next++ {
-			i := order[next]
-			seqs[i] = v.submit(trace[i], fmt.Sprintf("trace-%d", i), now, next)
-		}
+		v.arrive(now)
 		v.planIdle(now)
 	}
 	rep := &ReplayReport{Steps: v.steps, Busy: v.busyTime, End: v.last.Sub(v.base)}
 	for i, sq := range seqs {
+		if sq == nil {
+			return nil, fmt.Errorf("trace[%d]: never arrived: it follows a request that never finished", i)
+		}
 		if !sq.finished {
 			return nil, fmt.Errorf("trace[%d]: never finished (%d of %d tokens): the engine could not schedule it", i, len(sq.times), sq.target)
 		}
-		r := TraceResult{Arrival: trace[i].At, FinishReason: sq.finishReason, CachedTokens: int(sq.cachedTokens.Load())}
+		r := TraceResult{Arrival: sq.arrival.Sub(v.base), FinishReason: sq.finishReason, CachedTokens: int(sq.cachedTokens.Load())}
 		r.TokenTimes = make([]time.Duration, len(sq.times))
 		for k, t := range sq.times {
 			r.TokenTimes[k] = t.Sub(v.base)
@@ -106,9 +115,15 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 }
 
 // virtualRun is Replay's event loop state: per rank whether a step runs and
-// when it ends.
+// when it ends, and the arrivals still to come.
 type virtualRun struct {
 	s        *Server
+	trace    []TraceRequest
+	seqs     []*seq
+	due      arrivals      // requests whose arrival time is known
+	children map[int][]int // requests that follow request i
+	parents  []int         // submitted requests others follow, not yet finished
+	next     int           // round-robin rank counter
 	base     time.Time
 	busy     []bool
 	end      []time.Time
@@ -120,10 +135,10 @@ type virtualRun struct {
 func (v *virtualRun) at(d time.Duration) time.Time { return v.base.Add(d) }
 
 // nextEvent is the earliest pending arrival or step end.
-func (v *virtualRun) nextEvent(trace []TraceRequest, order []int, next int) (time.Time, bool) {
+func (v *virtualRun) nextEvent() (time.Time, bool) {
 	best, ok := time.Time{}, false
-	if next < len(order) {
-		best, ok = v.at(trace[order[next]].At), true
+	if len(v.due) > 0 {
+		best, ok = v.at(v.due[0].at), true
 	}
 	for r, b := range v.busy {
 		if b && (!ok || v.end[r].Before(best)) {
@@ -133,7 +148,19 @@ func (v *virtualRun) nextEvent(trace []TraceRequest, order []int, next int) (tim
 	return best, ok
 }
 
-// completeDue applies every step that ends at now.
+// arrive submits every request due at now, in trace order.
+func (v *virtualRun) arrive(now time.Time) {
+	for len(v.due) > 0 && v.at(v.due[0].at).Equal(now) {
+		i := heap.Pop(&v.due).(arrival).i
+		v.seqs[i] = v.submit(v.trace[i], fmt.Sprintf("trace-%d", i), now)
+		if len(v.children[i]) > 0 {
+			v.parents = append(v.parents, i)
+		}
+	}
+}
+
+// completeDue applies every step that ends at now, then schedules the
+// requests that follow one that finished.
 func (v *virtualRun) completeDue(now time.Time) {
 	for r, e := range v.s.ranks {
 		if v.busy[r] && v.end[r].Equal(now) {
@@ -143,15 +170,47 @@ func (v *virtualRun) completeDue(now time.Time) {
 			v.busy[r] = false
 		}
 	}
+	v.parents = slices.DeleteFunc(v.parents, func(p int) bool {
+		if !v.seqs[p].finished {
+			return false
+		}
+		for _, c := range v.children[p] {
+			heap.Push(&v.due, arrival{max(v.trace[c].At, now.Sub(v.base)), c})
+		}
+		return true
+	})
 }
 
 // submit hands request tr to the next rank round-robin.
-func (v *virtualRun) submit(tr TraceRequest, id string, now time.Time, n int) *seq {
+func (v *virtualRun) submit(tr TraceRequest, id string, now time.Time) *seq {
 	req := &genRequest{prompt: tr.Prompt, maxTokens: tr.MaxTokens, ignoreEOS: tr.IgnoreEOS, logprobs: -1}
 	sq := v.s.newSeq(id, req)
 	sq.arrival, sq.record = now, true
-	v.s.ranks[n%len(v.s.ranks)].submit(sq)
+	v.s.ranks[v.next%len(v.s.ranks)].submit(sq)
+	v.next++
 	return sq
+}
+
+// arrival is a request due at a known time; arrivals order by time, then
+// trace index.
+type arrival struct {
+	at time.Duration
+	i  int
+}
+
+type arrivals []arrival
+
+func (a arrivals) Len() int { return len(a) }
+func (a arrivals) Less(i, j int) bool {
+	return a[i].at < a[j].at || (a[i].at == a[j].at && a[i].i < a[j].i)
+}
+func (a arrivals) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
+func (a *arrivals) Push(x any)   { *a = append(*a, x.(arrival)) }
+func (a *arrivals) Pop() any {
+	old := *a
+	x := old[len(old)-1]
+	*a = old[:len(old)-1]
+	return x
 }
 
 // planIdle starts a step on every idle rank that has work.

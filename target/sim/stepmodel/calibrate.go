@@ -56,7 +56,13 @@ func Calibrate(v *Vidur) (*Calibration, error) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(v.AllReduce)) {
 		pts := v.AllReduce[k]
-		t, err := FitTable(pts, knotsUpTo(SizeKnots, pts[len(pts)-1].X), 0.05)
+		var knots []float64
+		for _, k := range SizeKnots {
+			if k <= pts[len(pts)-1].X {
+				knots = append(knots, k)
+			}
+		}
+		t, err := FitTable(pts, knots, 0.05)
 		if err != nil {
 			return nil, fmt.Errorf("all-reduce %s: %w", k, err)
 		}

@@ -43,7 +43,7 @@ func (c *Calibration) GoSource() ([]byte, error) {
 	b.WriteString("}\n\n// allReduceTables: ms per all-reduce at SizeKnots bytes, per network and TP.\nvar allReduceTables = map[string]Table{\n")
 	for _, k := range slices.Sorted(maps.Keys(c.AllReduce)) {
 		t := c.AllReduce[k]
-		fmt.Fprintf(&b, "\t%q: ar(%s, %s),\n", k, num(t.X[len(t.X)-1]), nums(t.Y))
+		fmt.Fprintf(&b, "\t%q: ar(%s),\n", k, nums(t.Y))
 	}
 	b.WriteString("}\n\n// efficiencies are fitted on every measured table of the GPU.\nvar efficiencies = map[string]Efficiency{\n")
 	for _, g := range slices.Sorted(maps.Keys(c.Efficiency)) {

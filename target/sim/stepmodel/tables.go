@@ -4,5 +4,5 @@ package stepmodel
 // count; the generated file lists only the values.
 func lin(last float64, y ...float64) Table { return Table{X: knotsUpTo(TokenKnots, last), Y: y} }
 
-// ar is an all-reduce table over SizeKnots up to the largest measured size.
-func ar(last float64, y ...float64) Table { return Table{X: knotsUpTo(SizeKnots, last), Y: y} }
+// ar is an all-reduce table over the first len(y) SizeKnots.
+func ar(y ...float64) Table { return Table{X: SizeKnots[:len(y)], Y: y} }
