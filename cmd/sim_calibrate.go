@@ -71,7 +71,7 @@ func runSimCalibrate(cmd *cobra.Command, dir, out string) error {
 		"tables_gen.go":                         src,
 		"testdata/linear_heldout.csv":           c.HeldOutCSV(),
 		"testdata/attention_a100_llama3_8b.csv": stepmodel.AttentionCSV(v.Attention),
-		"testdata/vidur_grid.csv":               stepmodel.GridCSV(v, c.Attention, shipped),
+		"testdata/vidur_grid.csv":               c.GridCSV(v, shipped),
 	}
 	if err := os.MkdirAll(filepath.Join(out, "testdata"), 0o755); err != nil {
 		return withCode(ExitInfra, err)

@@ -136,18 +136,21 @@ func GridSteps() []Batch {
 }
 
 // VidurBlockMs is vidur's summation rule for one block of step b (COLUMNS.md
-// section 5), on the measured rows themselves: linear ops and all-reduce
-// looked up at the token count rounded up to 8 (interpolating between the
-// measured rows around it), decode attention at (batch, mean context rounded
-// up to 64), prefill attention at (prefix rounded up to 64, the chunk
-// rounded up to 32) with the same attention model as the step model.
-func VidurBlockMs(v *Vidur, att AttentionFit, k PairKey, b *Batch) float64 {
+// section 5): linear ops looked up in the measured rows themselves at the
+// token count rounded up to 8 (interpolating between the rows around it),
+// all-reduce in the fitted all-reduce table at that size (vidur too fits a
+// regressor; the raw NCCL rows scatter by ±50 % below 64 KiB), decode
+// attention at (batch, mean context rounded up to 64), prefill attention at
+// (prefix rounded up to 64, the equivalent chunk rounded up to 32) with the
+// same attention model as the step model.
+func (c *Calibration) VidurBlockMs(v *Vidur, k PairKey, b *Batch) float64 {
+	att := c.Attention
 	arch := v.Archs[k.Model]
 	g, _ := LookupGPU(k.GPU)
 	t8 := math.Ceil(float64(b.Tokens())/8) * 8
 	ms := rawInterp(v.Linear[k], t8)
 	if k.TP > 1 {
-		ms += 2 * rawInterp(v.AllReduce[allReduceKey(g.Network, k.TP)], t8*float64(arch.Hidden)*2)
+		ms += 2 * c.AllReduce[allReduceKey(g.Network, k.TP)].Eval(t8 * float64(arch.Hidden) * 2)
 	}
 	s := shapeOf(arch, k.TP)
 	if b.DecodeSeqs > 0 {
@@ -156,9 +159,9 @@ func VidurBlockMs(v *Vidur, att AttentionFit, k PairKey, b *Batch) float64 {
 	}
 	if len(b.Chunks) > 0 {
 		sq, prefix := 0.0, 0
-		for _, c := range b.Chunks {
-			sq += float64(c.Tokens * c.Tokens)
-			prefix += c.Prefix
+		for _, x := range b.Chunks {
+			sq += float64(x.Tokens * x.Tokens)
+			prefix += x.Prefix
 		}
 		chunk := int(math.Ceil(math.Sqrt(sq)/32) * 32)
 		prefix = int(math.Ceil(float64(prefix)/64) * 64)
@@ -187,7 +190,7 @@ func rawInterp(rows []Point, x float64) float64 {
 
 // GridCSV is vidur's summation on the measured rows for every grid step of
 // every measured pair in keys: profile key, step, reference block ms.
-func GridCSV(v *Vidur, att AttentionFit, keys []PairKey) []byte {
+func (c *Calibration) GridCSV(v *Vidur, keys []PairKey) []byte {
 	var b bytes.Buffer
 	b.WriteString("# vidur's summation rule (COLUMNS.md section 5) applied to the measured rows of microsoft/vidur's profiling data\n")
 	b.WriteString("# (MIT, (c) Microsoft Corporation), per transformer block in ms. chunks: tokens:prefix separated by ';'.\n")
@@ -195,10 +198,10 @@ func GridCSV(v *Vidur, att AttentionFit, keys []PairKey) []byte {
 	for _, k := range keys {
 		for _, st := range GridSteps() {
 			var ch []string
-			for _, c := range st.Chunks {
-				ch = append(ch, fmt.Sprintf("%d:%d", c.Tokens, c.Prefix))
+			for _, x := range st.Chunks {
+				ch = append(ch, fmt.Sprintf("%d:%d", x.Tokens, x.Prefix))
 			}
-			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%s,%s\n", k.GPU, k.Model, k.TP, st.DecodeSeqs, st.DecodeContext, strings.Join(ch, ";"), num(VidurBlockMs(v, att, k, &st)))
+			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%s,%s\n", k.GPU, k.Model, k.TP, st.DecodeSeqs, st.DecodeContext, strings.Join(ch, ";"), num(c.VidurBlockMs(v, k, &st)))
 		}
 	}
 	return b.Bytes()

@@ -115,9 +115,10 @@ func (m *Model) allReduceMs(t float64) float64 {
 }
 
 // BlockMs is one transformer block's GPU time for b, the part vidur's
-// summation covers.
+// summation covers. Like vidur, the linear layers and all-reduces are looked
+// up at the token count rounded up to 8 (GEMM kernels pad to such tiles).
 func (m *Model) BlockMs(b *Batch) float64 {
-	t := float64(b.Tokens())
+	t := math.Ceil(float64(b.Tokens())/8) * 8
 	return m.LinearMs(t) + 2*m.allReduceMs(t) +
 		m.attn.DecodeMs(m.shape, m.GPU, b.DecodeSeqs, float64(b.DecodeContext)) +
 		m.attn.PrefillMs(m.shape, m.GPU, b.Chunks)

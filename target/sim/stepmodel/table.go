@@ -9,9 +9,10 @@ import (
 )
 
 // Table is a piecewise-linear function given at knots X (ascending) with
-// values Y. Below the first knot it is constant; above the last it continues
-// the last segment's slope, so a step larger than any measured one still grows
-// (linear layers are compute bound there, linear in tokens).
+// values Y. Below the first knot it is constant; above the last it grows in
+// proportion to x (linear layers are compute bound there and all-reduces
+// bandwidth bound, both linear in size), which does not amplify the noise of
+// the last measured rows as continuing the last segment would.
 type Table struct {
 	X, Y []float64
 }
@@ -25,12 +26,12 @@ func (t Table) Eval(x float64) float64 {
 	if x <= t.X[0] || n == 1 {
 		return t.Y[0]
 	}
+	if x >= t.X[n-1] {
+		return t.Y[n-1] * x / t.X[n-1]
+	}
 	i, found := slices.BinarySearch(t.X, x)
 	if found {
 		return t.Y[i]
-	}
-	if i == n {
-		i = n - 1 // extrapolate the last segment
 	}
 	x0, x1, y0, y1 := t.X[i-1], t.X[i], t.Y[i-1], t.Y[i]
 	return y0 + (y1-y0)*(x-x0)/(x1-x0)
