@@ -150,7 +150,7 @@ func (c *Calibration) VidurBlockMs(v *Vidur, k PairKey, b *Batch) float64 {
 	t8 := math.Ceil(float64(b.Tokens())/8) * 8
 	ms := rawInterp(v.Linear[k], t8)
 	if k.TP > 1 {
-		ms += 2 * c.AllReduce[allReduceKey(g.Network, k.TP)].Eval(t8 * float64(arch.Hidden) * 2)
+		ms += 2 * c.AllReduce[allReduceKey(g.Network, k.TP)].Eval(t8*float64(arch.Hidden)*2)
 	}
 	s := shapeOf(arch, k.TP)
 	if b.DecodeSeqs > 0 {
