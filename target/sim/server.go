@@ -37,6 +37,7 @@ type Server struct {
 	created int64
 	serving atomic.Bool
 	kv      kvChannel
+	links   links // decode role: one per prefill server pulled from
 	id      string
 	logger  *slog.Logger
 }
