@@ -26,9 +26,10 @@ func TestDerivedLinearLayersPredictHeldOutPair(t *testing.T) {
 				if k.GPU != left.GPU || k.Model == left.Model {
 					continue
 				}
+				// Every third knot: the fit is as good and three times faster.
 				tab := linearTables[k]
-				for i, x := range tab.X {
-					samples = append(samples, LinearSample{Arch: archs[k.Model], TP: k.TP, T: x, Ms: tab.Y[i]})
+				for i := 0; i < len(tab.X); i += 3 {
+					samples = append(samples, LinearSample{Arch: archs[k.Model], TP: k.TP, T: tab.X[i], Ms: tab.Y[i]})
 				}
 			}
 			e, err := FitEfficiency(g, samples)
