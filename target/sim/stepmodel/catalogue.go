@@ -107,3 +107,18 @@ func DerivedError(k PairKey) (float64, bool) {
 	e, ok := derivedErrors[k]
 	return e, ok
 }
+
+// Accuracy is what the golden tests measured for a profile's model, in
+// words: the linear table's held-out error, or for a derived model the
+// held-out error of the derivation on the same model measured on the GPU it
+// borrows efficiencies from.
+func (m *Model) Accuracy() string {
+	k := PairKey{m.GPU.Name, m.Arch.Name, m.TP}
+	if e, ok := linearErrors[k]; ok && m.Measured {
+		return fmt.Sprintf("linear %.1f%% on held-out rows; attention ≤10%% on A100 rows", 100*e)
+	}
+	if e, ok := derivedErrors[PairKey{m.GPU.efficiencyGPU(), m.Arch.Name, m.TP}]; ok {
+		return fmt.Sprintf("derived linear %.1f%% on %s's held-out rows; attention ≤10%% on A100 rows", 100*e, m.GPU.efficiencyGPU())
+	}
+	return "derived from the architecture; not checked against measurements"
+}

@@ -61,7 +61,9 @@ func NewModel(a Arch, g GPU, tp int) (*Model, error) {
 		}
 		m.allReduce = t
 	}
-	if t, ok := linearTables[PairKey{g.Name, a.Name, tp}]; ok {
+	// A measured table applies only to the exact shape it was measured
+	// for, whatever the caller named its model.
+	if t, ok := linearTables[PairKey{g.Name, a.Name, tp}]; ok && archs[a.Name] == a {
 		m.table, m.Measured = t, true
 	}
 	m.Source = m.describe()
