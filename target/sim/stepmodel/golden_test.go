@@ -162,7 +162,11 @@ func TestGridMatchesVidurSummation(t *testing.T) {
 	if len(per) < 20 {
 		t.Fatalf("grid covers %d profiles", len(per))
 	}
+	worstMean, all, steps := 0.0, 0.0, 0
 	for k, a := range per {
+		worstMean = math.Max(worstMean, a.sum/float64(a.n))
+		all += a.sum
+		steps += a.n
 		if a.n < 60 {
 			t.Errorf("%v: %d grid steps, want >= 60", k, a.n)
 		}
@@ -170,4 +174,5 @@ func TestGridMatchesVidurSummation(t *testing.T) {
 			t.Errorf("%v: mean %.2f %% (worst %.2f %%) against vidur's summation", k, 100*mean, 100*a.worst)
 		}
 	}
+	t.Logf("%d profiles × %d steps: mean %.2f %%, worst profile mean %.2f %%", len(per), steps/len(per), 100*all/float64(steps), 100*worstMean)
 }
