@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
+	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 )
@@ -45,6 +47,14 @@ func BenchmarkSimServeMatchesReplay(b *testing.B) {
 		if err := bench.ExecuteContext(ctx); err != nil {
 			b.Fatalf("bench: %v", err)
 		}
+		fams, err := scrape.Fetch(ctx, http.DefaultClient, url+"/metrics")
+		if err != nil {
+			b.Fatal(err)
+		}
+		lag, busy := fams.Sum("autoinfer:sim_step_lag_seconds_total", nil), fams.Sum("autoinfer:sim_modelled_busy_seconds_total", nil)
+		b.Logf("engine step lag: %.3f s over %.3f s modelled busy (%.2f %%), worst step %.2f ms",
+			lag, busy, 100*lag/busy, 1e3*fams.Sum("autoinfer:sim_step_lag_max_seconds", nil))
+		b.ReportMetric(lag/busy, "lag/busy")
 		cancel()
 		if err := <-served; err != nil {
 			b.Fatalf("sim serve: %v", err)

@@ -114,9 +114,11 @@ func (e *engine) run(ctx context.Context) {
 			}
 		}
 		lastEnd = end
+		done := clock.Now()
 		e.mu.Lock()
-		e.complete(clock.Now())
+		e.complete(done)
 		e.mu.Unlock()
+		e.m.stepLag(dur, done.Sub(end))
 	}
 }
 
