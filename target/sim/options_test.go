@@ -8,6 +8,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 )
 
 func TestNewNamesTheBadField(t *testing.T) {
@@ -76,5 +77,28 @@ func TestTransferTimeFormula(t *testing.T) {
 	want := 3*time.Millisecond + 16384*3500*time.Nanosecond + time.Duration(4096*131072/50)
 	if got := p.TransferTime(4096); got != want {
 		t.Fatalf("TransferTime(4096) = %v, want %v", got, want)
+	}
+}
+
+// A spec's profile_overrides apply to a calibrated profile's coefficients and
+// keep its step model; an unknown key is named.
+func TestOverridesOnCalibratedProfile(t *testing.T) {
+	t.Parallel()
+	base, err := sim.LookupProfile("h100-llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := simtarget.ResolveProfile("h100-llama3-8b", map[string]any{"gpu_time_scale": 0.5, "step_base_ms": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Model == nil || p.GPUTimeScale != 0.5 || p.StepBaseMs != 0 {
+		t.Fatalf("overridden profile %+v", p)
+	}
+	if got, want := p.StepTime(0, 8, 8*512), (base.StepTime(0, 8, 8*512)-time.Duration(base.StepBaseMs*1e6))/2; got-want > time.Nanosecond || want-got > time.Nanosecond {
+		t.Errorf("half the GPU time and no CPU base: %v, want %v", got, want)
+	}
+	if _, err := simtarget.ResolveProfile("h100-llama3-8b", map[string]any{"step_ms": 1}); err == nil || !strings.Contains(err.Error(), "step_ms") {
+		t.Errorf("unknown key: %v", err)
 	}
 }
