@@ -41,7 +41,7 @@ func CalibratedProfile(name string, m *stepmodel.Model) Profile {
 		NumGPUBlocks: m.KVBlocks(gpuMemoryUtilRatio, defaultBlockSize, batched, seqs),
 		MaxNumSeqs:   seqs, MaxNumBatchedTokens: batched, Model: m,
 	}
-	p.Source = m.Source
+	p.Source = "step model " + stepmodel.TablesVersion + ": " + m.Source + "; " + m.Accuracy()
 	return p
 }
 
