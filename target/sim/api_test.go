@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
@@ -154,4 +156,25 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A connection that never sent a request (a client pool dialling one more
+// than it used) does not hold a graceful shutdown: net/http would wait 5 s.
+func TestShutdownDoesNotWaitForUnusedConnections(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		w := simtest.StartPipe(t, n, sim.Options{})
+		c, err := n.DialContext(t.Context(), "tcp", strings.TrimPrefix(w.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		synctest.Wait() // the server has the connection, in state new
+		start := time.Now()
+		w.Shutdown()
+		if d := time.Since(start); d >= time.Second {
+			t.Fatalf("graceful shutdown took %v with one unused connection open", d)
+		}
+	})
 }

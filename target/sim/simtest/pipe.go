@@ -55,6 +55,10 @@ func StartPipe(t testing.TB, n *Network, opts sim.Options) *PipeWorker {
 	return w
 }
 
+// Shutdown stops the worker gracefully (as at test cleanup) and returns once
+// it has stopped; an error from Serve fails the test.
+func (w *PipeWorker) Shutdown() { w.stop(false) }
+
 // Stop kills the worker (a crash fault: connections cut, listener closed)
 // and returns once it has stopped. Stopping twice does nothing.
 func (w *PipeWorker) Stop() { w.stop(true) }
