@@ -33,6 +33,12 @@ type rankMetrics struct {
 	success                                                           map[string]prometheus.Counter
 	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist prometheus.Observer
 	kvTransfer                                                        prometheus.Observer
+	// Step lag: how far steps end behind their modelled end on the real
+	// clock (a loaded host's timers fire late), and the modelled busy time
+	// to hold it against. Written by the engine loop only.
+	lagTotal, busyTotal prometheus.Counter
+	lagMax              prometheus.Gauge
+	worstLag            time.Duration
 }
 
 func newMetrics(cfg *config) *metrics {
@@ -75,6 +81,9 @@ func newMetrics(cfg *config) *metrics {
 	promptHist := hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", countBuckets)
 	genHist := hist("vllm:request_generation_tokens", "Number of generation tokens processed.", countBuckets)
 	transfer := hist("vllm:kv_transfer_time_seconds", "Histogram of KV pull time in seconds (modelled transfer included).", ttftBuckets)
+	lagTotal := counter("autoinfer:sim_step_lag_seconds_total", "Total time engine steps ended after their modelled end on the real clock.")
+	lagMax := gauge("autoinfer:sim_step_lag_max_seconds", "Largest lag of a single engine step behind its modelled end.")
+	busy := counter("autoinfer:sim_modelled_busy_seconds_total", "Total modelled duration of the engine's steps.")
 
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig."},
 		[]string{"model_name", "engine", "block_size", "num_gpu_blocks", "enable_prefix_caching"})
@@ -93,6 +102,7 @@ func newMetrics(cfg *config) *metrics {
 			ttft:          ttft.With(l), tpot: tpot.With(l), itl: itl.With(l), e2e: e2e.With(l), queue: queue.With(l),
 			prefill: prefill.With(l), decode: decode.With(l), promptHist: promptHist.With(l), genHist: genHist.With(l),
 			kvTransfer: transfer.With(l),
+			lagTotal:   lagTotal.With(l), lagMax: lagMax.With(l), busyTotal: busy.With(l),
 		}
 		for _, fr := range finishReasons {
 			rm.success[fr] = success.MustCurryWith(l).WithLabelValues(fr)
@@ -102,6 +112,20 @@ func newMetrics(cfg *config) *metrics {
 		m.ranks = append(m.ranks, rm)
 	}
 	return m
+}
+
+// stepLag records a step of modelled length dur that ended lag after its
+// modelled end (0 or less: on time).
+func (m *rankMetrics) stepLag(dur, lag time.Duration) {
+	m.busyTotal.Add(dur.Seconds())
+	if lag <= 0 {
+		return
+	}
+	m.lagTotal.Add(lag.Seconds())
+	if lag > m.worstLag {
+		m.worstLag = lag
+		m.lagMax.Set(lag.Seconds())
+	}
 }
 
 // admitted records a request's first admission and its prefix-cache result.

@@ -9,13 +9,14 @@ import (
 // (one decode token each, or their next prefill chunk), preempting the most
 // recently admitted sequence when KV blocks run out; then waiting sequences
 // in arrival order while the token budget, max_num_seqs and free blocks
-// allow. It returns the step's modelled duration.
-func (e *engine) plan() time.Duration {
+// allow. It returns the step's modelled duration; now is the time the step
+// is planned at.
+func (e *engine) plan(now time.Time) time.Duration {
 	e.items = e.items[:0]
 	e.waiting = append(e.waiting, e.incoming...)
 	clear(e.incoming)
 	e.incoming = e.incoming[:0]
-	e.dropAborted()
+	e.dropAborted(now)
 
 	bs := e.cfg.blockSize
 	budget := e.cfg.maxBatched
@@ -46,7 +47,7 @@ func (e *engine) plan() time.Duration {
 	// vLLM admits nothing new in a step that had to preempt.
 	for !preempted && len(e.waiting) > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
 		s := e.waiting[0]
-		n, ok := e.admit(s, budget)
+		n, ok := e.admit(s, budget, now)
 		if !ok {
 			break
 		}
@@ -58,21 +59,22 @@ func (e *engine) plan() time.Duration {
 	}
 	e.publishGauges()
 
-	prefill, decodes, context := 0, 0, 0
+	b := &e.batch
+	b.Chunks, b.DecodeSeqs, b.DecodeContext = b.Chunks[:0], 0, 0
 	for _, it := range e.items {
 		if it.decode {
-			decodes++
-			context += it.s.computed
+			b.DecodeSeqs++
+			b.DecodeContext += it.s.computed
 		} else {
-			prefill += it.n
+			b.Chunks = append(b.Chunks, Chunk{Tokens: it.n, Prefix: it.s.computed})
 		}
 	}
-	return e.cfg.profile.StepTime(prefill, decodes, context)
+	return e.cfg.profile.BatchTime(b)
 }
 
 // admit allocates KV for s's first chunk, reusing the longest resident
 // prefix. It fails without side effects when the blocks do not fit.
-func (e *engine) admit(s *seq, budget int) (int, bool) {
+func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	bs := e.cfg.blockSize
 	known := s.known()
 	hit := 0
@@ -97,7 +99,7 @@ func (e *engine) admit(s *seq, budget int) (int, bool) {
 	s.computed, s.registered = start, hit
 	if !s.admitted {
 		s.admitted = true
-		s.scheduled = time.Now()
+		s.scheduled = now
 		s.cachedTokens.Store(int32(hit * bs))
 		e.m.admitted(s, hit*bs)
 	}

@@ -26,20 +26,20 @@ const shutdownGrace = 5 * time.Second
 // Server is one simulated vLLM server: an HTTP front end over
 // data_parallel_size engine ranks.
 type Server struct {
-	cfg      config
-	m        *metrics
-	ranks    []*engine
-	mux      *http.ServeMux
-	faults   atomic.Pointer[Faults]
-	crash    chan struct{}
-	load     atomic.Int64  // in-flight generation requests (GET /load)
-	rr       atomic.Uint64 // round-robin over ranks
-	created  int64
-	serving  atomic.Bool
-	kv       kvChannel
-	id       string
-	logger   *slog.Logger
-	kvDialer net.Dialer
+	cfg     config
+	m       *metrics
+	ranks   []*engine
+	mux     *http.ServeMux
+	faults  atomic.Pointer[Faults]
+	crash   chan struct{}
+	load    atomic.Int64  // in-flight generation requests (GET /load)
+	rr      atomic.Uint64 // round-robin over ranks
+	created int64
+	serving atomic.Bool
+	kv      kvChannel
+	links   links // decode role: one per prefill server pulled from
+	id      string
+	logger  *slog.Logger
 }
 
 // New validates opts and builds a server. Nothing runs until Serve.
@@ -123,11 +123,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+	var fresh freshConns
 	hs := &http.Server{
 		Handler:           s.mux,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		ConnState:         fresh.track,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(&faultListener{Listener: ln, s: s}) }()
@@ -136,6 +138,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancel()
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer scancel()
+		fresh.closeAll()
 		err := hs.Shutdown(sctx)
 		<-errc
 		if err != nil {
@@ -151,6 +154,44 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		cancel()
 		return fmt.Errorf("sim: serving: %w", err)
 	}
+}
+
+// freshConns are the connections that have not sent a request yet. A
+// graceful shutdown waits up to 5 s for them (net/http treats them as idle
+// only then, Go issue 22682), although nothing is in flight on them: a client
+// pool that dialled one more connection than it used would hold every
+// shutdown that long. Once shutdown starts they are closed at once, and so is
+// every one accepted later.
+type freshConns struct {
+	mu      sync.Mutex
+	m       map[net.Conn]struct{}
+	closing bool
+}
+
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case st == http.StateNew && f.closing:
+		_ = c.Close()
+	case st == http.StateNew:
+		if f.m == nil {
+			f.m = map[net.Conn]struct{}{}
+		}
+		f.m[c] = struct{}{}
+	default:
+		delete(f.m, c)
+	}
+}
+
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closing = true
+	for c := range f.m {
+		_ = c.Close()
+	}
+	clear(f.m)
 }
 
 // faultListener resets new connections while RefuseConnections is set.

@@ -51,7 +51,9 @@ func profileKeys() []string {
 	var keys []string
 	for f := range reflect.TypeFor[sim.Profile]().Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		keys = append(keys, name)
+		if name != "-" { // the calibrated model and its source are not coefficients
+			keys = append(keys, name)
+		}
 	}
 	return keys
 }
