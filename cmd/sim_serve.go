@@ -30,7 +30,7 @@ type simServeFlags struct {
 	flipRate                   float64
 	errorRates                 []string
 	addedLatency, stallFor     time.Duration
-	stall, refuse              bool
+	stall, refuse, enableAdmin bool
 	stallAfter                 int
 	kvHold                     time.Duration
 }
@@ -94,7 +94,8 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.BoolVar(&f.stall, "stall", false, "fault: stall responses after --stall-after-tokens tokens")
 	fl.IntVar(&f.stallAfter, "stall-after-tokens", 0, "fault: tokens sent before a stall")
 	fl.DurationVar(&f.stallFor, "stall-for", 0, "fault: stall length (0: until the client gives up)")
-	fl.BoolVar(&f.refuse, "refuse-connections", false, "fault: reset every new connection")
+	fl.BoolVar(&f.refuse, "refuse-connections", false, "fault: reset the connection of every request except /admin/* ones")
+	fl.BoolVar(&f.enableAdmin, "enable-admin", false, "serve /admin/faults (fault injection, including a crash) on the engine port; off by default: whoever reaches the port could stop the engine")
 	fl.DurationVar(&f.kvHold, "kv-hold-timeout", 0, "prefill role: how long unpulled KV is held (default 480s)")
 	return cmd
 }
@@ -130,7 +131,7 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 	eng := f.eng
 	eng.Model = f.model
 	eng.EnablePrefixCaching = &f.prefixCaching
-	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold,
+	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold, EnableAdmin: f.enableAdmin,
 		Faults: sim.Faults{AddedLatency: f.addedLatency, Stall: f.stall, StallAfterTokens: f.stallAfter,
 			StallFor: f.stallFor, RefuseConnections: f.refuse}}
 	if set("flip-rate") {

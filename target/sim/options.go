@@ -40,6 +40,10 @@ type Options struct {
 	Role    Role
 	Faults  Faults
 	Logger  *slog.Logger
+	// EnableAdmin serves the /admin/* routes (fault injection, including a
+	// crash). Off by default: anyone who reaches the port could stop the
+	// engine. Trials turn it on for the engines they start.
+	EnableAdmin bool
 	// FlipRate overrides the fraction of output tokens that a reduced
 	// precision (Engine.Quantization / Dtype) flips to the runner-up token.
 	// Nil means the table in precision.go.

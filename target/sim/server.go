@@ -55,11 +55,11 @@ func New(opts Options) (*Server, error) {
 		s.ranks = append(s.ranks, newEngine(&s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
 	}
 	s.faults.Store(cfg.initialFault.clone())
-	s.mux = s.routes()
+	s.mux = s.routes(opts.EnableAdmin)
 	return s, nil
 }
 
-func (s *Server) routes() *http.ServeMux {
+func (s *Server) routes(admin bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
 	mux.HandleFunc("POST /v1/chat/completions", s.handleGenerate(true))
@@ -69,8 +69,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	mux.HandleFunc("GET /load", s.handleLoad)
-	mux.HandleFunc("GET /admin/faults", s.handleGetFaults)
-	mux.HandleFunc("POST /admin/faults", s.handleSetFaults)
+	s.adminRoutes(mux, admin)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError", msg: "no route for " + r.Method + " " + r.URL.Path})
 	})
@@ -125,14 +124,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var fresh freshConns
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.refuseUnlessAdmin(s.mux),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 		ConnState:         fresh.track,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(&faultListener{Listener: ln, s: s}) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 		cancel()
@@ -192,25 +191,6 @@ func (f *freshConns) closeAll() {
 		_ = c.Close()
 	}
 	clear(f.m)
-}
-
-// faultListener resets new connections while RefuseConnections is set.
-type faultListener struct {
-	net.Listener
-	s *Server
-}
-
-func (l *faultListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil || !l.s.faults.Load().RefuseConnections {
-			return c, err
-		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close with RST, like a refused connection
-		}
-		_ = c.Close()
-	}
 }
 
 // pickRank chooses the engine rank: the X-data-parallel-rank header when

@@ -67,7 +67,8 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		slot.URL = "http://" + ln.Addr().String()
 		e := &simWorker{worker: slot, addr: ln.Addr().String(), opts: sim.Options{
 			Engine: topo.Engine, Profile: p.opts.Profile, Role: sim.Role(slot.Role),
-			Logger: p.opts.Logger.With("worker", slot.String()),
+			Logger: p.opts.Logger.With("worker", slot.String()), EnableAdmin: true, // the trial's own chaos steps
+
 		}}
 		if err := e.start(ctx, ln); err != nil {
 			_ = ln.Close()

@@ -56,9 +56,11 @@ func StartStoppable(t testing.TB, opts sim.Options) *Worker {
 	return w
 }
 
-// defaults fills the model name and profile a test left empty.
+// defaults fills the model name and profile a test left empty and turns
+// the admin routes on: tests drive faults over HTTP as trials do.
 func defaults(t testing.TB, opts sim.Options) sim.Options {
 	t.Helper()
+	opts.EnableAdmin = true
 	if opts.Engine.Model == "" {
 		opts.Engine.Model = DefaultModel
 	}
