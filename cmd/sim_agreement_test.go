@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
