@@ -36,30 +36,6 @@ func TestTopologyValidateAndSlots(t *testing.T) {
 	}
 }
 
-func TestDeploymentURLsAndCloseOnce(t *testing.T) {
-	var calls atomic.Int32
-	d := NewDeployment([]Worker{
-		{Role: Prefill, URL: "http://p0"}, {Role: Decode, URL: "http://d0"}, {Role: Prefill, Rank: 1, URL: "http://p1"},
-	}, func(context.Context) error { calls.Add(1); return errors.New("teardown failed") })
-	if got := d.URLs(Prefill); !slices.Equal(got, []string{"http://p0", "http://p1"}) {
-		t.Errorf("prefill URLs = %v", got)
-	}
-	if got := d.URLs(Collocated); got != nil {
-		t.Errorf("collocated URLs = %v, want none", got)
-	}
-	for range 3 {
-		if err := d.Close(context.Background()); err == nil || err.Error() != "teardown failed" {
-			t.Errorf("Close = %v", err)
-		}
-	}
-	if calls.Load() != 1 {
-		t.Errorf("close ran %d times, want 1", calls.Load())
-	}
-	if err := NewDeployment(nil, nil).Close(context.Background()); err != nil {
-		t.Errorf("nil close func: %v", err)
-	}
-}
-
 func TestHealthWaitsForOK(t *testing.T) {
 	var probes atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -108,77 +107,32 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		return nil, fmt.Errorf("creating log directory: %w", err)
 	}
 
-	var (
-		mu    sync.Mutex // guards procs against Restart racing Close
-		procs []*proc
-		// closed is set by Close; a Restart after it would start a
-		// process nobody stops.
-		closed bool
-	)
-	stopAll := func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		closed = true
-		errs := make([]error, len(procs))
-		var wg sync.WaitGroup
-		for i, pr := range procs {
-			wg.Go(func() { errs[i] = pr.stop(ctx, p.opts.StopGracePeriod) })
-		}
-		wg.Wait()
-		return errors.Join(errs...)
-	}
+	var members []target.Member
+	stopAll := func() error { return target.StopAll(context.WithoutCancel(ctx), members) }
+	var workers []*worker
 	for i, slot := range topo.Slots() {
 		pr, err := p.start(slot, i, topo, logDir)
 		if err != nil {
-			return nil, errors.Join(err, stopAll(context.WithoutCancel(ctx)))
+			return nil, errors.Join(err, stopAll())
 		}
-		procs = append(procs, pr)
+		w := &worker{p: p, cur: pr}
+		workers = append(workers, w)
+		members = append(members, w)
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	for _, pr := range procs {
-		g.Go(func() error { return p.waitReady(gctx, pr) })
+	for _, w := range workers {
+		g.Go(func() error { return p.waitReady(gctx, w.cur) })
 	}
 	if err := g.Wait(); err != nil {
 		// Stopping must finish even when ctx is what failed.
-		return nil, errors.Join(err, stopAll(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, stopAll())
 	}
-	workers := make([]target.Worker, len(procs))
-	for i, pr := range procs {
-		workers[i] = pr.worker
+	ws := make([]target.Worker, len(workers))
+	for i, w := range workers {
+		ws[i] = w.cur.worker
 	}
-	restart := func(ctx context.Context, i int) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return fmt.Errorf("restarting %s: the deployment is closed", workers[i])
-		}
-		old := procs[i]
-		if err := old.stop(ctx, 0); err != nil { // no grace: a crash
-			return err
-		}
-		pr, err := startProc(old.worker, old.cmd.Args, old.cmd.Env, true)
-		if err != nil {
-			return err
-		}
-		procs[i] = pr
-		return p.waitReady(ctx, pr)
-	}
-	exits := func() []target.Exit {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return nil
-		}
-		var out []target.Exit
-		for _, pr := range procs {
-			if e, ok := pr.exited(); ok {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
-	return target.NewDeployment(workers, stopAll).WithRestart(restart).WithExits(exits), nil
+	return target.NewDeployment(ws, members), nil
 }
 
 // start launches one worker.
