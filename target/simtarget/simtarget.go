@@ -69,4 +69,3 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	}
 	return target.NewDeployment(workers, members), nil
 }
-
