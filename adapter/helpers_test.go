@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
 )
@@ -14,7 +15,7 @@ import (
 // parseSpec parses a spec that must be valid.
 func parseSpec(t *testing.T, spec string) []trials.Trial {
 	t.Helper()
-	ts, err := trials.Parse([]byte(spec))
+	ts, err := trials.Parse([]byte(spec), targetkinds.All())
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
@@ -62,7 +63,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if f.output != "table" && f.output != "json" {
 		return usageErr("--output: want table or json, got %q", f.output)
 	}
-	ts, err := trials.Load(specPath)
+	ts, err := trials.Load(specPath, targetkinds.All())
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}

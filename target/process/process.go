@@ -19,37 +19,6 @@ import (
 	"github.com/autoinfer/autoinfer/target"
 )
 
-// Defaults for Options' zero values.
-const (
-	DefaultStartupTimeout  = 10 * time.Minute // vLLM loading a large model
-	DefaultStopGracePeriod = 30 * time.Second
-	DefaultHost            = "127.0.0.1"
-)
-
-// Options configure the process target.
-type Options struct {
-	// Command is the template run once per worker (see ParseTemplate).
-	Command string
-	// Host is where workers listen ({host}) and where health probes go.
-	Host string
-	// HealthPath is probed with GET until it answers 200.
-	HealthPath string
-	// StartupTimeout bounds each worker's wait for health.
-	StartupTimeout time.Duration
-	// StopGracePeriod is how long a worker may take to exit after SIGTERM
-	// before its process group is killed.
-	StopGracePeriod time.Duration
-	// Env is added to autoinfer's own environment; values may use
-	// placeholders ("CUDA_VISIBLE_DEVICES": "{index}").
-	Env map[string]string
-	// LogDir receives one {role}-{rank}.log per worker (stdout and stderr).
-	// Empty means a new temporary directory per deployment, kept after
-	// Close so the logs can be read.
-	LogDir string
-	// Logger reports starts and stops; nil discards.
-	Logger *slog.Logger
-}
-
 // Provisioner starts workers as child processes.
 type Provisioner struct {
 	opts Options
@@ -70,18 +39,7 @@ func New(opts Options) (*Provisioner, error) {
 			return nil, fmt.Errorf("process target env %s: %w", k, err)
 		}
 	}
-	if opts.Host == "" {
-		opts.Host = DefaultHost
-	}
-	if opts.HealthPath == "" {
-		opts.HealthPath = target.DefaultHealthPath
-	}
-	if opts.StartupTimeout <= 0 {
-		opts.StartupTimeout = DefaultStartupTimeout
-	}
-	if opts.StopGracePeriod <= 0 {
-		opts.StopGracePeriod = DefaultStopGracePeriod
-	}
+	opts.Default()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

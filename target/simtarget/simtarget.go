@@ -16,30 +16,30 @@ import (
 // in-process engine answers at once unless something is badly wrong.
 const readyTimeout = 10 * time.Second
 
-// Options configure the simulated engines.
-type Options struct {
-	// Profile is the hardware model (see ResolveProfile).
-	Profile sim.Profile
-	// Host to listen on; default 127.0.0.1.
-	Host string
-	// Logger is passed to every engine; nil discards.
-	Logger *slog.Logger
-}
+// host is where every engine listens: tests and trials reach them on
+// loopback only.
+const host = "127.0.0.1"
 
 // Provisioner serves simulated engines in this process.
-type Provisioner struct{ opts Options }
+type Provisioner struct {
+	profile sim.Profile
+	log     *slog.Logger
+}
 
 var _ target.Provisioner = (*Provisioner)(nil)
 
-// New fills in defaults.
-func New(opts Options) *Provisioner {
-	if opts.Host == "" {
-		opts.Host = "127.0.0.1"
+// New resolves the options' profile; log is passed to every engine (nil
+// discards).
+func New(opts Options, log *slog.Logger) (*Provisioner, error) {
+	opts.Default()
+	p, err := ResolveProfile(opts.Profile, opts.ProfileOverrides)
+	if err != nil {
+		return nil, fmt.Errorf("target.profile: %w", err)
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	return &Provisioner{opts: opts}
+	return &Provisioner{profile: p, log: log}, nil
 }
 
 // Provision starts one engine per worker with topo.Engine and the role of
@@ -51,14 +51,14 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	var members []target.Member
 	var workers []target.Worker
 	for _, slot := range topo.Slots() {
-		ln, err := net.Listen("tcp", net.JoinHostPort(p.opts.Host, "0"))
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("listening for %s worker: %w", slot.Role, err), target.StopAll(ctx, members))
 		}
 		slot.URL = "http://" + ln.Addr().String()
 		e := &simWorker{worker: slot, addr: ln.Addr().String(), opts: sim.Options{
-			Engine: topo.Engine, Profile: p.opts.Profile, Role: sim.Role(slot.Role),
-			Logger: p.opts.Logger.With("worker", slot.String()),
+			Engine: topo.Engine, Profile: p.profile, Role: sim.Role(slot.Role),
+			Logger: p.log.With("worker", slot.String()),
 		}}
 		if err := e.start(ctx, ln); err != nil {
 			_ = ln.Close()
