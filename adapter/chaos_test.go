@@ -22,6 +22,7 @@ const chaosRequests = 20000
 // cancellations mid-stream and a worker restart ends with every router load
 // at 0.
 func TestLongChaoticTrialEndsWithZeroLoads(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long trial")
 	}

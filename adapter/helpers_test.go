@@ -3,9 +3,11 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/ledger"
@@ -22,6 +24,11 @@ func parseSpec(t *testing.T, spec string) []trials.Trial {
 	return ts
 }
 
+// noOverload is the schedule-delay limit of tests about other verdicts: a
+// driver made late by a loaded machine must not decide them. The test of
+// DriverOverloaded makes the driver late itself, through its clock.
+const noOverload = time.Duration(math.MaxInt64)
+
 // newTestRunner returns a runner recording into a fresh ledger.
 func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
 	t.Helper()
@@ -30,7 +37,7 @@ func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { led.Close() })
-	r, err := New(Options{Ledger: led, WorkDir: t.TempDir()})
+	r, err := New(Options{Ledger: led, WorkDir: t.TempDir(), ScheduleDelayLimit: noOverload})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,9 @@ import (
 // Acceptance 1: on the same shared-prefix trace, cache_aware and
 // round_robin give different TTFTs and the ledger says which is better with
 // a bootstrap confidence interval.
+//
+// Not parallel: the verdict compares latencies measured in real time, so
+// the two runs should not share the machine with other trials.
 func TestCacheAwareVersusRoundRobinOnTheSameTrace(t *testing.T) {
 	ts := parseSpec(t, `
 name: ab
@@ -73,6 +76,7 @@ matrix:
 // with a reason naming the change; an identical re-run marks nothing; rows
 // carry the router's scrape URL and its per-worker policy decisions.
 func TestPolicyChangeMarksEarlierRowsStale(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	first := runOK(t, r, parseSpec(t, fmt.Sprintf(tinySpec, "round_robin"))[0])
 	second := runOK(t, r, parseSpec(t, fmt.Sprintf(tinySpec, "cache_aware"))[0])
@@ -124,6 +128,7 @@ func TestPolicyChangeMarksEarlierRowsStale(t *testing.T) {
 // Acceptance 4: one replica without PD launches no router; the driver talks
 // to the worker and the row has no router config.
 func TestSingleReplicaLaunchesNoRouter(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "replicas: 2", "replicas: 1", 1)
 	out := runOK(t, r, parseSpec(t, spec)[0])
