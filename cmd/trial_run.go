@@ -25,6 +25,9 @@ type trialRunFlags struct {
 	tolerance string
 	workDir   string
 	verbose   bool
+	// maxScheduleDelay is the driver's p99 lateness above which a trial
+	// fails as DriverOverloaded.
+	maxScheduleDelay time.Duration
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -56,12 +59,17 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.StringVar(&f.tolerance, "tolerance", "", "how much worse than the baseline a metric may be, e.g. 10% (default: the spec's, else 10%)")
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for router configs and logs (default: a new temporary directory per trial)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
+	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", failure.DefaultScheduleDelayLimitMs*time.Millisecond,
+		"p99 lateness of the driver's sends above which a trial fails as DriverOverloaded (its figures would describe this machine, not the deployment)")
 	return cmd
 }
 
 func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if f.output != "table" && f.output != "json" {
 		return usageErr("--output: want table or json, got %q", f.output)
+	}
+	if f.maxScheduleDelay <= 0 {
+		return usageErr("--max-schedule-delay: must be > 0, got %v", f.maxScheduleDelay)
 	}
 	ts, err := trials.Load(specPath, targetkinds.All())
 	if err != nil {
@@ -87,7 +95,8 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
 	prog := newTrialProgress(c.ErrOrStderr())
-	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update})
+	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update,
+		ScheduleDelayLimit: f.maxScheduleDelay})
 	if err != nil {
 		return withCode(ExitInfra, err)
 	}
