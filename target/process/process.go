@@ -24,6 +24,9 @@ type Provisioner struct {
 	opts Options
 	tmpl Template
 	log  *slog.Logger
+	// afterFunc calls f once d has passed (time.AfterFunc); tests replace
+	// it to decide when a startup timeout fires.
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 var _ target.Provisioner = (*Provisioner)(nil)
@@ -44,7 +47,8 @@ func New(opts Options) (*Provisioner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Provisioner{opts: opts, tmpl: tmpl, log: log}, nil
+	after := func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	return &Provisioner{opts: opts, tmpl: tmpl, log: log, afterFunc: after}, nil
 }
 
 // Provision starts one process per worker, all at once, and waits until
@@ -120,8 +124,9 @@ func (p *Provisioner) start(slot target.Worker, index int, topo target.Topology,
 
 // waitReady waits for pr's health endpoint within the startup timeout.
 func (p *Provisioner) waitReady(ctx context.Context, pr *proc) error {
-	wctx, cancel := context.WithTimeout(ctx, p.opts.StartupTimeout)
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer p.afterFunc(p.opts.StartupTimeout, cancel)()
 	err := target.Health{Client: &http.Client{Timeout: 5 * time.Second}}.Wait(wctx, pr.worker.URL+p.opts.HealthPath, pr.done)
 	if err == nil {
 		p.log.Info("worker healthy", "worker", pr.worker.String())
