@@ -2,10 +2,10 @@ package target
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Role is what a worker does in a deployment.
@@ -34,18 +34,23 @@ type Topology struct {
 func (t Topology) PD() bool { return t.Prefill > 0 || t.Decode > 0 }
 
 // Validate checks the counts: either replicas, or both prefill and decode.
+// Problems are *field.Error under "topology".
 func (t Topology) Validate() error {
+	var l field.Errors
+	l.Check(
+		field.AtLeast("topology.replicas", t.Replicas, 0),
+		field.AtLeast("topology.prefill", t.Prefill, 0),
+		field.AtLeast("topology.decode", t.Decode, 0),
+	)
 	switch {
-	case t.Replicas < 0 || t.Prefill < 0 || t.Decode < 0:
-		return errors.New("topology: counts must not be negative")
 	case t.PD() && t.Replicas > 0:
-		return errors.New("topology: replicas and prefill/decode are mutually exclusive")
-	case t.PD() && (t.Prefill == 0 || t.Decode == 0):
-		return errors.New("topology: prefill/decode needs at least one worker of each role")
-	case !t.PD() && t.Replicas == 0:
-		return errors.New("topology: needs at least one worker")
+		l.Add("topology.replicas", "mutually exclusive with prefill and decode")
+	case t.PD() && (t.Prefill <= 0 || t.Decode <= 0):
+		l.Add("topology", "prefill/decode needs at least one worker of each role")
+	case !t.PD() && t.Replicas <= 0:
+		l.Add("topology.replicas", "needs at least one worker")
 	}
-	return nil
+	return l.Err()
 }
 
 // Slots lists the workers a topology asks for in the order every target

@@ -24,7 +24,7 @@ func TestTopologyValidateAndSlots(t *testing.T) {
 		{Topology{}, "at least one worker"},
 		{Topology{Replicas: 1, Prefill: 1, Decode: 1}, "mutually exclusive"},
 		{Topology{Prefill: 1}, "at least one worker of each role"},
-		{Topology{Replicas: -1}, "negative"},
+		{Topology{Replicas: -1}, "topology.replicas: must be ≥ 0 (got -1)"},
 	} {
 		err := tc.topo.Validate()
 		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
