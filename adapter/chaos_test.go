@@ -37,12 +37,12 @@ func TestLongChaoticTrialEndsWithZeroLoads(t *testing.T) {
 	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
 		dep = d
 		for _, w := range d.Workers[:2] {
-			setFaults(t, ctx, w.URL, `{"error_rates": {"500": 0.02, "503": 0.02, "400": 0.01}}`)
+			setFaults(ctx, t, w.URL, `{"error_rates": {"500": 0.02, "503": 0.02, "400": 0.01}}`)
 		}
 		// The third worker stalls every stream after 2 tokens for longer than
 		// the client waits: each request routed there is cancelled by its
 		// client mid-stream.
-		setFaults(t, ctx, d.Workers[2].URL, `{"error_rates": {"500": 0.02}, "stall": true, "stall_after_tokens": 2, "stall_for_ms": 2000}`)
+		setFaults(ctx, t, d.Workers[2].URL, `{"error_rates": {"500": 0.02}, "stall": true, "stall_after_tokens": 2, "stall_for_ms": 2000}`)
 	}
 	r.hooks.driver = func(c *driver.Config) { c.Timeout = 300 * time.Millisecond }
 	r.opts.Progress = func(p driver.Progress) {
@@ -102,7 +102,7 @@ gate: {reference: none}
 }
 
 // setFaults replaces a simulated worker's fault injection.
-func setFaults(t *testing.T, ctx context.Context, base, faults string) {
+func setFaults(ctx context.Context, t *testing.T, base, faults string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/admin/faults", bytes.NewReader([]byte(faults)))
 	if err != nil {

@@ -117,7 +117,7 @@ func TestPoolExhaustedCarriesTheRoutersFigures(t *testing.T) {
 	r, _ := newTestRunner(t)
 	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
 		for _, w := range d.Workers {
-			setFaults(t, ctx, w.URL, `{"error_rates": {"503": 1}}`)
+			setFaults(ctx, t, w.URL, `{"error_rates": {"503": 1}}`)
 		}
 	}
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "router: {policy: round_robin}",

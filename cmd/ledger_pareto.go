@@ -110,7 +110,7 @@ func ledgerPlot(front ledger.Front, file string) error {
 		if err != nil {
 			return fmt.Errorf("plotting %s: %w", name, err)
 		}
-		s.GlyphStyle.Shape, s.GlyphStyle.Color = shape, c
+		s.Shape, s.Color = shape, c
 		p.Add(s)
 		p.Legend.Add(name, s)
 		return nil

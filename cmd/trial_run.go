@@ -79,7 +79,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if err != nil {
 		return err
 	}
-	checks, err := newChecker(ts, extra, f.baseline, f.tolerance)
+	checks, err := newChecker(extra, f.baseline, f.tolerance)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,8 @@ type Config struct {
 	RequestTimeoutSecs float64 `yaml:"request_timeout_secs,omitempty" json:"request_timeout_secs,omitempty"`
 }
 
-// RetryConfig: attempts re-select a worker and back off exponentially with jitter.
+// RetryConfig sets how failed attempts are retried: each re-selects a
+// worker and backs off exponentially with jitter.
 type RetryConfig struct {
 	// MaxRetries counts total attempts, the first included (as vllm-router).
 	MaxRetries        int     `yaml:"max_retries,omitempty" json:"max_retries"`
@@ -74,9 +75,10 @@ type RetryConfig struct {
 	Disable           bool    `yaml:"disable,omitempty" json:"disable,omitempty"`
 }
 
-// CircuitBreakerConfig: Closed → Open after FailureThreshold consecutive
-// failures, Open → HalfOpen after TimeoutDurationSecs, HalfOpen → Closed
-// after SuccessThreshold consecutive successes.
+// CircuitBreakerConfig sets each worker's breaker: Closed → Open after
+// FailureThreshold consecutive failures, Open → HalfOpen after
+// TimeoutDurationSecs, HalfOpen → Closed after SuccessThreshold
+// consecutive successes.
 type CircuitBreakerConfig struct {
 	FailureThreshold    int     `yaml:"failure_threshold,omitempty" json:"failure_threshold"`
 	SuccessThreshold    int     `yaml:"success_threshold,omitempty" json:"success_threshold"`
@@ -84,7 +86,7 @@ type CircuitBreakerConfig struct {
 	Disable             bool    `yaml:"disable,omitempty" json:"disable,omitempty"`
 }
 
-// HealthCheckConfig: active GET probes of every worker.
+// HealthCheckConfig sets the active GET probes of every worker.
 type HealthCheckConfig struct {
 	IntervalSecs     float64 `yaml:"interval_secs,omitempty" json:"interval_secs"`
 	TimeoutSecs      float64 `yaml:"timeout_secs,omitempty" json:"timeout_secs"`

@@ -21,9 +21,9 @@ func Required(path, v string) error {
 	return nil
 }
 
-// AtLeast wants v ≥ lo.
+// AtLeast wants v ≥ lo. NaN fails (cmp.Compare orders it first).
 func AtLeast[T cmp.Ordered](path string, v, lo T) error {
-	if v < lo {
+	if cmp.Compare(v, lo) < 0 {
 		return Errorf(path, "must be ≥ %v (got %v)", lo, v)
 	}
 	return nil
@@ -31,15 +31,15 @@ func AtLeast[T cmp.Ordered](path string, v, lo T) error {
 
 // Above wants v > lo. NaN fails.
 func Above[T cmp.Ordered](path string, v, lo T) error {
-	if !(v > lo) {
+	if cmp.Compare(v, lo) <= 0 {
 		return Errorf(path, "must be > %v (got %v)", lo, v)
 	}
 	return nil
 }
 
-// AtMost wants v ≤ hi.
+// AtMost wants v ≤ hi. NaN fails.
 func AtMost[T cmp.Ordered](path string, v, hi T) error {
-	if v > hi {
+	if cmp.Compare(v, hi) > 0 || isNaN(v) {
 		return Errorf(path, "must be ≤ %v (got %v)", hi, v)
 	}
 	return nil
@@ -52,6 +52,10 @@ func Between[T cmp.Ordered](path string, v, lo, hi T) error {
 	}
 	return AtMost(path, v, hi)
 }
+
+// isNaN reports whether v is a floating-point NaN, the one value unequal
+// to itself.
+func isNaN[T cmp.Ordered](v T) bool { return v != v }
 
 // OneOf wants v to be one of options.
 func OneOf(path, v string, options ...string) error {

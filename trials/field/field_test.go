@@ -43,6 +43,8 @@ func TestChecks(t *testing.T) {
 		{Above("x", 0.0, 0), "x: must be > 0 (got 0)"},
 		{Above("x", math.NaN(), 0), "x: must be > 0 (got NaN)"},
 		{AtMost("k", 21, 20), "k: must be ≤ 20 (got 21)"},
+		{AtMost("k", math.NaN(), 20), "k: must be ≤ 20 (got NaN)"},
+		{AtLeast("k", math.NaN(), 0), "k: must be ≥ 0 (got NaN)"},
 		{Between("u", 1.5, 0, 1), "u: must be ≤ 1 (got 1.5)"},
 		{Between("u", -1.0, 0, 1), "u: must be ≥ 0 (got -1)"},
 		{Between("u", 0.5, 0, 1), ""},
