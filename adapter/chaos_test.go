@@ -19,14 +19,14 @@ import (
 // well under a minute, whose clients give up after 300 ms (a healthy
 // request takes a few). The race detector makes every request several
 // times dearer: the full trial would take minutes of CPU and healthy
-// requests could outlast 300 ms. Under it a tenth of the trial, which still
+// requests could outlast 300 ms. Under it a twentieth of the trial, which still
 // crosses the restart, the injected errors and the client cancellations,
 // runs with clients that wait a second; the full length runs without the
 // detector. Either way, a request routed to the stalled worker is cancelled
 // by its client, whatever the machine's speed.
 func chaosScale() (requests int, timeout time.Duration) {
 	if raceDetector {
-		return 2000, time.Second
+		return 1000, time.Second
 	}
 	return 20000, 300 * time.Millisecond
 }
@@ -50,7 +50,7 @@ func TestLongChaoticTrialEndsWithZeroLoads(t *testing.T) {
 	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
 		dep = d
 		for _, w := range d.Workers[:2] {
-			setFaults(ctx, t, w.URL, `{"error_rates": {"500": 0.02, "503": 0.02, "400": 0.02}}`)
+			setFaults(ctx, t, w.URL, `{"error_rates": {"500": 0.02, "503": 0.02, "400": 0.05}}`)
 		}
 		// The third worker stalls every stream after 2 tokens until the
 		// client leaves: each request routed there is cancelled by its
