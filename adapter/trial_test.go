@@ -65,7 +65,9 @@ matrix:
 			continue
 		}
 		found = true
-		t.Logf("p50 TTFT: round_robin %.2f ms, cache_aware %.2f ms, diff %+.2f [%+.2f, %+.2f]", iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi)
+		t.Logf("p50 TTFT: round_robin %.2f ms, cache_aware %.2f ms, diff %+.2f [%+.2f, %+.2f]; prefix-cache hit rate %.2f vs %.2f; p99 TTFT %.0f vs %.0f ms; p99 driver lateness %.0f vs %.0f ms",
+			iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi, rr.PrefixCacheHitRate, ca.PrefixCacheHitRate, rr.Summary.P99TTFTMs, ca.Summary.P99TTFTMs,
+			rr.Summary.P99ScheduleDelayMs, ca.Summary.P99ScheduleDelayMs)
 		if !iv.Significant || iv.Better != "B" {
 			t.Errorf("p50_ttft_ms: want cache_aware (B) significantly better, got %+v", iv)
 		}
