@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
@@ -54,6 +55,13 @@ matrix:
 	}
 	if ca.PrefixCacheHitRate <= rr.PrefixCacheHitRate {
 		t.Errorf("prefix-cache hit rate: cache_aware %.3f, round_robin %.3f; want cache_aware higher", ca.PrefixCacheHitRate, rr.PrefixCacheHitRate)
+	}
+	// Latencies measured while the driver itself ran late describe the
+	// machine, not the policies: autoinfer records such a trial as
+	// DriverOverloaded instead of a measurement, and so does this test. On
+	// a machine loaded that much only the checks above hold.
+	if late := max(rr.Summary.P99ScheduleDelayMs, ca.Summary.P99ScheduleDelayMs); late > failure.DefaultScheduleDelayLimitMs {
+		t.Skipf("driver late by %.0f ms at p99 (limit %d ms): the TTFTs are not evidence on this machine now", late, failure.DefaultScheduleDelayLimitMs)
 	}
 	cmp, err := led.Compare(context.Background(), strconv.FormatInt(rr.RowID, 10), strconv.FormatInt(ca.RowID, 10), ledger.CompareOptions{})
 	if err != nil {
