@@ -41,6 +41,7 @@ func (tr *trialRun) observe(ctx context.Context) {
 		}
 		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
 		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
+		o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
 		o.ErrorBodies = errorBodies(s.Requests)
 	}
 	var hits, queries float64

@@ -40,6 +40,11 @@ type Options struct {
 	WorkDir string
 	// Progress is called after every finished request (warm-up and measured).
 	Progress func(driver.Progress)
+	// ScheduleDelayLimit is the driver's p99 lateness (send time after due
+	// time) above which a trial fails as DriverOverloaded: its figures
+	// would describe the driver, not the deployment. 0 means
+	// failure.DefaultScheduleDelayLimitMs.
+	ScheduleDelayLimit time.Duration
 	// Logger reports the lifecycle; nil discards.
 	Logger *slog.Logger
 }
@@ -53,10 +58,12 @@ type Runner struct {
 }
 
 // hooks are seams for this package's tests: inject faults into freshly
-// provisioned workers, or adjust what the driver is asked to do.
+// provisioned workers, adjust what the driver is asked to do, or script the
+// driver's clock.
 type hooks struct {
 	provisioned func(ctx context.Context, dep *target.Deployment)
 	driver      func(*driver.Config)
+	clock       func() time.Time
 }
 
 // New returns a Runner.
@@ -172,7 +179,11 @@ func (tr *trialRun) execute(ctx context.Context) {
 		baseURL = rr.URL
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
-	res, err := driver.Run(ctx, tr.driverConfig(baseURL), driver.WithProgress(tr.progress))
+	opts := []driver.Option{driver.WithProgress(tr.progress)}
+	if tr.hooks.clock != nil {
+		opts = append(opts, driver.WithClock(tr.hooks.clock))
+	}
+	res, err := driver.Run(ctx, tr.driverConfig(baseURL), opts...)
 	tr.result = res
 	tr.obs.WorkerExits = workerExits(dep.Exits())
 	if err != nil {

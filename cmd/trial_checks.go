@@ -31,7 +31,7 @@ func parseAsserts(exprs []string) ([]trials.Assertion, error) {
 	return out, nil
 }
 
-func newChecker(ts []trials.Trial, extra []trials.Assertion, baseline, tolerance string) (*checker, error) {
+func newChecker(extra []trials.Assertion, baseline, tolerance string) (*checker, error) {
 	c := &checker{extra: extra, baseline: baseline, tolerance: -1}
 	if tolerance != "" {
 		tol, err := trials.ParseTolerance(tolerance)

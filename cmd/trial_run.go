@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
@@ -25,6 +26,9 @@ type trialRunFlags struct {
 	workDir   string
 	verbose   bool
 	report    string
+	// maxScheduleDelay is the driver's p99 lateness above which a trial
+	// fails as DriverOverloaded.
+	maxScheduleDelay time.Duration
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -57,6 +61,8 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for router configs and logs (default: a new temporary directory per trial)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
+	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", failure.DefaultScheduleDelayLimitMs*time.Millisecond,
+		"p99 lateness of the driver's sends above which a trial fails as DriverOverloaded (its figures would describe this machine, not the deployment)")
 	return cmd
 }
 
@@ -64,7 +70,10 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if f.output != "table" && f.output != "json" {
 		return usageErr("--output: want table or json, got %q", f.output)
 	}
-	ts, err := trials.Load(specPath)
+	if f.maxScheduleDelay <= 0 {
+		return usageErr("--max-schedule-delay: must be > 0, got %v", f.maxScheduleDelay)
+	}
+	ts, err := trials.Load(specPath, targetkinds.All())
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -72,7 +81,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if err != nil {
 		return err
 	}
-	checks, err := newChecker(ts, extra, f.baseline, f.tolerance)
+	checks, err := newChecker(extra, f.baseline, f.tolerance)
 	if err != nil {
 		return err
 	}
@@ -91,7 +100,8 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
 	prog := newTrialProgress(c.ErrOrStderr())
-	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update})
+	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update,
+		ScheduleDelayLimit: f.maxScheduleDelay})
 	if err != nil {
 		return withCode(ExitInfra, err)
 	}
