@@ -33,6 +33,7 @@ type simServeFlags struct {
 	stall, refuse, enableAdmin bool
 	stallAfter                 int
 	kvHold                     time.Duration
+	offload                    sim.KVOffload
 }
 
 func newSimServeCmd() *cobra.Command {
@@ -97,6 +98,9 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.BoolVar(&f.refuse, "refuse-connections", false, "fault: reset the connection of every request except /admin/* ones")
 	fl.BoolVar(&f.enableAdmin, "enable-admin", false, "serve /admin/faults (fault injection, including a crash) on the engine port; off by default: whoever reaches the port could stop the engine")
 	fl.DurationVar(&f.kvHold, "kv-hold-timeout", 0, "prefill role: how long unpulled KV is held (default 480s)")
+	fl.Float64Var(&f.offload.GiB, "kv-offload-gib", 0, "CPU tier for evicted prefix blocks, in GiB (vLLM's kv_offloading_size; 0: none)")
+	fl.Float64Var(&f.offload.GBps, "kv-offload-gbps", 0, "CPU tier: CPU->GPU bandwidth in GB/s (default 50)")
+	fl.Float64Var(&f.offload.BlockUs, "kv-offload-block-us", 0, "CPU tier: fixed cost of loading one block in µs (default 5)")
 	return cmd
 }
 
@@ -131,7 +135,11 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 	eng := f.eng
 	eng.Model = f.model
 	eng.EnablePrefixCaching = &f.prefixCaching
-	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold, EnableAdmin: f.enableAdmin,
+	if err := f.offload.Validate(); err != nil {
+		return sim.Options{}, usageErr("--%s", strings.ReplaceAll(strings.ReplaceAll(err.Error(), "_", "-"), ", kv-", ", --kv-"))
+	}
+	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold, KVOffload: f.offload,
+		EnableAdmin: f.enableAdmin,
 		Faults: sim.Faults{AddedLatency: f.addedLatency, Stall: f.stall, StallAfterTokens: f.stallAfter,
 			StallFor: f.stallFor, RefuseConnections: f.refuse}}
 	if set("flip-rate") {

@@ -20,6 +20,7 @@ func oneOfEach() []Failure {
 		DriverOverloaded{P99ScheduleDelayMs: 250, MaxScheduleDelayMs: 900, ThresholdMs: 100},
 		Unknown{Message: "upstream_error ×3"},
 		TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist.", TimedOut: true},
+		ContextLengthExceeded{Count: 87, MaxModelLen: 8192, Requested: 9000, Status: 400, Message: "This model's maximum context length is 8192 tokens."},
 	}
 }
 

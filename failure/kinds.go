@@ -24,7 +24,7 @@ const (
 func Kinds() []Kind {
 	return []Kind{
 		KindRouterStartupFailed, KindWorkerStartupFailed, KindWorkerCrashed, KindTargetNotReady, KindRouterPolicyInvariant,
-		KindPDConnectorTimeout, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
+		KindPDConnectorTimeout, KindContextLengthExceeded, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
 		KindUnknown,
 	}
 }

@@ -74,6 +74,7 @@ func TestEveryFailureKindRoundTripsThroughTheLedger(t *testing.T) {
 		failure.DriverOverloaded{P99ScheduleDelayMs: 200, MaxScheduleDelayMs: 500, ThresholdMs: 100},
 		failure.Unknown{Message: "boom"},
 		failure.TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist."},
+		failure.ContextLengthExceeded{Count: 87, MaxModelLen: 8192, Requested: 9000, Status: 400, Message: "This model's maximum context length is 8192 tokens."},
 	}
 	if len(fs) != len(failure.Kinds()) {
 		t.Fatalf("%d cases for %d kinds", len(fs), len(failure.Kinds()))

@@ -29,8 +29,10 @@ type engine struct {
 	running  []*seq
 	held     map[string]*heldKV
 	stopped  bool
-	items    []stepItem // the current step's plan, reused
-	batch    Batch      // the current step's shape, reused
+	items    []stepItem    // the current step's plan, reused
+	batch    Batch         // the current step's shape, reused
+	tier     *cpuTier      // nil: no CPU tier
+	loadTime time.Duration // CPU-tier loads of the step being planned
 
 	wake    chan struct{}
 	pulling atomic.Int32 // decode requests pulling KV: counted as waiting
@@ -43,11 +45,20 @@ type stepItem struct {
 }
 
 func newEngine(cfg *config, m *rankMetrics, engineID string) *engine {
-	return &engine{
+	e := &engine{
 		cfg: cfg, m: m, engineID: engineID,
 		pool: newBlockPool(cfg.numBlocks), held: map[string]*heldKV{},
 		wake: make(chan struct{}, 1),
 	}
+	// resolve has checked the options, so the tier cannot fail here.
+	e.tier, _ = newCPUTier(cfg.offload, cfg.profile.KVBytesPerToken*cfg.blockSize)
+	if e.tier != nil {
+		e.pool.evicted = func(h uint64) {
+			e.tier.store(h)
+			m.offloadStored.Inc()
+		}
+	}
+	return e
 }
 
 // submit hands s to the engine; false means the engine has stopped.
@@ -201,6 +212,9 @@ func (e *engine) publishGauges() {
 	e.m.running.Set(float64(len(e.running)))
 	e.m.waiting.Set(float64(len(e.waiting) + int(e.pulling.Load())))
 	e.m.kvUsage.Set(e.pool.usage())
+	if e.tier != nil {
+		e.m.offloadUsage.Set(e.tier.usage())
+	}
 }
 
 // shutdown ends every sequence still inside with errEngineStopped.

@@ -33,6 +33,9 @@ type rankMetrics struct {
 	success                                                           map[string]prometheus.Counter
 	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist prometheus.Observer
 	kvTransfer                                                        prometheus.Observer
+	// CPU tier (KVOffload): vLLM's connector counters, and the tier's own.
+	externalHits, externalQueries, offloadStored, offloadLoaded, offloadLoadSeconds prometheus.Counter
+	offloadUsage                                                                    prometheus.Gauge
 	// Step lag: how far steps end behind their modelled end on the real
 	// clock (a loaded host's timers fire late), and the modelled busy time
 	// to hold it against. Written by the engine loop only.
@@ -84,6 +87,12 @@ func newMetrics(cfg *config) *metrics {
 	lagTotal := counter("autoinfer:sim_step_lag_seconds_total", "Total time engine steps ended after their modelled end on the real clock.")
 	lagMax := gauge("autoinfer:sim_step_lag_max_seconds", "Largest lag of a single engine step behind its modelled end.")
 	busy := counter("autoinfer:sim_modelled_busy_seconds_total", "Total modelled duration of the engine's steps.")
+	extHits := counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
+	extQueries := counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
+	stored := counter("autoinfer:sim_kv_offload_stored_blocks_total", "Blocks the GPU prefix cache evicted into the CPU tier.")
+	loaded := counter("autoinfer:sim_kv_offload_loaded_blocks_total", "Blocks loaded from the CPU tier back to the GPU on a prefix hit.")
+	loadSecs := counter("autoinfer:sim_kv_offload_load_seconds_total", "Modelled time of CPU-tier loads, added to the steps that used them.")
+	offUsage := gauge("autoinfer:sim_kv_offload_usage_perc", "CPU tier usage. 1 means 100 percent usage.")
 
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig."},
 		[]string{"model_name", "engine", "block_size", "num_gpu_blocks", "enable_prefix_caching"})
@@ -103,6 +112,8 @@ func newMetrics(cfg *config) *metrics {
 			prefill: prefill.With(l), decode: decode.With(l), promptHist: promptHist.With(l), genHist: genHist.With(l),
 			kvTransfer: transfer.With(l),
 			lagTotal:   lagTotal.With(l), lagMax: lagMax.With(l), busyTotal: busy.With(l),
+			externalHits: extHits.With(l), externalQueries: extQueries.With(l), offloadStored: stored.With(l),
+			offloadLoaded: loaded.With(l), offloadLoadSeconds: loadSecs.With(l), offloadUsage: offUsage.With(l),
 		}
 		for _, fr := range finishReasons {
 			rm.success[fr] = success.MustCurryWith(l).WithLabelValues(fr)
@@ -134,6 +145,12 @@ func (m *rankMetrics) admitted(s *seq, cachedTokens int) {
 	m.prefixHits.Add(float64(cachedTokens))
 	m.promptTokens.Add(float64(s.promptLen))
 	m.queue.Observe(s.scheduled.Sub(s.arrival).Seconds())
+}
+
+// offloaded records blocks loaded from the CPU tier and their load time.
+func (m *rankMetrics) offloaded(blocks int, d time.Duration) {
+	m.offloadLoaded.Add(float64(blocks))
+	m.offloadLoadSeconds.Add(d.Seconds())
 }
 
 // token records one generated token of s at now.

@@ -58,6 +58,8 @@ type Options struct {
 	Clock Clock
 	// KVNetwork carries the KV side channel (nil: TCP).
 	KVNetwork Network
+	// KVOffload is an optional CPU tier for evicted prefix blocks.
+	KVOffload KVOffload
 }
 
 // Defaults for engine fields left at zero, as vLLM's (block size 16,
@@ -91,6 +93,7 @@ type config struct {
 	clock        Clock
 	kvNet        Network
 	initialFault Faults
+	offload      KVOffload
 }
 
 func resolve(o Options) (config, error) {
@@ -156,6 +159,13 @@ func resolve(o Options) (config, error) {
 		return config{}, fmt.Errorf("faults: %w", err)
 	}
 	c.initialFault = o.Faults
+	if _, err := newCPUTier(o.KVOffload, c.profile.KVBytesPerToken*c.blockSize); err != nil {
+		return config{}, err
+	}
+	if o.KVOffload.GiB > 0 && !c.prefixCache {
+		return config{}, fmt.Errorf("kv_offload_gib: a CPU tier needs prefix caching (engine.enable_prefix_caching)")
+	}
+	c.offload = o.KVOffload
 	if c.holdTimeout < 0 {
 		return config{}, fmt.Errorf("kv_hold_timeout: must be >= 0, got %v", c.holdTimeout)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TraceRequest is one request of a trace replayed on the virtual clock.
@@ -45,6 +47,9 @@ type ReplayReport struct {
 	Steps    int           // engine steps, all ranks
 	Busy     time.Duration // modelled step time, all ranks
 	End      time.Duration // when the last step ended
+	// Metrics is the engine's registry after the run (what /metrics
+	// would have served).
+	Metrics prometheus.Gatherer
 }
 
 // Replay runs trace through the engine's real scheduler, KV cache and step
@@ -96,7 +101,7 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 		v.arrive(now)
 		v.planIdle(now)
 	}
-	rep := &ReplayReport{Steps: v.steps, Busy: v.busyTime, End: v.last.Sub(v.base)}
+	rep := &ReplayReport{Steps: v.steps, Busy: v.busyTime, End: v.last.Sub(v.base), Metrics: s.m.reg}
 	for i, sq := range seqs {
 		if sq == nil {
 			return nil, fmt.Errorf("trace[%d]: never arrived: it follows a request that never finished", i)

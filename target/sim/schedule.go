@@ -17,6 +17,7 @@ func (e *engine) plan(now time.Time) time.Duration {
 	clear(e.incoming)
 	e.incoming = e.incoming[:0]
 	e.dropAborted(now)
+	e.loadTime = 0
 
 	bs := e.cfg.blockSize
 	budget := e.cfg.maxBatched
@@ -69,7 +70,8 @@ func (e *engine) plan(now time.Time) time.Duration {
 			b.Chunks = append(b.Chunks, Chunk{Tokens: it.n, Prefix: it.s.computed})
 		}
 	}
-	return e.cfg.profile.BatchTime(b)
+	// CPU-tier loads run before the forward pass that reads the blocks.
+	return e.cfg.profile.BatchTime(b) + e.loadTime
 }
 
 // admit allocates KV for s's first chunk, reusing the longest resident
@@ -77,14 +79,18 @@ func (e *engine) plan(now time.Time) time.Duration {
 func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	bs := e.cfg.blockSize
 	known := s.known()
-	hit := 0
+	hit, cpuHit, limit := 0, 0, 0
 	if e.cfg.prefixCache {
 		s.ensureHashes(known/bs, bs)
 		// Like vLLM, always recompute at least the last token: its logits
 		// produce the next token.
-		hit = e.pool.hits(s.hashes, (known-1)/bs)
+		limit = (known - 1) / bs
+		hit = e.pool.hits(s.hashes, limit)
+		if e.tier != nil {
+			cpuHit = e.tier.hits(s.hashes[hit:], limit-hit)
+		}
 	}
-	start := max(hit*bs, s.remoteKV)
+	start := max((hit+cpuHit)*bs, s.remoteKV)
 	n := min(known-start, budget)
 	fresh := ceilDiv(start+n, bs) - hit
 	if e.pool.freeNeeded(s.hashes, hit, fresh) > e.pool.nfree {
@@ -93,15 +99,32 @@ func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	for _, h := range s.hashes[:hit] {
 		s.blocks = append(s.blocks, e.pool.acquire(h))
 	}
+	loaded := s.hashes[hit : hit+cpuHit]
+	if cpuHit > 0 {
+		e.tier.touch(loaded) // before allocation can push them out
+	}
 	for range fresh {
 		s.blocks = append(s.blocks, e.pool.alloc())
 	}
-	s.computed, s.registered = start, hit
+	// Blocks loaded from the CPU tier hold their content at once.
+	for j, h := range loaded {
+		e.pool.register(s.blocks[hit+j], h)
+	}
+	if cpuHit > 0 {
+		e.loadTime += time.Duration(cpuHit) * e.tier.loadBlock
+		e.m.offloaded(cpuHit, time.Duration(cpuHit)*e.tier.loadBlock)
+	}
+	s.computed, s.registered = start, hit+cpuHit
 	if !s.admitted {
 		s.admitted = true
 		s.scheduled = now
-		s.cachedTokens.Store(int32(hit * bs))
+		// Like vLLM's num_cached_tokens, local and external hits count.
+		s.cachedTokens.Store(int32((hit + cpuHit) * bs))
 		e.m.admitted(s, hit*bs)
+		if e.tier != nil {
+			e.m.externalQueries.Add(float64(max(0, limit-hit) * bs))
+			e.m.externalHits.Add(float64(cpuHit * bs))
+		}
 	}
 	s.remoteKV = 0 // after a preemption the pulled KV is gone: recompute
 	return n, true
