@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +140,9 @@ func TestRouterStartupFailureIsTyped(t *testing.T) {
 	}
 }
 
+// warmupDone matches a warm-up progress line; the last has done == total.
+var warmupDone = regexp.MustCompile(`warmup: (\d+)/(\d+) requests`)
+
 // Ctrl-C on `autoinfer trial run`: the CLI stops the driver, tears down,
 // records an aborted row and exits 130.
 func TestTrialRunInterruptedBySIGINT(t *testing.T) {
@@ -168,7 +172,7 @@ func TestTrialRunInterruptedBySIGINT(t *testing.T) {
 	var seen []string
 	for sc.Scan() {
 		seen = append(seen, sc.Text())
-		if strings.Contains(sc.Text(), "warmup: 8/8") {
+		if m := warmupDone.FindStringSubmatch(sc.Text()); m != nil && m[1] == m[2] {
 			break
 		}
 	}
