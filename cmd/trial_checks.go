@@ -83,4 +83,3 @@ func resolveBaseline(ctx context.Context, led *ledger.Ledger, ref string) (*ledg
 	}
 	return &side.Trials[0], nil
 }
-
