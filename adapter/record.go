@@ -74,8 +74,13 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 	if err != nil {
 		return ledger.Trial{}, nil, fmt.Errorf("encoding workload: %w", err)
 	}
+	id, err := tr.identity()
+	if err != nil {
+		return ledger.Trial{}, nil, err
+	}
 	row := ledger.Trial{
-		Name: tr.t.Name, SweepID: tr.t.SweepID, Status: out.Status,
+		Identity: id,
+		Name:     tr.t.Name, SweepID: tr.t.SweepID, Status: out.Status,
 		StartedAt: tr.started, FinishedAt: time.Now(), Seed: tr.t.Seed, SpecHash: tr.t.SpecHash,
 		EngineConfig:        engineJSON,
 		Topology:            ledger.Topology{Replicas: tr.t.Topology.Replicas, Prefill: tr.t.Topology.Prefill, Decode: tr.t.Topology.Decode},
