@@ -69,6 +69,7 @@ func TestProcessTargetMatchesSimTarget(t *testing.T) {
 	simSpec := fmt.Sprintf(tinySpec, "round_robin")
 	procSpec := strings.Replace(simSpec, "target: {kind: sim, profile: fast}", fmt.Sprintf(`target:
   kind: process
+  hardware: test-host
   command: "'%s' sim serve --host {host} --port {port} --model {model} --profile fast {engine_args}"
   startup_timeout: 30s
   stop_grace_period: 5s

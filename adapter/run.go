@@ -40,6 +40,9 @@ type Options struct {
 	WorkDir string
 	// Progress is called after every finished request (warm-up and measured).
 	Progress func(driver.Progress)
+	// Assertions are checked on every trial besides its spec's own
+	// (trial run --assert).
+	Assertions []trials.Assertion
 	// ScheduleDelayLimit is the driver's p99 lateness (send time after due
 	// time) above which a trial fails as DriverOverloaded: its figures
 	// would describe the driver, not the deployment. 0 means
@@ -98,6 +101,11 @@ type Outcome struct {
 	// PrefixCacheHitRate is over all workers, warm-up and measured traffic.
 	PrefixCacheHitRate float64
 	MarkedStale        []stale.Mark
+	// BaselineRow is the row the trial was compared with, 0 for none.
+	BaselineRow int64 `json:"baseline_row,omitempty"`
+	// Violations are every check the trial failed (assertions, baseline),
+	// in order; the first is Failure when nothing else failed first.
+	Violations []failure.Failure `json:"violations,omitempty"`
 }
 
 // RouterInfo says which router served the trial and where its metrics were.
@@ -112,7 +120,14 @@ type RouterInfo struct {
 // failed is an Outcome with Status failed. When ctx ends mid-trial, Run
 // tears down, records an aborted row and returns ctx's error.
 func (r *Runner) Run(ctx context.Context, t trials.Trial) (Outcome, error) {
-	tr := &trialRun{Runner: r, t: t, started: time.Now()}
+	return r.RunAgainst(ctx, t, Baseline{})
+}
+
+// RunAgainst is Run with a baseline check: a metric worse than the
+// baseline row's by more than its tolerance fails the trial as
+// BaselineRegressed before the row is written.
+func (r *Runner) RunAgainst(ctx context.Context, t trials.Trial, base Baseline) (Outcome, error) {
+	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base}
 	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
 	tr.execute(ctx)
 	return tr.record(ctx)
@@ -132,9 +147,10 @@ func slug(name string) string {
 // trialRun is one trial's state while it runs.
 type trialRun struct {
 	*Runner
-	t       trials.Trial
-	started time.Time
-	runID   string
+	t        trials.Trial
+	started  time.Time
+	runID    string
+	baseline Baseline
 
 	dep    *target.Deployment
 	router *runningRouter

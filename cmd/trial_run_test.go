@@ -33,12 +33,14 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 		stdoutHas string
 	}{
 		{name: "passes", args: []string{"--max-schedule-delay", noOverload}, code: ExitOK, stdoutHas: "ci-smoke"},
-		{name: "violated assertion", args: []string{"--assert", "p99_ttft_ms < 0.001"}, code: ExitFailed,
-			stderrHas: []string{"p99_ttft_ms = ", "want < 0.001"}},
+		{name: "violated assertion", args: []string{"--assert", "p99_ttft_ms < 0.001", "--max-schedule-delay", noOverload}, code: ExitFailed,
+			stderrHas: []string{"AssertionViolated", "p99_ttft_ms = ", "want < 0.001"}},
 		// A baseline far better than anything this machine can do.
 		{name: "violated baseline", seed: func(t *testing.T, db string) { seedBaseline(t, db, "impossible-baseline", 1e9, 0.001) },
-			args: []string{"--baseline", "impossible-baseline", "--tolerance", "10%"}, code: ExitFailed,
-			stderrHas: []string{"output_throughput = ", "below the bound"}},
+			args: []string{"--baseline", "impossible-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload}, code: ExitFailed,
+			stderrHas: []string{"BaselineRegressed", "baseline row 1", "tolerance 10%"},
+			// Every violation is in the table, the first is the row's failure.
+			stdoutHas: "output_throughput = "},
 		// A baseline worse than anything this machine can do passes: the
 		// verdict depends on the recorded figures, not on how loaded the
 		// machine is now.

@@ -135,6 +135,7 @@ func TestStaticTopologyFromURLs(t *testing.T) {
 	s := mustParse(t, `name: s
 target:
   kind: static
+  hardware: 3xL4
   prefill: [http://10.0.0.1:8000]
   decode: [http://10.0.0.2:8000, http://10.0.0.3:8000]
 topology:

@@ -18,6 +18,11 @@ import (
 // its options type, defaults and validation.
 type Target struct {
 	Kind string
+	// Hardware labels what the workers run on (target.hardware, e.g.
+	// 8xH100-SXM). Required for kinds that run real servers: rows measured
+	// on different hardware are never compared. Simulated workers are
+	// identified by their profile instead.
+	Hardware string
 	// Options are the section's other keys, decoded into the kind's type;
 	// nil when the kind is unknown.
 	Options target.Options
@@ -27,12 +32,13 @@ type Target struct {
 // which decodeTarget has.
 func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	var k struct {
-		Kind string `yaml:"kind"`
+		Kind     string `yaml:"kind"`
+		Hardware string `yaml:"hardware"`
 	}
 	if err := n.Decode(&k); err != nil {
 		return err
 	}
-	t.Kind = k.Kind
+	t.Kind, t.Hardware = k.Kind, k.Hardware
 	return nil
 }
 
@@ -44,6 +50,13 @@ func (t Target) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	out := []byte(`{"kind":` + string(kind))
+	if t.Hardware != "" {
+		hw, err := json.Marshal(t.Hardware)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, `,"hardware":`...), hw...)
+	}
 	if t.Options != nil {
 		opts, err := json.Marshal(t.Options)
 		if err != nil {
@@ -91,7 +104,7 @@ func decodeTarget(tree *yaml.Node, t *Target, kinds []target.Kind, p, v *problem
 	for j := 0; j+1 < len(node.Content); j += 2 {
 		key := node.Content[j].Value
 		path := "target." + key
-		if key == "kind" {
+		if key == "kind" || key == "hardware" {
 			continue
 		}
 		if ft, ok := fields[key]; ok {
