@@ -18,7 +18,7 @@ const recordTimeout = 30 * time.Second
 
 // record classifies the trial and writes its row, in one transaction.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
-	out := Outcome{Name: tr.t.Name, Gate: tr.gate, PrefixCacheHitRate: tr.seen.PrefixCacheHitRate}
+	out := Outcome{Name: tr.t.Name, Gate: tr.gate, PrefixCacheHitRate: tr.seen.PrefixCacheHitRate, EngineLagRatio: tr.seen.EngineLagRatio}
 	if tr.result != nil {
 		out.Summary = tr.result.Summary
 	}

@@ -100,6 +100,10 @@ type Outcome struct {
 	Router *RouterInfo
 	// PrefixCacheHitRate is over all workers, warm-up and measured traffic.
 	PrefixCacheHitRate float64
+	// EngineLagRatio is the simulated engines' step lag over their modelled
+	// busy time (warm-up included; 0 for real engines): how far the host let
+	// the simulation fall behind its own clock.
+	EngineLagRatio float64
 	MarkedStale        []stale.Mark
 	// BaselineRow is the row the trial was compared with, 0 for none.
 	BaselineRow int64 `json:"baseline_row,omitempty"`
