@@ -104,7 +104,7 @@ type Outcome struct {
 	// busy time (warm-up included; 0 for real engines): how far the host let
 	// the simulation fall behind its own clock.
 	EngineLagRatio float64
-	MarkedStale        []stale.Mark
+	MarkedStale    []stale.Mark
 	// BaselineRow is the row the trial was compared with, 0 for none.
 	BaselineRow int64 `json:"baseline_row,omitempty"`
 	// Violations are every check the trial failed (assertions, baseline),
