@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,17 +20,41 @@ import (
 	"github.com/autoinfer/autoinfer/trials"
 )
 
-// buildAutoinfer builds this repository's binary for tests that run it as a
-// child process (a cached build only links).
+// binDir holds the autoinfer binary the tests build; TestMain creates it
+// and removes it after the tests.
+var binDir string
+
+// builtBinary builds this repository's binary once for all the tests that
+// run it as a child process.
+var builtBinary = sync.OnceValues(func() (string, error) {
+	bin := filepath.Join(binDir, "autoinfer")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/autoinfer/autoinfer").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building autoinfer: %w\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "autoinfer-adapter-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildAutoinfer returns the binary for a test that runs it.
 func buildAutoinfer(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the autoinfer binary")
 	}
-	bin := filepath.Join(t.TempDir(), "autoinfer")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/autoinfer/autoinfer").CombinedOutput()
+	bin, err := builtBinary()
 	if err != nil {
-		t.Fatalf("building autoinfer: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -37,11 +63,13 @@ func buildAutoinfer(t *testing.T) string {
 // workers passes the same trial as the in-process sim target, with the same
 // request stream and the same tokens.
 func TestProcessTargetMatchesSimTarget(t *testing.T) {
+	t.Parallel()
 	bin := buildAutoinfer(t)
 	r, _ := newTestRunner(t)
 	simSpec := fmt.Sprintf(tinySpec, "round_robin")
 	procSpec := strings.Replace(simSpec, "target: {kind: sim, profile: fast}", fmt.Sprintf(`target:
   kind: process
+  hardware: test-host
   command: "'%s' sim serve --host {host} --port {port} --model {model} --profile fast {engine_args}"
   startup_timeout: 30s
   stop_grace_period: 5s
@@ -65,6 +93,7 @@ func TestProcessTargetMatchesSimTarget(t *testing.T) {
 // config (launch: external, here autoinfer's own binary); both serve the
 // trial, and the external router really ran the configured policy.
 func TestRouterLaunchModes(t *testing.T) {
+	t.Parallel()
 	bin := buildAutoinfer(t)
 	modes := map[string]string{
 		"process":  "launch: process",
@@ -72,6 +101,7 @@ func TestRouterLaunchModes(t *testing.T) {
 	}
 	for name, mode := range modes {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			r, led := newTestRunner(t)
 			r.opts.Binary = bin
 			spec := strings.Replace(fmt.Sprintf(tinySpec, "least_loaded"), "router: {policy: least_loaded}",
@@ -98,6 +128,7 @@ func TestRouterLaunchModes(t *testing.T) {
 
 // A router that cannot start is a typed RouterStartupFailed with a reason.
 func TestRouterStartupFailureIsTyped(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRunner(t)
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "router: {policy: round_robin}",
 		"router: {policy: round_robin, launch: external, binary: /nonexistent/vllm-router}", 1)
@@ -110,9 +141,13 @@ func TestRouterStartupFailureIsTyped(t *testing.T) {
 	}
 }
 
+// warmupDone matches a warm-up progress line; done when both counts agree.
+var warmupDone = regexp.MustCompile(`warmup: (\d+)/(\d+) requests`)
+
 // Ctrl-C on `autoinfer trial run`: the CLI stops the driver, tears down,
 // records an aborted row and exits 130.
 func TestTrialRunInterruptedBySIGINT(t *testing.T) {
+	t.Parallel()
 	bin := buildAutoinfer(t)
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "long.yaml")
@@ -133,12 +168,14 @@ func TestTrialRunInterruptedBySIGINT(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Interrupt as the measured run starts: right after the warm-up's last
-	// progress line (progress lines come at each quarter of a phase).
+	// progress line "warmup: N/N" (progress lines come at each quarter of a
+	// phase; the first warm-up request is the ready check, so N may be one
+	// less than the spec's count).
 	sc := bufio.NewScanner(stderr)
 	var seen []string
 	for sc.Scan() {
 		seen = append(seen, sc.Text())
-		if strings.Contains(sc.Text(), "warmup: 8/8") {
+		if m := warmupDone.FindStringSubmatch(sc.Text()); m != nil && m[1] == m[2] {
 			break
 		}
 	}

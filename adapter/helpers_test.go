@@ -3,10 +3,13 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
 )
@@ -14,12 +17,17 @@ import (
 // parseSpec parses a spec that must be valid.
 func parseSpec(t *testing.T, spec string) []trials.Trial {
 	t.Helper()
-	ts, err := trials.Parse([]byte(spec))
+	ts, err := trials.Parse([]byte(spec), targetkinds.All())
 	if err != nil {
 		t.Fatalf("spec: %v", err)
 	}
 	return ts
 }
+
+// noOverload is the schedule-delay limit of tests about other verdicts: a
+// driver made late by a loaded machine must not decide them. The test of
+// DriverOverloaded makes the driver late itself, through its clock.
+const noOverload = time.Duration(math.MaxInt64)
 
 // newTestRunner returns a runner recording into a fresh ledger.
 func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
@@ -29,7 +37,7 @@ func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { led.Close() })
-	r, err := New(Options{Ledger: led, WorkDir: t.TempDir()})
+	r, err := New(Options{Ledger: led, WorkDir: t.TempDir(), ScheduleDelayLimit: noOverload})
 	if err != nil {
 		t.Fatal(err)
 	}

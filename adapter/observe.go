@@ -22,6 +22,7 @@ type observed struct {
 	LoadBalancingEvents float64
 	FinalLoads          map[string]float64
 	PrefixCacheHitRate  float64
+	EngineLagRatio      float64
 	RunRequests         float64
 	RunPromptTokens     float64
 	RunCompletionTokens float64
@@ -41,9 +42,10 @@ func (tr *trialRun) observe(ctx context.Context) {
 		}
 		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
 		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
+		o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
 		o.ErrorBodies = errorBodies(s.Requests)
 	}
-	var hits, queries float64
+	var hits, queries, lag, busy float64
 	for _, w := range tr.dep.Workers {
 		fams, err := scrape.Fetch(ctx, tr.client, w.URL+"/metrics")
 		if err != nil {
@@ -52,9 +54,18 @@ func (tr *trialRun) observe(ctx context.Context) {
 		}
 		hits += fams.Sum("vllm:prefix_cache_hits_total", nil)
 		queries += fams.Sum("vllm:prefix_cache_queries_total", nil)
+		lag += fams.Sum("autoinfer:sim_step_lag_seconds_total", nil)
+		busy += fams.Sum("autoinfer:sim_modelled_busy_seconds_total", nil)
 	}
 	if queries > 0 {
 		tr.seen.PrefixCacheHitRate = hits / queries
+	}
+	if busy > 0 {
+		// How far simulated engines' steps ended behind their modelled end,
+		// relative to the modelled busy time: 0 on a quiet host, large when
+		// the host could not keep the engines on their own clock. Real
+		// engines export neither series.
+		tr.seen.EngineLagRatio = lag / busy
 	}
 	if tr.router == nil {
 		return

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
@@ -17,6 +19,7 @@ import (
 // Acceptance 5: a pool driven past saturation is RouterPoolExhausted, never
 // a worker failure.
 func TestSaturatedPoolIsRouterPoolExhausted(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRunner(t)
 	out, err := r.Run(context.Background(), parseSpec(t, `
 name: saturated
@@ -57,6 +60,7 @@ gate: {reference: none}
 // full-precision reference, while fp8, a mild loss, stays under the default
 // threshold but is still measurably different from the reference.
 func TestQualityGateCatchesReducedPrecision(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRunner(t)
 	withQuant := func(q string) string {
 		s := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "max_num_seqs: 32}", "max_num_seqs: 32, quantization: "+q+"}", 1)
@@ -82,6 +86,7 @@ func TestQualityGateCatchesReducedPrecision(t *testing.T) {
 // Ctrl-C mid-run: the runner stops the driver, tears down, records an
 // aborted row and returns the context's error.
 func TestInterruptRecordsAbortedRow(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -108,10 +113,11 @@ func TestInterruptRecordsAbortedRow(t *testing.T) {
 // with the router's own figures (retries, pool size) read from its error
 // body, never a worker failure.
 func TestPoolExhaustedCarriesTheRoutersFigures(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRunner(t)
 	r.hooks.provisioned = func(ctx context.Context, d *target.Deployment) {
 		for _, w := range d.Workers {
-			setFaults(t, ctx, w.URL, `{"error_rates": {"503": 1}}`)
+			setFaults(ctx, t, w.URL, `{"error_rates": {"503": 1}}`)
 		}
 	}
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "router: {policy: round_robin}",
@@ -134,6 +140,7 @@ func TestPoolExhaustedCarriesTheRoutersFigures(t *testing.T) {
 // WorkerCrashed, even though the router kept the requests flowing to the
 // other worker.
 func TestCrashedWorkerIsWorkerCrashed(t *testing.T) {
+	t.Parallel()
 	r, _ := newTestRunner(t)
 	var dep *target.Deployment
 	r.hooks.provisioned = func(_ context.Context, d *target.Deployment) { dep = d }
@@ -156,5 +163,34 @@ func TestCrashedWorkerIsWorkerCrashed(t *testing.T) {
 	f, ok := out.Failure.(failure.WorkerCrashed)
 	if !ok || f.Worker != dep.Workers[0].String() {
 		t.Fatalf("failure %T %v, want WorkerCrashed of %s", out.Failure, out.Failure, dep.Workers[0])
+	}
+}
+
+// A driver that sends later than its schedule fails the trial as
+// DriverOverloaded under the default limit (100 ms at p99). The test makes
+// the driver late itself: its clock reads 150 ms later at every look, so
+// every send is at least that late, however loaded the machine is.
+func TestLateDriverIsDriverOverloaded(t *testing.T) {
+	t.Parallel()
+	r, _ := newTestRunner(t)
+	r.opts.ScheduleDelayLimit = 0 // the default
+	start := time.Now()
+	var looks atomic.Int64
+	r.hooks.clock = func() time.Time { return start.Add(time.Duration(looks.Add(1)) * 150 * time.Millisecond) }
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "replicas: 2", "replicas: 1", 1)
+	spec = strings.Replace(spec, "gate: {reference: sim, prompts: 2}", "gate: {reference: none}", 1)
+	out, err := r.Run(context.Background(), parseSpec(t, spec)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := out.Failure.(failure.DriverOverloaded)
+	if !ok || out.Status != ledger.StatusFailed {
+		t.Fatalf("status %s, failure %T %v: want DriverOverloaded", out.Status, out.Failure, out.Failure)
+	}
+	if f.ThresholdMs != failure.DefaultScheduleDelayLimitMs || f.P99ScheduleDelayMs < 150 {
+		t.Fatalf("failure %+v: want p99 ≥ 150 ms against the default 100 ms", f)
+	}
+	if out.Summary.Completed != 24 {
+		t.Errorf("completed %d, want all 24: only the driver was late", out.Summary.Completed)
 	}
 }

@@ -24,8 +24,15 @@ func (tr *trialRun) runGate(ctx context.Context, baseURL string) {
 	}
 	refURL := g.URL
 	if g.Reference == trials.ReferenceSim {
-		prov, err := provisioner(trials.Target{Kind: trials.KindSim, Profile: tr.t.Target.Profile,
-			ProfileOverrides: tr.t.Target.ProfileOverrides}, tr.log)
+		// The reference is one more simulated engine with the target's own
+		// options (profile and overrides); the spec refuses a simulated
+		// reference for real servers.
+		sw, ok := tr.t.Target.Options.(target.SimulatedWorkers)
+		if !ok || !sw.Simulated() {
+			tr.obs.Err = fmt.Errorf("gate reference: target kind %s has no simulated workers to compare with", tr.t.Target.Kind)
+			return
+		}
+		prov, err := sw.Provisioner(tr.log)
 		if err != nil {
 			tr.obs.Err = fmt.Errorf("gate reference: %w", err)
 			return

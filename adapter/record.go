@@ -18,9 +18,12 @@ const recordTimeout = 30 * time.Second
 
 // record classifies the trial and writes its row, in one transaction.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
-	out := Outcome{Name: tr.t.Name, Gate: tr.gate, PrefixCacheHitRate: tr.seen.PrefixCacheHitRate}
+	out := Outcome{Name: tr.t.Name, Gate: tr.gate, PrefixCacheHitRate: tr.seen.PrefixCacheHitRate, EngineLagRatio: tr.seen.EngineLagRatio}
 	if tr.result != nil {
 		out.Summary = tr.result.Summary
+	}
+	if tr.baseline.Row != nil {
+		out.BaselineRow = tr.baseline.Row.ID
 	}
 	if tr.router != nil {
 		out.Router = &RouterInfo{Launch: tr.router.Launch, URL: tr.router.URL, MetricsURL: tr.router.MetricsURL()}
@@ -31,6 +34,14 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 		out.Status = ledger.StatusAborted
 	default:
 		out.Failure = failure.Classify(tr.obs)
+		if out.Failure == nil {
+			// The checks are part of the record: a trial that broke one is
+			// failed, so it never competes in fronts or marks rows stale.
+			out.Violations = tr.checkFailures(out.Values())
+			if len(out.Violations) > 0 {
+				out.Failure = out.Violations[0]
+			}
+		}
 		out.Status = ledger.StatusOK
 		if out.Failure != nil {
 			out.Status = ledger.StatusFailed
@@ -63,8 +74,13 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 	if err != nil {
 		return ledger.Trial{}, nil, fmt.Errorf("encoding workload: %w", err)
 	}
+	id, err := tr.identity()
+	if err != nil {
+		return ledger.Trial{}, nil, err
+	}
 	row := ledger.Trial{
-		Name: tr.t.Name, SweepID: tr.t.SweepID, Status: out.Status,
+		Identity: id,
+		Name:     tr.t.Name, SweepID: tr.t.SweepID, Status: out.Status,
 		StartedAt: tr.started, FinishedAt: time.Now(), Seed: tr.t.Seed, SpecHash: tr.t.SpecHash,
 		EngineConfig:        engineJSON,
 		Topology:            ledger.Topology{Replicas: tr.t.Topology.Replicas, Prefill: tr.t.Topology.Prefill, Decode: tr.t.Topology.Decode},

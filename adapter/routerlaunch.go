@@ -121,7 +121,7 @@ func launchEmbedded(ctx context.Context, cfg router.Config, log *slog.Logger) (*
 				return fmt.Errorf("stopping embedded router: %w", cctx.Err())
 			}
 		}}
-	if err := waitReady(ctx, rr.URL, done); err != nil {
+	if err := waitReady(ctx, probeClient(), rr.URL, done); err != nil {
 		_ = rr.Close(context.WithoutCancel(ctx))
 		return nil, &routerStartError{failure.ProcessStart{Err: err, ExitCode: -1}}
 	}
@@ -139,7 +139,7 @@ func launchChild(ctx context.Context, mode, command string, cfg router.Config, w
 		return nil, &routerStartError{startFailure(err)}
 	}
 	rr := &runningRouter{URL: dep.Workers[0].URL, Launch: mode, Config: cfg, close: dep.Close}
-	if err := waitReady(ctx, rr.URL, nil); err != nil {
+	if err := waitReady(ctx, probeClient(), rr.URL, nil); err != nil {
 		_ = dep.Close(context.WithoutCancel(ctx))
 		return nil, &routerStartError{failure.ProcessStart{Err: err, ExitCode: -1, Stderr: tailOf(dep)}}
 	}
@@ -172,12 +172,15 @@ func tailOf(dep *target.Deployment) string {
 	return string(b)
 }
 
+// probeClient sends readiness probes: one probe must not use up the start
+// timeout.
+func probeClient() *http.Client { return &http.Client{Timeout: 2 * time.Second} }
+
 // waitReady polls /readiness until the router has a healthy worker. died,
 // when not nil, ends the wait early if the router stopped serving.
-func waitReady(ctx context.Context, base string, died <-chan error) error {
+func waitReady(ctx context.Context, client *http.Client, base string, died <-chan error) error {
 	ctx, cancel := context.WithTimeout(ctx, routerStartTimeout)
 	defer cancel()
-	client := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	var last error

@@ -40,6 +40,14 @@ type Options struct {
 	WorkDir string
 	// Progress is called after every finished request (warm-up and measured).
 	Progress func(driver.Progress)
+	// Assertions are checked on every trial besides its spec's own
+	// (trial run --assert).
+	Assertions []trials.Assertion
+	// ScheduleDelayLimit is the driver's p99 lateness (send time after due
+	// time) above which a trial fails as DriverOverloaded: its figures
+	// would describe the driver, not the deployment. 0 means
+	// failure.DefaultScheduleDelayLimitMs.
+	ScheduleDelayLimit time.Duration
 	// Logger reports the lifecycle; nil discards.
 	Logger *slog.Logger
 }
@@ -53,10 +61,12 @@ type Runner struct {
 }
 
 // hooks are seams for this package's tests: inject faults into freshly
-// provisioned workers, or adjust what the driver is asked to do.
+// provisioned workers, adjust what the driver is asked to do, or script the
+// driver's clock.
 type hooks struct {
 	provisioned func(ctx context.Context, dep *target.Deployment)
 	driver      func(*driver.Config)
+	clock       func() time.Time
 }
 
 // New returns a Runner.
@@ -90,7 +100,16 @@ type Outcome struct {
 	Router *RouterInfo
 	// PrefixCacheHitRate is over all workers, warm-up and measured traffic.
 	PrefixCacheHitRate float64
-	MarkedStale        []stale.Mark
+	// EngineLagRatio is the simulated engines' step lag over their modelled
+	// busy time (warm-up included; 0 for real engines): how far the host let
+	// the simulation fall behind its own clock.
+	EngineLagRatio float64
+	MarkedStale    []stale.Mark
+	// BaselineRow is the row the trial was compared with, 0 for none.
+	BaselineRow int64 `json:"baseline_row,omitempty"`
+	// Violations are every check the trial failed (assertions, baseline),
+	// in order; the first is Failure when nothing else failed first.
+	Violations []failure.Failure `json:"violations,omitempty"`
 }
 
 // RouterInfo says which router served the trial and where its metrics were.
@@ -105,7 +124,14 @@ type RouterInfo struct {
 // failed is an Outcome with Status failed. When ctx ends mid-trial, Run
 // tears down, records an aborted row and returns ctx's error.
 func (r *Runner) Run(ctx context.Context, t trials.Trial) (Outcome, error) {
-	tr := &trialRun{Runner: r, t: t, started: time.Now()}
+	return r.RunAgainst(ctx, t, Baseline{})
+}
+
+// RunAgainst is Run with a baseline check: a metric worse than the
+// baseline row's by more than its tolerance fails the trial as
+// BaselineRegressed before the row is written.
+func (r *Runner) RunAgainst(ctx context.Context, t trials.Trial, base Baseline) (Outcome, error) {
+	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base}
 	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
 	tr.execute(ctx)
 	return tr.record(ctx)
@@ -125,9 +151,10 @@ func slug(name string) string {
 // trialRun is one trial's state while it runs.
 type trialRun struct {
 	*Runner
-	t       trials.Trial
-	started time.Time
-	runID   string
+	t        trials.Trial
+	started  time.Time
+	runID    string
+	baseline Baseline
 
 	dep    *target.Deployment
 	router *runningRouter
@@ -172,7 +199,11 @@ func (tr *trialRun) execute(ctx context.Context) {
 		baseURL = rr.URL
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
-	res, err := driver.Run(ctx, tr.driverConfig(baseURL), driver.WithProgress(tr.progress))
+	opts := []driver.Option{driver.WithProgress(tr.progress)}
+	if tr.hooks.clock != nil {
+		opts = append(opts, driver.WithClock(tr.hooks.clock))
+	}
+	res, err := driver.Run(ctx, tr.driverConfig(baseURL), opts...)
 	tr.result = res
 	tr.obs.WorkerExits = workerExits(dep.Exits())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // router's PD mode and writes a quality-gated row: every request went
 // through both legs and the answers match the collocated reference.
 func TestPDTrialEndToEnd(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	out := runOK(t, r, parseSpec(t, `
 name: pd-small
@@ -77,6 +78,7 @@ gate: {reference: sim, prompts: 4}
 // one port and the router (intra_node_data_parallel_size following the
 // engine) addresses each rank: round_robin spreads over all four.
 func TestDataParallelRanksThroughTheRouter(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "max_num_seqs: 32}", "max_num_seqs: 32, data_parallel_size: 2}", 1)
 	tr := parseSpec(t, spec)[0]

@@ -7,12 +7,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 )
+
+// maxEngineLagRatio is how far behind their modelled busy time the
+// simulated engines may run before the comparison's latencies stop being
+// evidence of the policies (the engine lag autoinfer exports per rank).
+const maxEngineLagRatio = 0.25
 
 // Acceptance 1: on the same shared-prefix trace, cache_aware and
 // round_robin give different TTFTs and the ledger says which is better with
 // a bootstrap confidence interval.
+//
+// The verdict compares latencies measured in real time, so the effect is
+// sized to stand far above a loaded machine's noise: a missed 1024-token
+// system prompt costs 82 ms of prefill, a hit about one step. Eight
+// replicas hold 1–2 of the 12 groups each under cache_aware but see most
+// groups under round_robin (which thrashes their 8192-token caches), at a
+// prefill utilisation of about 60 % even when every request misses, so
+// neither run queues. Not parallel: the two runs should not share the
+// machine with other trials.
 func TestCacheAwareVersusRoundRobinOnTheSameTrace(t *testing.T) {
 	ts := parseSpec(t, `
 name: ab
@@ -20,9 +35,9 @@ seed: 11
 target:
   kind: sim
   profile: fast
-  profile_overrides: {prefill_us_per_token: 20}
+  profile_overrides: {prefill_us_per_token: 80}
 topology:
-  replicas: 2
+  replicas: 8
   engine: {model: sim-m, max_num_seqs: 64, num_gpu_blocks_override: 512}
 router: {policy: round_robin}
 workload:
@@ -46,17 +61,34 @@ matrix:
 	if ca.PrefixCacheHitRate <= rr.PrefixCacheHitRate {
 		t.Errorf("prefix-cache hit rate: cache_aware %.3f, round_robin %.3f; want cache_aware higher", ca.PrefixCacheHitRate, rr.PrefixCacheHitRate)
 	}
+	// Latencies measured while the driver itself ran late describe the
+	// machine, not the policies: autoinfer records such a trial as
+	// DriverOverloaded instead of a measurement, and so does this test. On
+	// a machine loaded that much only the checks above hold.
+	if late := max(rr.Summary.P99ScheduleDelayMs, ca.Summary.P99ScheduleDelayMs); late > failure.DefaultScheduleDelayLimitMs {
+		t.Skipf("driver late by %.0f ms at p99 (limit %d ms): the TTFTs are not evidence on this machine now", late, failure.DefaultScheduleDelayLimitMs)
+	}
+	// Likewise when the simulated engines themselves fell behind their
+	// modelled clock: a cache hit saves modelled time that the host then
+	// loses again, and the TTFTs describe the host (seen once in 20 runs
+	// with two busy loops: hit rate 0.27 vs 0.70, TTFT p50 95.7 vs 91.8 ms).
+	if lag := max(rr.EngineLagRatio, ca.EngineLagRatio); lag > maxEngineLagRatio {
+		t.Skipf("simulated engines %.0f%% behind their modelled busy time (limit %.0f%%): the TTFTs are not evidence on this machine now", 100*lag, 100*maxEngineLagRatio)
+	}
 	cmp, err := led.Compare(context.Background(), strconv.FormatInt(rr.RowID, 10), strconv.FormatInt(ca.RowID, 10), ledger.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := false
+	t.Logf("engine lag ratio: round_robin %.3f, cache_aware %.3f", rr.EngineLagRatio, ca.EngineLagRatio)
 	for _, iv := range cmp.Intervals {
 		if iv.Metric != "p50_ttft_ms" {
 			continue
 		}
 		found = true
-		t.Logf("p50 TTFT: round_robin %.2f ms, cache_aware %.2f ms, diff %+.2f [%+.2f, %+.2f]", iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi)
+		t.Logf("p50 TTFT: round_robin %.2f ms, cache_aware %.2f ms, diff %+.2f [%+.2f, %+.2f]; prefix-cache hit rate %.2f vs %.2f; p99 TTFT %.0f vs %.0f ms; p99 driver lateness %.0f vs %.0f ms",
+			iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi, rr.PrefixCacheHitRate, ca.PrefixCacheHitRate, rr.Summary.P99TTFTMs, ca.Summary.P99TTFTMs,
+			rr.Summary.P99ScheduleDelayMs, ca.Summary.P99ScheduleDelayMs)
 		if !iv.Significant || iv.Better != "B" {
 			t.Errorf("p50_ttft_ms: want cache_aware (B) significantly better, got %+v", iv)
 		}
@@ -73,6 +105,7 @@ matrix:
 // with a reason naming the change; an identical re-run marks nothing; rows
 // carry the router's scrape URL and its per-worker policy decisions.
 func TestPolicyChangeMarksEarlierRowsStale(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	first := runOK(t, r, parseSpec(t, fmt.Sprintf(tinySpec, "round_robin"))[0])
 	second := runOK(t, r, parseSpec(t, fmt.Sprintf(tinySpec, "cache_aware"))[0])
@@ -124,6 +157,7 @@ func TestPolicyChangeMarksEarlierRowsStale(t *testing.T) {
 // Acceptance 4: one replica without PD launches no router; the driver talks
 // to the worker and the row has no router config.
 func TestSingleReplicaLaunchesNoRouter(t *testing.T) {
+	t.Parallel()
 	r, led := newTestRunner(t)
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "replicas: 2", "replicas: 1", 1)
 	out := runOK(t, r, parseSpec(t, spec)[0])

@@ -75,7 +75,7 @@ read and printed one at a time, so --all works on ledgers of any size.`,
 // ledgerListRows streams the rows f selects: the short table, every column
 // as csv (for spreadsheets), or whole rows as json. It returns the count.
 func ledgerListRows(ctx context.Context, w io.Writer, format string, l *ledger.Ledger, f ledger.Filter) (int, error) {
-	header := []string{"id", "name", "sweep_id", "status", "started_at", "topology", "policy",
+	header := []string{"id", "name", "sweep_id", "status", "started_at", "target", "hardware", "topology", "policy",
 		"p99_ttft_ms", "output_throughput", "failure_kind", "stale"}
 	keys := ledgerJSONKeys(reflect.TypeFor[ledger.Trial]())
 	if format == "csv" {
@@ -87,7 +87,7 @@ func ledgerListRows(ctx context.Context, w io.Writer, format string, l *ledger.L
 	}
 	err = l.Each(ctx, f, func(t ledger.Trial) error {
 		cells := []string{strconv.FormatInt(t.ID, 10), t.Name, t.SweepID, string(t.Status), t.StartedAt.Format(time.RFC3339),
-			ledgerTopology(t.Topology), ledgerPolicy(t.RouterConfig), ledgerNum(t.P99TTFTMs), ledgerNum(t.OutputThroughput),
+			orDash(t.TargetKind), orDash(t.Hardware), ledgerTopology(t.Topology), ledgerPolicy(t.RouterConfig), ledgerNum(t.P99TTFTMs), ledgerNum(t.OutputThroughput),
 			string(t.FailureKind), strconv.FormatBool(t.Stale)}
 		if format == "csv" {
 			vals, err := ledgerFlatten(t, keys)

@@ -28,12 +28,9 @@ func ledgerRender(w io.Writer, format string, tbl ledgerTable, v any) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	case "csv":
+		// WriteAll flushes and reports the first error of any write.
 		cw := csv.NewWriter(w)
-		if err := cw.Write(tbl.header); err != nil {
-			return fmt.Errorf("writing csv: %w", err)
-		}
-		// WriteAll flushes and reports the first write error.
-		return cw.WriteAll(tbl.rows)
+		return cw.WriteAll(append([][]string{tbl.header}, tbl.rows...))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(tbl.header, "\t"))

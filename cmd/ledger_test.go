@@ -31,7 +31,8 @@ func ledgerFixture(t *testing.T) string {
 	mk := func(name, policy string, ttft, tput float64) (ledger.Trial, []ledger.Request) {
 		tr := ledger.Trial{Name: name, Status: ledger.StatusOK, StartedAt: start, FinishedAt: start.Add(time.Minute),
 			EngineConfig: ledger.JSON(`{"model":"sim-llama-3-8b"}`), Topology: ledger.Topology{Replicas: 2},
-			RouterConfig: ledger.JSON(`{"policy":"` + policy + `"}`), Workload: ledger.JSON(`{"request_rate":8,"num_prompts":200}`)}
+			RouterConfig: ledger.JSON(`{"policy":"` + policy + `"}`), Workload: ledger.JSON(`{"request_rate":8,"num_prompts":200}`),
+			Identity: ledger.Identity{TargetKind: "sim", Hardware: "fast", Model: "sim-llama-3-8b", WorkloadHash: "w1"}}
 		tr.P99TTFTMs, tr.OutputThroughput, tr.Completed = ttft+20, tput, 200
 		reqs := make([]ledger.Request, 200)
 		for i := range reqs {

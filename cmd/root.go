@@ -58,6 +58,7 @@ against a reference replica and writes one row to a SQLite ledger.`,
 		newBenchCmd(),
 		newLedgerCmd(),
 		newTrialCmd(),
+		newWorkloadCmd(),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,11 +16,13 @@ import (
 
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
 
 // simServeFlags are the flags of `autoinfer sim serve`.
 type simServeFlags struct {
 	host, model, profile, role string
+	gpu, modelConfig           string
 	port, replicas             int
 	eng                        engine.Config
 	prefixCaching              bool
@@ -27,9 +30,10 @@ type simServeFlags struct {
 	flipRate                   float64
 	errorRates                 []string
 	addedLatency, stallFor     time.Duration
-	stall, refuse              bool
+	stall, refuse, enableAdmin bool
 	stallAfter                 int
 	kvHold                     time.Duration
+	offload                    sim.KVOffload
 }
 
 func newSimServeCmd() *cobra.Command {
@@ -62,18 +66,23 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.model, "model", "sim-llama-3-8b", "served model name")
 	fl.StringVar(&f.profile, "profile", "h100-llama3-8b", "hardware profile: "+strings.Join(sim.ProfileNames(), ", "))
 	fl.StringVar(&f.role, "role", "collocated", "engine role: collocated, prefill or decode")
+	fl.StringVar(&f.modelConfig, "model-config", "", "derive a profile for any model from its Hugging Face config.json (with --gpu; instead of --profile)")
+	fl.StringVar(&f.gpu, "gpu", "", "GPU for --model-config: "+strings.Join(stepmodel.GPUNames(), ", "))
 	fl.IntVar(&f.eng.MaxModelLen, "max-model-len", 0, "context length (default 8192)")
-	fl.IntVar(&f.eng.MaxNumSeqs, "max-num-seqs", 0, "max running sequences per step (default 256)")
-	fl.IntVar(&f.eng.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "token budget per step (default 8192)")
+	fl.IntVar(&f.eng.MaxNumSeqs, "max-num-seqs", 0, "max running sequences per step (default: the profile's, vLLM V1's for its GPU)")
+	fl.IntVar(&f.eng.MaxNumBatchedTokens, "max-num-batched-tokens", 0, "token budget per step (default: the profile's, vLLM V1's for its GPU)")
 	fl.IntVar(&f.eng.BlockSize, "block-size", 0, "KV block size in tokens (default 16)")
 	fl.IntVar(&f.eng.NumGPUBlocksOverride, "num-gpu-blocks-override", 0, "KV capacity in blocks (default: the profile's)")
 	fl.BoolVar(&f.prefixCaching, "enable-prefix-caching", true, "automatic prefix caching (--enable-prefix-caching=false to disable)")
 	fl.IntVar(&f.eng.DataParallelSize, "data-parallel-size", 0, "engine ranks behind each port (header X-data-parallel-rank picks one)")
-	fl.IntVar(&f.eng.TensorParallelSize, "tensor-parallel-size", 0, "reported as tp_size in kv_transfer_params")
+	fl.IntVar(&f.eng.TensorParallelSize, "tensor-parallel-size", 0, "must match a calibrated profile's TP (the -tp<N> in its name); with --model-config, the TP to derive for")
 	fl.StringVar(&f.eng.Dtype, "dtype", "", "dtype (fp8 perturbs outputs; others are the reference)")
 	fl.StringVar(&f.eng.Quantization, "quantization", "", "quantization scheme (perturbs logprobs and flips tokens)")
 	fl.Float64Var(&f.flipRate, "flip-rate", 0, "fraction of tokens a reduced precision flips (default: by scheme)")
 	fl.Float64Var(&f.prof.StepBaseMs, "step-base-ms", 0, "profile override: fixed cost of a step")
+	fl.Float64Var(&f.prof.CPUUsPerSeq, "cpu-us-per-seq", 0, "profile override: CPU cost per sequence in a step")
+	fl.Float64Var(&f.prof.GPUTimeScale, "gpu-time-scale", 0, "profile override: multiplier on a calibrated profile's GPU time")
+	fl.Float64Var(&f.prof.KVDescriptorUs, "kv-descriptor-us", 0, "profile override: cost of posting one KV transfer descriptor")
 	fl.Float64Var(&f.prof.PrefillUsPerToken, "prefill-us-per-token", 0, "profile override: cost per prefill token")
 	fl.Float64Var(&f.prof.DecodeUsPerSeq, "decode-us-per-seq", 0, "profile override: cost per decoding sequence")
 	fl.Float64Var(&f.prof.DecodeNsPerContextToken, "decode-ns-per-context-token", 0, "profile override: cost per context token of decoding sequences")
@@ -86,19 +95,26 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.BoolVar(&f.stall, "stall", false, "fault: stall responses after --stall-after-tokens tokens")
 	fl.IntVar(&f.stallAfter, "stall-after-tokens", 0, "fault: tokens sent before a stall")
 	fl.DurationVar(&f.stallFor, "stall-for", 0, "fault: stall length (0: until the client gives up)")
-	fl.BoolVar(&f.refuse, "refuse-connections", false, "fault: reset every new connection")
+	fl.BoolVar(&f.refuse, "refuse-connections", false, "fault: reset the connection of every request except /admin/* ones")
+	fl.BoolVar(&f.enableAdmin, "enable-admin", false, "serve /admin/faults (fault injection, including a crash) on the engine port; off by default: whoever reaches the port could stop the engine")
 	fl.DurationVar(&f.kvHold, "kv-hold-timeout", 0, "prefill role: how long unpulled KV is held (default 480s)")
+	fl.Float64Var(&f.offload.GiB, "kv-offload-gib", 0, "CPU tier for evicted prefix blocks, in GiB (vLLM's kv_offloading_size; 0: none)")
+	fl.Float64Var(&f.offload.GBps, "kv-offload-gbps", 0, "CPU tier: CPU->GPU bandwidth in GB/s (default 50)")
+	fl.Float64Var(&f.offload.BlockUs, "kv-offload-block-us", 0, "CPU tier: fixed cost of loading one block in µs (default 5)")
 	return cmd
 }
 
 // simOptions turns the flags into engine options; errors are bad input.
 func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
-	prof, err := sim.LookupProfile(f.profile)
+	prof, err := serveProfile(cmd, f)
 	if err != nil {
-		return sim.Options{}, usageErr("--profile: %w", err)
+		return sim.Options{}, err
 	}
 	set := cmd.Flags().Changed
 	for flag, apply := range map[string]func(){
+		"cpu-us-per-seq":              func() { prof.CPUUsPerSeq = f.prof.CPUUsPerSeq },
+		"gpu-time-scale":              func() { prof.GPUTimeScale = f.prof.GPUTimeScale },
+		"kv-descriptor-us":            func() { prof.KVDescriptorUs = f.prof.KVDescriptorUs },
 		"step-base-ms":                func() { prof.StepBaseMs = f.prof.StepBaseMs },
 		"prefill-us-per-token":        func() { prof.PrefillUsPerToken = f.prof.PrefillUsPerToken },
 		"decode-us-per-seq":           func() { prof.DecodeUsPerSeq = f.prof.DecodeUsPerSeq },
@@ -119,7 +135,11 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 	eng := f.eng
 	eng.Model = f.model
 	eng.EnablePrefixCaching = &f.prefixCaching
-	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold,
+	if err := f.offload.Validate(); err != nil {
+		return sim.Options{}, usageErr("--%s", strings.ReplaceAll(strings.ReplaceAll(err.Error(), "_", "-"), ", kv-", ", --kv-"))
+	}
+	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold, KVOffload: f.offload,
+		EnableAdmin: f.enableAdmin,
 		Faults: sim.Faults{AddedLatency: f.addedLatency, Stall: f.stall, StallAfterTokens: f.stallAfter,
 			StallFor: f.stallFor, RefuseConnections: f.refuse}}
 	if set("flip-rate") {
@@ -144,6 +164,36 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 		return sim.Options{}, usageErr("--port: %d with %d replicas leaves the port range", f.port, f.replicas)
 	}
 	return opts, nil
+}
+
+// serveProfile is the named profile, or one derived from --model-config and
+// --gpu.
+func serveProfile(cmd *cobra.Command, f *simServeFlags) (sim.Profile, error) {
+	if f.modelConfig == "" {
+		if f.gpu != "" {
+			return sim.Profile{}, usageErr("--gpu: only with --model-config (a named profile already fixes the GPU)")
+		}
+		p, err := sim.LookupProfile(f.profile)
+		if err != nil {
+			return sim.Profile{}, usageErr("--profile: %w", err)
+		}
+		return p, nil
+	}
+	if cmd.Flags().Changed("profile") {
+		return sim.Profile{}, usageErr("--profile and --model-config: give one (--model-config derives the profile)")
+	}
+	if f.gpu == "" {
+		return sim.Profile{}, usageErr("--gpu: required with --model-config (%s)", strings.Join(stepmodel.GPUNames(), ", "))
+	}
+	data, err := os.ReadFile(f.modelConfig)
+	if err != nil {
+		return sim.Profile{}, usageErr("--model-config: %w", err)
+	}
+	p, err := sim.DeriveProfile(f.gpu, data, f.model, max(1, f.eng.TensorParallelSize))
+	if err != nil {
+		return sim.Profile{}, usageErr("--model-config %s: %w", f.modelConfig, err)
+	}
+	return p, nil
 }
 
 // engineLine is the JSON line printed per engine on start.

@@ -61,7 +61,15 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 		if r.Failure != nil {
 			notes = append(notes, string(r.Failure.Kind())+": "+r.Failure.Error())
 		}
-		notes = append(notes, r.Violations...)
+		for _, v := range r.Violations {
+			if v == r.Failure { // the row's failure, noted above
+				continue
+			}
+			notes = append(notes, string(v.Kind())+": "+v.Error())
+		}
+		if r.BaselineRow > 0 {
+			notes = append(notes, fmt.Sprintf("compared with baseline row %d", r.BaselineRow))
+		}
 		if r.Router == nil {
 			notes = append(notes, "no router (one replica)")
 		}

@@ -14,44 +14,66 @@ import (
 // Acceptance 10: the CI smoke spec passes, and fails with a message naming
 // the metric, its value and the bound when an assertion or the baseline
 // tolerance is violated.
+// noOverload is the --max-schedule-delay of runs that must pass: a driver
+// made late by a loaded machine must not decide them.
+const noOverload = "24h"
+
 func TestTrialRunCISmokeChecks(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "ledger.db")
-	spec := "../trials/examples/ci-smoke.yaml"
-
-	code, out, errs := run(t, "trial", "run", spec, "--ledger", db)
-	if code != ExitOK || !strings.Contains(out, "ci-smoke") {
-		t.Fatalf("passing run: exit %d\n%s\n%s", code, out, errs)
-	}
-
-	code, _, errs = run(t, "trial", "run", spec, "--ledger", db, "--assert", "p99_ttft_ms < 0.001")
-	if code != ExitFailed || !strings.Contains(errs, "p99_ttft_ms = ") || !strings.Contains(errs, "want < 0.001") {
-		t.Fatalf("violated assertion: exit %d, stderr %q", code, errs)
-	}
-
-	// A baseline far better than anything this machine can do.
-	seedBaseline(t, db, "impossible-baseline")
-	code, _, errs = run(t, "trial", "run", spec, "--ledger", db, "--baseline", "impossible-baseline", "--tolerance", "10%")
-	if code != ExitFailed || !strings.Contains(errs, "output_throughput = ") || !strings.Contains(errs, "below the bound") {
-		t.Fatalf("violated baseline: exit %d, stderr %q", code, errs)
-	}
-
-	// The earlier passing run as baseline, with a generous tolerance.
-	code, out, errs = run(t, "trial", "run", spec, "--ledger", db, "--baseline", "ci-smoke", "--tolerance", "400%")
-	if code != ExitOK {
-		t.Fatalf("baseline within tolerance: exit %d\n%s\n%s", code, out, errs)
-	}
-
-	code, _, errs = run(t, "trial", "run", spec, "--ledger", db, "--baseline", "no-such-trial")
-	if code != ExitUsage || !strings.Contains(errs, "no-such-trial") {
-		t.Fatalf("unknown baseline: exit %d, stderr %q", code, errs)
-	}
-	code, _, errs = run(t, "trial", "run", spec, "--ledger", db, "--assert", "p99_bogus < 1")
-	if code != ExitUsage || !strings.Contains(errs, "--assert[0]") {
-		t.Fatalf("bad --assert: exit %d, stderr %q", code, errs)
+	t.Parallel()
+	const spec = "../trials/examples/ci-smoke.yaml"
+	// Each case has its own ledger, so the cases run in parallel.
+	for _, tc := range []struct {
+		name string
+		// seed, when set, records a baseline row first: its name, output
+		// throughput and p99 latencies.
+		seed      func(t *testing.T, db string)
+		args      []string
+		code      int
+		stderrHas []string
+		stdoutHas string
+	}{
+		{name: "passes", args: []string{"--max-schedule-delay", noOverload}, code: ExitOK, stdoutHas: "ci-smoke"},
+		{name: "violated assertion", args: []string{"--assert", "p99_ttft_ms < 0.001", "--max-schedule-delay", noOverload}, code: ExitFailed,
+			stderrHas: []string{"AssertionViolated", "p99_ttft_ms = ", "want < 0.001"}},
+		// A baseline far better than anything this machine can do.
+		{name: "violated baseline", seed: func(t *testing.T, db string) { seedBaseline(t, db, "impossible-baseline", 1e9, 0.001) },
+			args: []string{"--baseline", "impossible-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload}, code: ExitFailed,
+			stderrHas: []string{"BaselineRegressed", "baseline row 1", "tolerance 10%"},
+			// Every violation is in the table, the first is the row's failure.
+			stdoutHas: "output_throughput = "},
+		// A baseline worse than anything this machine can do passes: the
+		// verdict depends on the recorded figures, not on how loaded the
+		// machine is now.
+		{name: "baseline within tolerance", seed: func(t *testing.T, db string) { seedBaseline(t, db, "slow-baseline", 1e-9, 1e9) },
+			args: []string{"--baseline", "slow-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload}, code: ExitOK, stdoutHas: "ci-smoke"},
+		{name: "bad schedule delay", args: []string{"--max-schedule-delay", "0s"}, code: ExitUsage, stderrHas: []string{"--max-schedule-delay: must be > 0"}},
+		{name: "unknown baseline", args: []string{"--baseline", "no-such-trial"}, code: ExitUsage, stderrHas: []string{"no-such-trial"}},
+		{name: "bad assert", args: []string{"--assert", "p99_bogus < 1"}, code: ExitUsage, stderrHas: []string{"--assert[0]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "ledger.db")
+			if tc.seed != nil {
+				tc.seed(t, db)
+			}
+			code, out, errs := run(t, append([]string{"trial", "run", spec, "--ledger", db}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, out, errs)
+			}
+			for _, want := range tc.stderrHas {
+				if !strings.Contains(errs, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errs)
+				}
+			}
+			if !strings.Contains(out, tc.stdoutHas) {
+				t.Errorf("stdout lacks %q:\n%s", tc.stdoutHas, out)
+			}
+		})
 	}
 }
 
 func TestTrialRunRejectsInvalidSpec(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	writeFile(t, bad, "name: x\ntopology: {replicas: 0}\nworkload: {kind: random}\n")
 	db := filepath.Join(t.TempDir(), "ledger.db")
@@ -61,8 +83,9 @@ func TestTrialRunRejectsInvalidSpec(t *testing.T) {
 	}
 }
 
-// seedBaseline records an ok row with an unreachable throughput and TTFT.
-func seedBaseline(t *testing.T, path, name string) {
+// seedBaseline records an ok row with the given throughput and p99
+// latencies (TTFT and TPOT).
+func seedBaseline(t *testing.T, path, name string, throughput, p99Ms float64) {
 	t.Helper()
 	l, err := ledger.Open(context.Background(), path)
 	if err != nil {
@@ -72,7 +95,7 @@ func seedBaseline(t *testing.T, path, name string) {
 	now := time.Now()
 	tr := ledger.Trial{Name: name, Status: ledger.StatusOK, StartedAt: now, FinishedAt: now,
 		EngineConfig: ledger.JSON(`{"model":"elsewhere"}`), Topology: ledger.Topology{Replicas: 1}}
-	tr.OutputThroughput, tr.P99TTFTMs, tr.P99TPOTMs = 1e9, 0.001, 0.001
+	tr.OutputThroughput, tr.P99TTFTMs, tr.P99TPOTMs = throughput, p99Ms, p99Ms
 	if _, err := l.Record(context.Background(), tr, nil); err != nil {
 		t.Fatal(err)
 	}

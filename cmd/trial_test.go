@@ -16,6 +16,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestTrialValidateExample(t *testing.T) {
+	t.Parallel()
 	code, out, errs := run(t, "trial", "validate", "../trials/examples/quickstart.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -32,6 +33,7 @@ func TestTrialValidateExample(t *testing.T) {
 }
 
 func TestTrialValidateInvalidSpecExits2(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(path, []byte("name: bad\ntopology:\n  replicas: 0\n  engine: {model: m}\nworkload: {kind: random, num_prompts: 1}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -49,6 +51,7 @@ func TestTrialValidateInvalidSpecExits2(t *testing.T) {
 }
 
 func TestTrialInit(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "trial.yaml")
 	if code, _, errs := run(t, "trial", "init", "--output", path); code != ExitOK {
 		t.Fatalf("init: exit %d: %s", code, errs)

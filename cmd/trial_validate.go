@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -27,7 +28,7 @@ and exit with status 2.`,
 			if output != "text" && output != "json" {
 				return usageErr("--output: must be text or json, got %q", output)
 			}
-			ts, err := trials.Load(args[0])
+			ts, err := trials.Load(args[0], targetkinds.All())
 			if err != nil {
 				return usageErr("%w", err)
 			}

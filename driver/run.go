@@ -76,13 +76,13 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 			render: render, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
 	}
 	res := &Result{}
-	warmup := st.Warmup
+	warmup, warmupDone := st.Warmup, 0
 	if cfg.ReadyCheckTimeout > 0 {
 		// The first warm-up request doubles as the ready check, so the
 		// server sees no request beyond the warm-up and the measured ones.
 		ready := st.Ready
 		if len(warmup) > 0 {
-			ready, warmup = warmup[0], warmup[1:]
+			ready, warmup, warmupDone = warmup[0], warmup[1:], 1
 		}
 		if err := readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
 			return nil, err
@@ -90,6 +90,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup, warmup)
+		w.answered = warmupDone
 		w.run(ctx)
 		for _, r := range w.records {
 			if !r.Success {

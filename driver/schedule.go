@@ -60,6 +60,10 @@ type phase struct {
 	limit    int
 	progress func(Progress)
 	name     string
+	// done counts the phase's requests answered before it started (the
+	// warm-up request that served as the ready check), so progress reads
+	// against the count the user asked for.
+	answered int
 	// maxDuration stops the phase that long after its start (0: never):
 	// unsent requests become not_sent, those in flight incomplete.
 	maxDuration time.Duration
@@ -296,7 +300,7 @@ func (p *phase) finish(q *queue, d done) int {
 	}
 	if p.progress != nil {
 		s := p.live.Snapshot()
-		p.progress(Progress{Phase: p.name, Done: s.Completed + s.Failed, Total: len(p.reqs), Live: s})
+		p.progress(Progress{Phase: p.name, Done: p.answered + s.Completed + s.Failed, Total: p.answered + len(p.reqs), Live: s})
 	}
 	return aborted
 }

@@ -44,6 +44,9 @@ type Observation struct {
 	Gate *QualityGate
 	// NotReady is set when the driver's ready check failed.
 	NotReady *TargetNotReady
+	// ContextLengthExceeded counts requests the engine refused for length
+	// (the driver matches each error message with ParseContextLength).
+	ContextLengthExceeded int
 	// Err is any other error that ended the trial.
 	Err error
 }
@@ -64,10 +67,12 @@ type QualityGate struct {
 //  3. a worker process exited             → WorkerCrashed
 //  4. a router load is not 0 afterwards   → RouterPolicyInvariant
 //  5. pd_connector_timeout responses      → PDConnectorTimeout
-//  6. saturation responses                → RouterPoolExhausted
-//  7. p99 schedule delay over the limit   → DriverOverloaded
-//  8. quality gate failed                 → QualityGateFailed
-//  9. any other error or failed request   → Unknown
+//  6. length refusals (engine's wording)  → ContextLengthExceeded
+//  7. saturation responses                → RouterPoolExhausted
+//  8. p99 schedule delay over the limit   → DriverOverloaded
+//  9. quality gate failed                 → QualityGateFailed
+//
+// 10. any other error or failed request   → Unknown
 //
 // Worker kinds (2, 3) need evidence from the worker process itself; status
 // codes and router error types never produce them, so a saturated pool can
@@ -75,7 +80,7 @@ type QualityGate struct {
 func Classify(o Observation) Failure {
 	rules := []func(*Observation) Failure{
 		routerStartRule, workerStartRule, workerExitRule, notReadyRule, loadInvariantRule,
-		pdTimeoutRule, saturationRule, driverRule, gateRule, unknownRule,
+		pdTimeoutRule, contextLengthRule, saturationRule, driverRule, gateRule, unknownRule,
 	}
 	for _, rule := range rules {
 		if f := rule(&o); f != nil {

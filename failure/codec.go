@@ -46,6 +46,12 @@ func Decode(kind Kind, data []byte) (Failure, error) {
 		return decodeAs[Unknown](data)
 	case KindTargetNotReady:
 		return decodeAs[TargetNotReady](data)
+	case KindContextLengthExceeded:
+		return decodeAs[ContextLengthExceeded](data)
+	case KindAssertionViolated:
+		return decodeAs[AssertionViolated](data)
+	case KindBaselineRegressed:
+		return decodeAs[BaselineRegressed](data)
 	}
 	return nil, fmt.Errorf("unknown failure kind %q", kind)
 }

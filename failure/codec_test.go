@@ -19,7 +19,10 @@ func oneOfEach() []Failure {
 		QualityGateFailed{KLMean: 0.02, KLMax: 0.4, Threshold: 0.1},
 		DriverOverloaded{P99ScheduleDelayMs: 250, MaxScheduleDelayMs: 900, ThresholdMs: 100},
 		Unknown{Message: "upstream_error ×3"},
+		AssertionViolated{Metric: "p99_ttft_ms", Value: 612.4, Op: "<", Bound: 500},
+		BaselineRegressed{Metric: "output_throughput", Value: 80, BaselineRow: 7, BaselineValue: 100, Tolerance: 0.1},
 		TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist.", TimedOut: true},
+		ContextLengthExceeded{Count: 87, MaxModelLen: 8192, Requested: 9000, Status: 400, Message: "This model's maximum context length is 8192 tokens."},
 	}
 }
 

@@ -19,13 +19,14 @@ const (
 	KindUnknown               Kind = "Unknown"
 )
 
-// Kinds lists every kind, in classification precedence order except
-// Unknown, which is last.
+// Kinds lists every kind: the classified ones in precedence order with
+// Unknown last among them, then the kinds of the trial's own checks, which
+// apply only to a trial nothing else failed.
 func Kinds() []Kind {
 	return []Kind{
 		KindRouterStartupFailed, KindWorkerStartupFailed, KindWorkerCrashed, KindTargetNotReady, KindRouterPolicyInvariant,
-		KindPDConnectorTimeout, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
-		KindUnknown,
+		KindPDConnectorTimeout, KindContextLengthExceeded, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
+		KindUnknown, KindAssertionViolated, KindBaselineRegressed,
 	}
 }
 

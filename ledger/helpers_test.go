@@ -34,7 +34,14 @@ func trial(name, router string) Trial {
 	return Trial{
 		Name: name, Status: StatusOK, StartedAt: start, FinishedAt: start.Add(time.Minute),
 		EngineConfig: JSON(engineA), Topology: Topology{Replicas: 2}, RouterConfig: JSON(router),
+		Identity: simIdentity("fast"),
 	}
+}
+
+// simIdentity is the identity of a sim row on the named profile.
+func simIdentity(profile string) Identity {
+	return Identity{TargetKind: "sim", Hardware: profile, HardwareConfig: JSON(`{"name":"` + profile + `","step_base_ms":1}`),
+		Model: "sim-llama-3-8b", WorkloadHash: "w1", SLO: JSON(`{"ttft_ms":200}`)}
 }
 
 // fullTrial sets every field, so a column that is not written or read
@@ -44,7 +51,7 @@ func fullTrial() Trial {
 	passed := true
 	t := Trial{
 		Name: "full", SweepID: "sweep-1", Status: StatusFailed, StartedAt: start, FinishedAt: start.Add(90 * time.Second),
-		Seed: 42, SpecHash: "spec123", EngineConfig: JSON(`{"max_num_seqs":64,"model":"sim-llama-3-8b"}`),
+		Seed: 42, SpecHash: "spec123", Identity: simIdentity("h100-llama3-8b"), EngineConfig: JSON(`{"max_num_seqs":64,"model":"sim-llama-3-8b"}`),
 		Topology: Topology{Replicas: 3}, RouterConfig: JSON(`{"policy":"cache_aware","cache_threshold":0.3}`),
 		Workload:            JSON(`{"dataset_name":"random","num_prompts":100,"request_rate":8}`),
 		Warmup:              Warmup{WarmupRequests: 100, FreshRouter: true},

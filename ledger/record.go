@@ -96,10 +96,13 @@ func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) 
 	return nil
 }
 
-// markStale applies the stale rule to the earlier rows of the same engine
-// config that are not stale yet and ran under another router config.
+// markStale applies the stale rule to the earlier rows of the same
+// comparison context (target kind, hardware, model, engine config, request
+// stream, topology) that are not stale yet and ran under another router
+// config. A row of unknown identity (written before schema v4, or without
+// it) marks nothing and is never marked.
 func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mark, error) {
-	if t.Status != StatusOK || t.RouterHash == "" {
+	if t.Status != StatusOK || t.RouterHash == "" || !t.known() {
 		return nil, nil
 	}
 	var rows []struct {
@@ -111,19 +114,25 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	// Two range scans of trials_engine (router hashes above and below the
 	// new one, '' excluded) rather than a scan of every fresh row of this
 	// engine config: most of those share the new row's router hash.
+	const sameContext = `target_kind = ?3 AND hardware_hash = ?4 AND model = ?5 AND workload_hash = ?6
+		AND replicas = ?7 AND prefill = ?8 AND decode = ?9`
 	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config, sweep_id FROM trials
-		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2
+		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2 AND `+sameContext+`
 		UNION ALL
 		SELECT id, status, router_config, sweep_id FROM trials
-		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > ''
-		ORDER BY id`, t.EngineHash, t.RouterHash); err != nil {
+		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > '' AND `+sameContext+`
+		ORDER BY id`, t.EngineHash, t.RouterHash, t.TargetKind, t.HardwareHash, t.Model, t.WorkloadHash,
+		t.Replicas, t.Prefill, t.Decode); err != nil {
 		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
 	}
+	// Every row selected shares the new row's comparison context.
+	cc := t.comparisonContext()
 	earlier := make([]stale.Row, len(rows))
 	for i, r := range rows {
-		earlier[i] = stale.Row{ID: r.ID, Status: r.Status, EngineHash: t.EngineHash, RouterConfig: json.RawMessage(r.Router), SweepID: r.SweepID}
+		earlier[i] = stale.Row{ID: r.ID, Status: r.Status, Context: cc, PD: t.Prefill > 0,
+			RouterConfig: json.RawMessage(r.Router), SweepID: r.SweepID}
 	}
-	marks, err := stale.Marks(stale.Row{ID: id, Status: string(t.Status), EngineHash: t.EngineHash,
+	marks, err := stale.Marks(stale.Row{ID: id, Status: string(t.Status), Context: cc, PD: t.Prefill > 0,
 		RouterConfig: json.RawMessage(t.RouterConfig), SweepID: t.SweepID}, earlier)
 	if err != nil {
 		return nil, fmt.Errorf("marking stale rows: %w", err)
@@ -136,6 +145,18 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 		}
 	}
 	return marks, nil
+}
+
+// known reports whether the row says what it was measured on.
+func (t Trial) known() bool {
+	return t.TargetKind != "" && t.HardwareHash != "" && t.Model != "" && t.WorkloadHash != ""
+}
+
+// comparisonContext is everything but the router config that must be
+// equal for two rows to be compared.
+func (t Trial) comparisonContext() string {
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d/%d/%d", t.TargetKind, t.HardwareHash, t.Model, t.EngineHash,
+		t.WorkloadHash, t.Replicas, t.Prefill, t.Decode)
 }
 
 // prepare validates t and fills in what the ledger computes: hashes,
@@ -176,6 +197,13 @@ func prepare(t Trial) (trialRow, error) {
 	if _, err := canonical("workload", t.Workload, false); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := canonical("slo", t.SLO, false); err != nil {
+		errs = append(errs, err)
+	}
+	hardware, err := canonical("hardware_config", t.HardwareConfig, false)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	routerID, err := stale.Identity(json.RawMessage(t.RouterConfig))
 	if err != nil {
 		bad("router_config: %w", err)
@@ -188,6 +216,14 @@ func prepare(t Trial) (trialRow, error) {
 	}
 	t.ID = 0
 	t.EngineHash = hash(engine)
+	switch {
+	case hardware != nil:
+		t.HardwareHash = hash(hardware)
+	case t.Hardware != "":
+		t.HardwareHash = hash([]byte(t.Hardware))
+	default:
+		t.HardwareHash = ""
+	}
 	t.RouterHash = ""
 	if routerID != nil {
 		t.RouterHash = hash(routerID)

@@ -18,7 +18,7 @@ func TestEveryColumnRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	in := fullTrial()
 	// Prefill and Decode exclude Replicas: the PD row below covers them.
-	assertNoZeroFields(t, reflect.ValueOf(in), "Trial", "ID", "EngineHash", "RouterHash", "FailureKind", "Stale", "StaleReason", "StaleAt",
+	assertNoZeroFields(t, reflect.ValueOf(in), "Trial", "ID", "EngineHash", "RouterHash", "HardwareHash", "FailureKind", "Stale", "StaleReason", "StaleAt",
 		"Prefill", "Decode")
 	reqs := requests(5, func(i int) float64 { return 10 + float64(i) })
 	reqs[4].Status, reqs[4].ErrorType, reqs[4].Error = "error", "pool_exhausted", "503 pool exhausted"
@@ -34,9 +34,9 @@ func TestEveryColumnRoundTrips(t *testing.T) {
 	}
 	want := in
 	want.ID, want.FailureKind = rec.ID, failure.KindRouterPoolExhausted
-	want.EngineHash, want.RouterHash = got.EngineHash, got.RouterHash
-	if len(got.EngineHash) != 16 || len(got.RouterHash) != 16 {
-		t.Errorf("hashes %q, %q: want 16 hex digits each", got.EngineHash, got.RouterHash)
+	want.EngineHash, want.RouterHash, want.HardwareHash = got.EngineHash, got.RouterHash, got.HardwareHash
+	if len(got.EngineHash) != 16 || len(got.RouterHash) != 16 || len(got.HardwareHash) != 16 {
+		t.Errorf("hashes %q, %q, %q: want 16 hex digits each", got.EngineHash, got.RouterHash, got.HardwareHash)
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b JSON) bool { return string(a) == string(b) })); diff != "" {
 		t.Errorf("trial round trip (-want +got):\n%s", diff)
@@ -74,6 +74,9 @@ func TestEveryFailureKindRoundTripsThroughTheLedger(t *testing.T) {
 		failure.DriverOverloaded{P99ScheduleDelayMs: 200, MaxScheduleDelayMs: 500, ThresholdMs: 100},
 		failure.Unknown{Message: "boom"},
 		failure.TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist."},
+		failure.ContextLengthExceeded{Count: 87, MaxModelLen: 8192, Requested: 9000, Status: 400, Message: "This model's maximum context length is 8192 tokens."},
+		failure.AssertionViolated{Metric: "p99_ttft_ms", Value: 612.4, Op: "<", Bound: 500},
+		failure.BaselineRegressed{Metric: "output_throughput", Value: 80, BaselineRow: 1, BaselineValue: 100, Tolerance: 0.1},
 	}
 	if len(fs) != len(failure.Kinds()) {
 		t.Fatalf("%d cases for %d kinds", len(fs), len(failure.Kinds()))

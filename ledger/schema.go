@@ -14,6 +14,7 @@ func migrations() []migration {
 		{"trials", schemaTrials},
 		{"requests", schemaRequests},
 		{"router_run_counts", schemaRouterRun},
+		{"trial_identity", schemaIdentity},
 	}
 }
 
@@ -130,4 +131,19 @@ ALTER TABLE trials ADD COLUMN run_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN router_requests INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN router_prompt_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN router_completion_tokens INTEGER NOT NULL DEFAULT 0;
+`
+
+// schemaIdentity records what a row was measured on (target kind, hardware,
+// model, request stream, SLOs), so rows of another simulated profile, a
+// real GPU or other traffic are told apart and never make each other stale.
+// Earlier rows keep empty values: unknown identity, compared with nothing.
+const schemaIdentity = `
+ALTER TABLE trials ADD COLUMN target_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN hardware TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN hardware_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN model TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN workload_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN hardware_config TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN slo TEXT NOT NULL DEFAULT '';
+CREATE INDEX trials_hardware ON trials (hardware, target_kind);
 `

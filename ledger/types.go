@@ -32,6 +32,7 @@ type Trial struct {
 	Seed       int64     `db:"seed" json:"seed"`
 	SpecHash   string    `db:"spec_hash" json:"spec_hash"`
 
+	Identity
 	EngineConfig JSON   `db:"engine_config" json:"engine_config"`
 	EngineHash   string `db:"engine_hash" json:"engine_hash"`
 	Topology
@@ -59,6 +60,31 @@ type Trial struct {
 	Stale       bool       `db:"stale" json:"stale"`
 	StaleReason string     `db:"stale_reason" json:"stale_reason"`
 	StaleAt     *time.Time `db:"stale_at" json:"stale_at"`
+}
+
+// Identity is what a row was measured on and with, besides the engine and
+// router configs: two rows compare (and one can make the other stale) only
+// when all of it is equal. Rows written before schema v4 have it empty and
+// are never compared with anything by the stale rule.
+type Identity struct {
+	// TargetKind is sim, static or process.
+	TargetKind string `db:"target_kind" json:"target_kind"`
+	// Hardware is the sim profile's name, or the user's target.hardware
+	// label for real servers.
+	Hardware string `db:"hardware" json:"hardware"`
+	// HardwareConfig is the sim profile's fully resolved coefficients (the
+	// profile after overrides); empty for real servers.
+	HardwareConfig JSON `db:"hardware_config" json:"hardware_config"`
+	// HardwareHash identifies the hardware: the hash of HardwareConfig when
+	// set, else of Hardware. Record computes it.
+	HardwareHash string `db:"hardware_hash" json:"hardware_hash"`
+	Model        string `db:"model" json:"model"`
+	// WorkloadHash identifies the request stream: a hash of everything that
+	// shapes it (workload section, seed, stream name, warm-up count), so
+	// equal hashes mean byte-identical traffic.
+	WorkloadHash string `db:"workload_hash" json:"workload_hash"`
+	// SLO is the spec's slo section (goodput is measured against it).
+	SLO JSON `db:"slo" json:"slo"`
 }
 
 // RouterRun is what the router itself counted for the trial's run id

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 )
 
 // WorkerStatus is one worker in GET /workers.
@@ -77,7 +79,7 @@ func (r *Router) addWorker(w http.ResponseWriter, req *http.Request) {
 		u = body.URL
 	}
 	u = strings.TrimRight(u, "/")
-	if err := checkWorkerURL(u); err != nil {
+	if err := routerconfig.CheckWorkerURL(u); err != nil {
 		e := newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "worker url: "+err.Error())
 		e.Param = "url"
 		writeError(w, e)
@@ -108,7 +110,7 @@ func (r *Router) removeWorker(w http.ResponseWriter, req *http.Request) {
 	}
 	u = strings.TrimRight(u, "/")
 	if !r.pool.Remove(u) {
-		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, fmt.Sprintf("no worker %q", redactURL(u))))
+		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, fmt.Sprintf("no worker %q", routerconfig.RedactURL(u))))
 		return
 	}
 	r.log.Info("worker removed", "worker", u)

@@ -1,96 +1,27 @@
 package router
 
-// Config is the router's whole configuration: the CLI builds it from flags,
-// trial specs embed it under `router:`, and the ledger stores it (as JSON
-// with a hash) on every row, so two rows that differ only by policy are never
-// confused. YAML/JSON keys are vllm-router's CLI flag names in snake_case.
-type Config struct {
-	Host string `yaml:"host,omitempty" json:"host,omitempty" validate:"omitempty,hostname_rfc1123|ip"`
-	Port int    `yaml:"port,omitempty" json:"port,omitempty" validate:"gte=0,lte=65535"`
+import "github.com/autoinfer/autoinfer/router/routerconfig"
 
-	// WorkerURLs are the collocated workers (ignored in PD mode).
-	WorkerURLs []string `yaml:"worker_urls,omitempty" json:"worker_urls,omitempty" validate:"unique,dive,http_url"`
-	Policy     string   `yaml:"policy,omitempty" json:"policy,omitempty" validate:"required,policy"`
+// Config is the router's configuration. It lives in router/routerconfig, a
+// leaf that trial specs validate without importing the router; these
+// aliases are its names as router code and the CLI write them.
+// docs/router.md tabulates the defaults.
+type Config = routerconfig.Config
 
-	// cache_aware parameters.
-	CacheThreshold       float64 `yaml:"cache_threshold,omitempty" json:"cache_threshold,omitempty" validate:"gte=0,lte=1"`
-	BalanceAbsThreshold  int     `yaml:"balance_abs_threshold,omitempty" json:"balance_abs_threshold,omitempty" validate:"gte=0"`
-	BalanceRelThreshold  float64 `yaml:"balance_rel_threshold,omitempty" json:"balance_rel_threshold,omitempty" validate:"gte=1"`
-	EvictionIntervalSecs int     `yaml:"eviction_interval_secs,omitempty" json:"eviction_interval_secs,omitempty" validate:"gte=1"`
-	// MaxTreeSize caps the characters held by the cache_aware tree in total,
-	// over every worker and model (vllm-router caps each worker separately).
-	MaxTreeSize int `yaml:"max_tree_size,omitempty" json:"max_tree_size,omitempty" validate:"gte=1"`
+// RetryConfig is Config's retry section.
+type RetryConfig = routerconfig.RetryConfig
 
-	// LoadSignal is what power_of_two and least_loaded compare: "in_flight"
-	// (the router's exact counts) or "in_flight+queue" (blended with
-	// vllm:num_requests_waiting scraped from workers).
-	LoadSignal string `yaml:"load_signal,omitempty" json:"load_signal,omitempty" validate:"required,oneof=in_flight in_flight+queue"`
-	// LoadCheckIntervalSecs is how often workers' /metrics are scraped for
-	// the queue part of the "in_flight+queue" signal.
-	LoadCheckIntervalSecs float64 `yaml:"load_check_interval_secs,omitempty" json:"load_check_interval_secs,omitempty" validate:"gt=0"`
+// CircuitBreakerConfig is Config's circuit-breaker section.
+type CircuitBreakerConfig = routerconfig.CircuitBreakerConfig
 
-	// Prefill/decode disaggregation.
-	PDDisaggregation   bool     `yaml:"pd_disaggregation,omitempty" json:"pd_disaggregation,omitempty"`
-	PrefillURLs        []string `yaml:"prefill,omitempty" json:"prefill,omitempty" validate:"unique,dive,http_url"`
-	DecodeURLs         []string `yaml:"decode,omitempty" json:"decode,omitempty" validate:"unique,dive,http_url"`
-	PrefillPolicy      string   `yaml:"prefill_policy,omitempty" json:"prefill_policy,omitempty" validate:"omitempty,policy"`
-	DecodePolicy       string   `yaml:"decode_policy,omitempty" json:"decode_policy,omitempty" validate:"omitempty,policy"`
-	KVConnector        string   `yaml:"kv_connector,omitempty" json:"kv_connector,omitempty" validate:"omitempty,oneof=nixl nccl"`
-	RoutingThreshold   int      `yaml:"routing_threshold,omitempty" json:"routing_threshold,omitempty" validate:"gte=0"`
-	PrefillTimeoutSecs float64  `yaml:"prefill_timeout_secs,omitempty" json:"prefill_timeout_secs,omitempty" validate:"gte=0"`
-	// PDFallbackLocal lets the decode worker prefill locally when every
-	// prefill attempt failed, instead of failing the request.
-	PDFallbackLocal bool `yaml:"pd_fallback_local,omitempty" json:"pd_fallback_local,omitempty"`
+// HealthCheckConfig is Config's health-check section.
+type HealthCheckConfig = routerconfig.HealthCheckConfig
 
-	// IntraNodeDataParallelSize > 1 addresses each worker as that many ranks
-	// (header X-data-parallel-rank), as vllm-router does.
-	// Loads are tracked per (worker, rank); GET /get_loads and Loads() sum
-	// them per worker URL, GET /workers lists each rank.
-	IntraNodeDataParallelSize int `yaml:"intra_node_data_parallel_size,omitempty" json:"intra_node_data_parallel_size,omitempty" validate:"gte=1"`
+// Load signals power_of_two and least_loaded compare.
+const (
+	LoadSignalInFlight      = routerconfig.LoadSignalInFlight
+	LoadSignalInFlightQueue = routerconfig.LoadSignalInFlightQueue
+)
 
-	Retry          RetryConfig          `yaml:"retry,omitempty" json:"retry"`
-	CircuitBreaker CircuitBreakerConfig `yaml:"circuit_breaker,omitempty" json:"circuit_breaker"`
-	HealthCheck    HealthCheckConfig    `yaml:"health_check,omitempty" json:"health_check"`
-
-	// Backpressure: a hard in-flight limit (0 = unlimited) with a bounded
-	// FIFO queue (0 = refuse at once when the limit is reached).
-	MaxConcurrentRequests int     `yaml:"max_concurrent_requests,omitempty" json:"max_concurrent_requests,omitempty" validate:"gte=0"`
-	QueueSize             int     `yaml:"queue_size,omitempty" json:"queue_size,omitempty" validate:"gte=0"`
-	QueueTimeoutSecs      float64 `yaml:"queue_timeout_secs,omitempty" json:"queue_timeout_secs,omitempty" validate:"gt=0"`
-
-	MaxPayloadSize int64 `yaml:"max_payload_size,omitempty" json:"max_payload_size,omitempty" validate:"gte=1"`
-	// RequestTimeoutSecs bounds one client request end to end, retries included.
-	RequestTimeoutSecs float64 `yaml:"request_timeout_secs,omitempty" json:"request_timeout_secs,omitempty" validate:"gt=0"`
-
-	SecurityConfig `yaml:",inline"` // security_config.go: keys, exposure, resource bounds
-}
-
-// RetryConfig: attempts re-select a worker and back off exponentially with jitter.
-type RetryConfig struct {
-	// MaxRetries counts total attempts, the first included (as vllm-router).
-	MaxRetries        int     `yaml:"max_retries,omitempty" json:"max_retries" validate:"gte=1"`
-	InitialBackoffMs  int     `yaml:"initial_backoff_ms,omitempty" json:"initial_backoff_ms" validate:"gte=0"`
-	MaxBackoffMs      int     `yaml:"max_backoff_ms,omitempty" json:"max_backoff_ms" validate:"gtefield=InitialBackoffMs"`
-	BackoffMultiplier float64 `yaml:"backoff_multiplier,omitempty" json:"backoff_multiplier" validate:"gte=1"`
-	JitterFactor      float64 `yaml:"jitter_factor,omitempty" json:"jitter_factor" validate:"gte=0,lte=1"`
-	Disable           bool    `yaml:"disable,omitempty" json:"disable,omitempty"`
-}
-
-// CircuitBreakerConfig: Closed → Open after FailureThreshold consecutive
-// failures, Open → HalfOpen after TimeoutDurationSecs, HalfOpen → Closed
-// after SuccessThreshold consecutive successes.
-type CircuitBreakerConfig struct {
-	FailureThreshold    int     `yaml:"failure_threshold,omitempty" json:"failure_threshold" validate:"gte=1"`
-	SuccessThreshold    int     `yaml:"success_threshold,omitempty" json:"success_threshold" validate:"gte=1"`
-	TimeoutDurationSecs float64 `yaml:"timeout_duration_secs,omitempty" json:"timeout_duration_secs" validate:"gt=0"`
-	Disable             bool    `yaml:"disable,omitempty" json:"disable,omitempty"`
-}
-
-// HealthCheckConfig: active GET probes of every worker.
-type HealthCheckConfig struct {
-	IntervalSecs     float64 `yaml:"interval_secs,omitempty" json:"interval_secs" validate:"gt=0"`
-	TimeoutSecs      float64 `yaml:"timeout_secs,omitempty" json:"timeout_secs" validate:"gt=0"`
-	FailureThreshold int     `yaml:"failure_threshold,omitempty" json:"failure_threshold" validate:"gte=1"`
-	SuccessThreshold int     `yaml:"success_threshold,omitempty" json:"success_threshold" validate:"gte=1"`
-	Endpoint         string  `yaml:"endpoint,omitempty" json:"endpoint,omitempty" validate:"required,startswith=/"`
-}
+// DefaultConfig returns the documented defaults with no workers.
+func DefaultConfig() Config { return routerconfig.Default() }

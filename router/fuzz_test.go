@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 )
 
 // Fuzz targets for every parser of outside input in the router. `go test`
@@ -94,8 +96,8 @@ func FuzzAdminWorkers(f *testing.F) {
 		switch rec.Code {
 		case http.StatusCreated, http.StatusOK:
 			var got struct{ URL string }
-			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || checkWorkerURL(got.URL) != nil {
-				t.Fatalf("admitted %q (%v): %v", got.URL, err, checkWorkerURL(got.URL))
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || routerconfig.CheckWorkerURL(got.URL) != nil {
+				t.Fatalf("admitted %q (%v): %v", got.URL, err, routerconfig.CheckWorkerURL(got.URL))
 			}
 			if !r.Pool().Remove(got.URL) && rec.Code == http.StatusCreated {
 				t.Fatalf("added %q is not in the pool", got.URL)
@@ -134,7 +136,7 @@ func FuzzWorkerURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		if checkWorkerURL(raw) == nil {
+		if routerconfig.CheckWorkerURL(raw) == nil {
 			u, err := url.Parse(raw)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 				t.Fatalf("accepted %q", raw)
@@ -144,11 +146,11 @@ func FuzzWorkerURL(f *testing.F) {
 		if err != nil || u.User == nil {
 			return
 		}
-		red := redactURL(raw)
+		red := routerconfig.RedactURL(raw)
 		authority := raw[strings.Index(raw, "//")+2:]
 		if at := strings.LastIndex(strings.SplitN(authority, "/", 2)[0], "@"); at > 0 {
 			if user := authority[:at]; len(user) > 3 && strings.Contains(red, user) {
-				t.Fatalf("redactURL(%q) = %q shows the user info", raw, red)
+				t.Fatalf("routerconfig.RedactURL(%q) = %q shows the user info", raw, red)
 			}
 		}
 	})
@@ -159,7 +161,7 @@ func FuzzRequestHeaders(f *testing.F) {
 	for _, s := range []string{"run-1", "Bearer k", "bearer  k ", "/tokenize", "/v1/responses/x", "/v1/responses/../admin", "/a%2Fb"} {
 		f.Add(s)
 	}
-	pass := newPassthrough(DefaultPassthroughRoutes())
+	pass := newPassthrough(routerconfig.DefaultPassthroughRoutes())
 	f.Fuzz(func(t *testing.T, s string) {
 		if validRunID(s) && (len(s) > maxRunIDLen || strings.ContainsAny(s, " \"\\\n\r\t<>")) {
 			t.Fatalf("run id %q accepted", s)

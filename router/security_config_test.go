@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 )
 
 func TestSecurityConfigValidation(t *testing.T) {
@@ -105,7 +107,7 @@ func TestSecurityKeysInYAMLAndJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.APIKeyEnv != "ROUTER_KEY" || cfg.AdminAPIKeyEnv != "ROUTER_ADMIN_KEY" || !cfg.ForwardClientAuth ||
-		len(cfg.PassthroughRoutes) != 1 || cfg.MaxRunIDs != 8 || cfg.IdleTimeoutSecs != 30 || cfg.WriteIdleTimeoutSecs != DefaultWriteIdleTimeoutSecs {
+		len(cfg.PassthroughRoutes) != 1 || cfg.MaxRunIDs != 8 || cfg.IdleTimeoutSecs != 30 || cfg.WriteIdleTimeoutSecs != routerconfig.DefaultWriteIdleTimeoutSecs {
 		t.Errorf("decoded %+v", cfg.SecurityConfig)
 	}
 	raw, err := json.Marshal(cfg)

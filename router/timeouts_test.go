@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 )
 
 // The router set no body read timeout and no idle timeout: a body trickled
@@ -66,7 +68,7 @@ func TestTrickledBodyIsCutAtBodyReadTimeout(t *testing.T) {
 		if resp.StatusCode != 408 || !strings.Contains(string(body), ErrTypeBodyReadTimeout) {
 			t.Fatalf("trickled body → %d %s, want 408 %s", resp.StatusCode, body, ErrTypeBodyReadTimeout)
 		}
-		if got, want := time.Since(start), secs(DefaultBodyReadTimeoutSecs); got != want {
+		if got, want := time.Since(start), secs(routerconfig.DefaultBodyReadTimeoutSecs); got != want {
 			t.Errorf("cut after %v, want exactly body_read_timeout_secs %v", got, want)
 		}
 		_ = c.Close()
@@ -92,7 +94,7 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := bubble(t)
 		_, base := e.router(testConfig("round_robin", e.worker().URL))
-		idle, hdr := secs(DefaultIdleTimeoutSecs), secs(DefaultReadHeaderTimeoutSecs)
+		idle, hdr := secs(routerconfig.DefaultIdleTimeoutSecs), secs(routerconfig.DefaultReadHeaderTimeoutSecs)
 
 		// A connection that never sends a request: read_header_timeout_secs.
 		silent := rawConn(t, e, base)
@@ -139,7 +141,7 @@ func TestClientThatStopsReadingIsCut(t *testing.T) {
 		body := `{"prompt":"x","stream":true}`
 		fmt.Fprintf(c, "POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		// The client never reads: the router's first write blocks.
-		idle := secs(DefaultWriteIdleTimeoutSecs)
+		idle := secs(routerconfig.DefaultWriteIdleTimeoutSecs)
 		time.Sleep(idle - time.Second)
 		wantLoads(t, r, map[string]int64{f.URL: 1})
 		time.Sleep(2 * time.Second)

@@ -29,19 +29,19 @@ func Reason(changes []Change) string {
 
 const unset = "(unset)"
 
-// Diff lists how the router config changed from old to new, ignoring
+// Diff lists how the router config changed from before to after, ignoring
 // addresses, in path order. Objects are compared key by key; anything else
 // (lists, scalars) as a whole value.
-func Diff(old, new json.RawMessage) ([]Change, error) {
+func Diff(before, after json.RawMessage) ([]Change, error) {
 	var a, b map[string]any
 	var err error
-	if HasRouter(old) {
-		if a, err = decodeObject(old); err != nil {
+	if HasRouter(before) {
+		if a, err = decodeObject(before); err != nil {
 			return nil, err
 		}
 	}
-	if HasRouter(new) {
-		if b, err = decodeObject(new); err != nil {
+	if HasRouter(after) {
+		if b, err = decodeObject(after); err != nil {
 			return nil, err
 		}
 	}

@@ -3,13 +3,20 @@ package stale
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Row is what the rule needs to know about a ledger row.
 type Row struct {
-	ID           int64
-	Status       string // ok, failed, aborted
-	EngineHash   string
+	ID     int64
+	Status string // ok, failed, aborted
+	// Context is everything but the router config that must be equal for
+	// two rows to be compared: target kind, hardware, model, engine config,
+	// request stream, topology. Empty means unknown: compared with nothing.
+	Context string
+	// PD says the row ran prefill/decode disaggregated, which decides the
+	// router settings in effect (see Effective).
+	PD           bool
 	RouterConfig json.RawMessage
 	Stale        bool
 	// SweepID groups the trials of one matrix expansion ("" for none).
@@ -37,14 +44,15 @@ func Marks(current Row, earlier []Row) ([]Mark, error) {
 	}
 	var marks []Mark
 	for _, e := range earlier {
-		if e.ID == current.ID || e.Stale || e.EngineHash != current.EngineHash || !HasRouter(e.RouterConfig) ||
-			(current.SweepID != "" && e.SweepID == current.SweepID) {
+		if e.ID == current.ID || e.Stale || current.Context == "" || e.Context != current.Context ||
+			!HasRouter(e.RouterConfig) || (current.SweepID != "" && e.SweepID == current.SweepID) {
 			continue
 		}
 		changes, err := Diff(e.RouterConfig, current.RouterConfig)
 		if err != nil {
 			return nil, fmt.Errorf("comparing row %d: %w", e.ID, err)
 		}
+		changes = slices.DeleteFunc(changes, func(c Change) bool { return !Effective(c.Path, e.PD) || !Effective(c.Path, current.PD) })
 		if len(changes) > 0 {
 			marks = append(marks, Mark{ID: e.ID, Reason: Reason(changes)})
 		}

@@ -46,7 +46,7 @@ func TestDiff(t *testing.T) {
 
 func TestMarks(t *testing.T) {
 	row := func(id int64, status, engine, router string, stale bool) Row {
-		return Row{ID: id, Status: status, EngineHash: engine, RouterConfig: json.RawMessage(router), Stale: stale}
+		return Row{ID: id, Status: status, Context: engine, RouterConfig: json.RawMessage(router), Stale: stale}
 	}
 	cases := []struct {
 		name    string
@@ -63,7 +63,18 @@ func TestMarks(t *testing.T) {
 			row(3, "ok", "e1", `{"policy":"round_robin","retry":{"max_retries":5},"port":9}`, false), []Row{row(1, "ok", "e1", rr, false)}, nil},
 		{"already stale rows keep their first reason",
 			row(3, "ok", "e1", ca, false), []Row{row(1, "ok", "e1", rr, true), row(2, "ok", "e1", ca, false)}, nil},
-		{"another engine config is untouched",
+		{"unknown context marks nothing",
+			row(2, "ok", "", ca, false), []Row{row(1, "ok", "", rr, false)}, nil},
+		{"PD rows: a collocated-only setting was in effect for neither",
+			Row{ID: 2, Status: "ok", Context: "e1", PD: true, RouterConfig: json.RawMessage(`{"policy":"least_loaded","prefill_policy":"cache_aware"}`)},
+			[]Row{{ID: 1, Status: "ok", Context: "e1", PD: true, RouterConfig: json.RawMessage(`{"policy":"cache_aware","prefill_policy":"cache_aware"}`)}}, nil},
+		{"PD rows: one reason per effective setting",
+			Row{ID: 2, Status: "ok", Context: "e1", PD: true, RouterConfig: json.RawMessage(`{"policy":"least_loaded","prefill_policy":"round_robin"}`)},
+			[]Row{{ID: 1, Status: "ok", Context: "e1", PD: true, RouterConfig: json.RawMessage(`{"policy":"cache_aware","prefill_policy":"cache_aware"}`)}},
+			[]Mark{{1, "router.prefill_policy: cache_aware→round_robin"}}},
+		{"collocated rows: a PD-only setting was in effect for neither",
+			row(2, "ok", "e1", `{"policy":"round_robin","kv_connector":"nixl"}`, false), []Row{row(1, "ok", "e1", `{"policy":"round_robin"}`, false)}, nil},
+		{"another comparison context is untouched",
 			row(2, "ok", "e2", ca, false), []Row{row(1, "ok", "e1", rr, false)}, nil},
 		{"failed and aborted trials mark nothing",
 			row(2, "failed", "e1", ca, false), []Row{row(1, "ok", "e1", rr, false)}, nil},
@@ -72,11 +83,11 @@ func TestMarks(t *testing.T) {
 		{"rows without a router are never stale",
 			row(2, "ok", "e1", ca, false), []Row{row(1, "ok", "e1", "null", false), row(4, "ok", "e1", "{}", false)}, nil},
 		{"rows of the same sweep never mark each other",
-			Row{ID: 2, Status: "ok", EngineHash: "e1", RouterConfig: json.RawMessage(ca), SweepID: "s1"},
-			[]Row{{ID: 1, Status: "ok", EngineHash: "e1", RouterConfig: json.RawMessage(rr), SweepID: "s1"}}, nil},
+			Row{ID: 2, Status: "ok", Context: "e1", RouterConfig: json.RawMessage(ca), SweepID: "s1"},
+			[]Row{{ID: 1, Status: "ok", Context: "e1", RouterConfig: json.RawMessage(rr), SweepID: "s1"}}, nil},
 		{"a row of another sweep is marked",
-			Row{ID: 2, Status: "ok", EngineHash: "e1", RouterConfig: json.RawMessage(ca), SweepID: "s2"},
-			[]Row{{ID: 1, Status: "ok", EngineHash: "e1", RouterConfig: json.RawMessage(rr), SweepID: "s1"}},
+			Row{ID: 2, Status: "ok", Context: "e1", RouterConfig: json.RawMessage(ca), SweepID: "s2"},
+			[]Row{{ID: 1, Status: "ok", Context: "e1", RouterConfig: json.RawMessage(rr), SweepID: "s1"}},
 			[]Mark{{1, "router.cache_threshold: (unset)→0.3; router.policy: round_robin→cache_aware"}}},
 		{"earlier failed rows are marked too, several at once",
 			row(5, "ok", "e1", caMore, false), []Row{row(1, "failed", "e1", ca, false), row(2, "ok", "e1", ca, false), row(5, "ok", "e1", ca, false)},

@@ -2,18 +2,14 @@ package trials
 
 import (
 	"slices"
-	"time"
 
-	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target"
-	"github.com/autoinfer/autoinfer/target/process"
-	"github.com/autoinfer/autoinfer/target/static"
 )
 
 // Defaults a spec may leave out. docs/spec.md lists them all.
 const (
 	DefaultWarmupRequests = 100
-	DefaultSimProfile     = "h100-llama3-8b"
 	DefaultGatePrompts    = 8
 	DefaultTopLogprobs    = 5
 	DefaultGateMaxTokens  = 16
@@ -31,7 +27,7 @@ var DefaultBaselineMetrics = []string{"p99_ttft_ms", "p99_tpot_ms", "output_thro
 func initialSpec() Spec {
 	return Spec{
 		Warmup: Warmup{Requests: DefaultWarmupRequests},
-		Router: Router{Config: router.DefaultConfig()},
+		Router: Router{Config: routerconfig.Default()},
 	}
 }
 
@@ -39,26 +35,15 @@ func initialSpec() Spec {
 // reports whether the spec wrote a path (an explicit zero differs from an
 // absent key there).
 func applyDefaults(s *Spec, present func(string) bool) {
-	t := &s.Target
-	if t.Kind == "" {
-		t.Kind = KindSim
+	if s.Target.Options != nil {
+		s.Target.Options.Default()
 	}
-	switch t.Kind {
-	case KindSim:
-		t.Profile = or(t.Profile, DefaultSimProfile)
-	case KindStatic:
-		t.HealthPath = or(t.HealthPath, target.DefaultHealthPath)
-		t.HealthTimeout = orDur(t.HealthTimeout, static.DefaultHealthTimeout)
-		// The URLs say how many workers there are; counts in topology are
-		// checked against them.
-		if !present("topology.replicas") && !present("topology.prefill") && !present("topology.decode") {
-			s.Topology.Replicas, s.Topology.Prefill, s.Topology.Decode = len(t.Workers), len(t.Prefill), len(t.Decode)
-		}
-	case KindProcess:
-		t.Host = or(t.Host, process.DefaultHost)
-		t.HealthPath = or(t.HealthPath, target.DefaultHealthPath)
-		t.StartupTimeout = orDur(t.StartupTimeout, process.DefaultStartupTimeout)
-		t.StopGracePeriod = orDur(t.StopGracePeriod, process.DefaultStopGracePeriod)
+	// Listed workers say how many there are; counts the spec writes in
+	// topology are checked against them.
+	if l, ok := s.Target.Options.(target.ListedWorkers); ok &&
+		!present("topology.replicas") && !present("topology.prefill") && !present("topology.decode") {
+		n := l.Listed()
+		s.Topology.Replicas, s.Topology.Prefill, s.Topology.Decode = n.Replicas, n.Prefill, n.Decode
 	}
 	if !s.Topology.PD() && !present("topology.replicas") {
 		s.Topology.Replicas = 1
@@ -80,10 +65,10 @@ func applyDefaults(s *Spec, present func(string) bool) {
 
 	g := &s.Gate
 	if g.Reference == "" {
-		// A simulated reference only makes sense next to simulated or
-		// simulator-compatible workers; real servers need a reference URL.
+		// A simulated reference only makes sense next to simulated
+		// workers; real servers need a reference URL.
 		g.Reference = ReferenceNone
-		if t.Kind == KindSim {
+		if simulated(s.Target) {
 			g.Reference = ReferenceSim
 		}
 	}
@@ -129,9 +114,8 @@ func orInt(v, def int) int {
 	return v
 }
 
-func orDur(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
+// simulated reports whether t's workers are simulated engines.
+func simulated(t Target) bool {
+	sw, ok := t.Options.(target.SimulatedWorkers)
+	return ok && sw.Simulated()
 }

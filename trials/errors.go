@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // FieldError is one problem in a spec, named by its YAML path.
@@ -79,6 +81,15 @@ func (p *problems) add(path, format string, args ...any) {
 		line = p.lines(path)
 	}
 	p.fields = append(p.fields, &FieldError{Path: path, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// nest records the problems of a section's Validate, whose paths are
+// relative to the section at prefix.
+func (p *problems) nest(prefix string, err error) {
+	for _, e := range keyed(prefix, err) {
+		fe := e.(*field.Error)
+		p.add(fe.Path, "%s", fe.Msg)
+	}
 }
 
 // addAt records msg for path at a known line.

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 )
 
 func writeFile(t *testing.T, path, s string) {
@@ -88,7 +90,7 @@ workload: {kind: random, num_prompts: 5}
 }
 
 func TestSpecErrorText(t *testing.T) {
-	_, err := Parse([]byte(strings.Replace(minimal, "replicas: 2", "replicas: 0", 1) + "assert: ['x']\n"))
+	_, err := Parse([]byte(strings.Replace(minimal, "replicas: 2", "replicas: 0", 1)+"assert: ['x']\n"), targetkinds.All())
 	want := "invalid spec: 2 problems:\n  topology.replicas: must be ≥ 1 (line 4)\n  assert[0]: "
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err =\n%v\nwant prefix\n%s", err, want)

@@ -3,6 +3,9 @@ package trials
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
+	"github.com/autoinfer/autoinfer/target/process"
 )
 
 // TestExamplesValidate loads every example spec and checks what each is for.
@@ -16,7 +19,7 @@ func TestExamplesValidate(t *testing.T) {
 	}
 	loaded := map[string][]Trial{}
 	for _, f := range files {
-		tr, err := Load(f)
+		tr, err := Load(f, targetkinds.All())
 		if err != nil {
 			t.Errorf("%v", err)
 			continue
@@ -34,7 +37,7 @@ func TestExamplesValidate(t *testing.T) {
 	if pd := loaded["pd.yaml"]; len(pd) != 1 || pd[0].Topology.Prefill != 2 || pd[0].Topology.Decode != 6 || !pd[0].Router.PDDisaggregation {
 		t.Errorf("pd: want prefill 2, decode 6 through the PD router")
 	}
-	if g := loaded["vllm-gpu.yaml"]; len(g) == 0 || g[0].Target.Kind != KindProcess {
+	if g := loaded["vllm-gpu.yaml"]; len(g) == 0 || g[0].Target.Kind != process.Kind {
 		t.Errorf("vllm-gpu: want a process target")
 	}
 	if ci := loaded["ci-smoke.yaml"]; len(ci) != 1 || len(ci[0].Assertions) == 0 || ci[0].Topology.Replicas != 2 {
@@ -43,7 +46,7 @@ func TestExamplesValidate(t *testing.T) {
 }
 
 func TestStarterValidates(t *testing.T) {
-	tr, err := Parse(Starter)
+	tr, err := Parse(Starter, targetkinds.All())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/autoinfer/autoinfer/target"
 )
 
 // Trial is one expanded, defaulted and validated trial.
@@ -37,14 +39,15 @@ type Trial struct {
 
 // Load reads a spec file and returns its trials. A spec without a name is
 // named after the file ("quickstart.yaml" → "quickstart"). Problems come
-// back as one *SpecError naming the file.
-func Load(path string) ([]Trial, error) {
+// back as one *SpecError naming the file. kinds are the target kinds a spec
+// may name (adapter/targetkinds.All); the first is the default.
+func Load(path string, kinds []target.Kind) ([]Trial, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
 	}
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	trials, err := parse(data, stem)
+	trials, err := parse(data, stem, kinds)
 	var se *SpecError
 	if errors.As(err, &se) {
 		se.File = path
@@ -54,10 +57,11 @@ func Load(path string) ([]Trial, error) {
 
 // Parse decodes a spec (unknown keys are errors), expands its matrix and
 // returns the trials in a stable order, each defaulted and validated.
-// Problems come back as one *SpecError listing every *FieldError.
-func Parse(data []byte) ([]Trial, error) { return parse(data, "") }
+// Problems come back as one *SpecError listing every *FieldError. kinds are
+// the target kinds a spec may name, as for Load.
+func Parse(data []byte, kinds []target.Kind) ([]Trial, error) { return parse(data, "", kinds) }
 
-func parse(data []byte, defaultName string) ([]Trial, error) {
+func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &SpecError{Fields: []*FieldError{syntaxError(err)}}
@@ -97,7 +101,7 @@ func parse(data []byte, defaultName string) ([]Trial, error) {
 				fields = append(fields, &FieldError{Path: "matrix." + ax.path, Line: ax.line, Msg: err.Error()})
 			}
 		}
-		t, errs := buildTrial(tree, settings, defaultName)
+		t, errs := buildTrial(tree, settings, defaultName, kinds)
 		for _, e := range errs {
 			e.Trial = t.Name
 		}
@@ -121,7 +125,7 @@ func parse(data []byte, defaultName string) ([]Trial, error) {
 }
 
 // buildTrial decodes, defaults and validates one expanded spec tree.
-func buildTrial(tree *yaml.Node, settings []Setting, defaultName string) (Trial, []*FieldError) {
+func buildTrial(tree *yaml.Node, settings []Setting, defaultName string, kinds []target.Kind) (Trial, []*FieldError) {
 	p := &problems{lines: func(path string) int { return lineOf(tree, path) }}
 	present := func(path string) bool { n, _ := lookup(tree, path); return n != nil }
 
@@ -130,6 +134,8 @@ func buildTrial(tree *yaml.Node, settings []Setting, defaultName string) (Trial,
 	if err := tree.Decode(&spec); err != nil {
 		decodeErrors(tree, err, p)
 	}
+	v := &problems{lines: p.lines} // validation problems found while decoding
+	decodeTarget(tree, &spec.Target, kinds, p, v)
 	base := spec.Name
 	if base == "" {
 		base = defaultName
@@ -140,6 +146,7 @@ func buildTrial(tree *yaml.Node, settings []Setting, defaultName string) (Trial,
 		t.Spec = spec
 		return t, p.fields
 	}
+	p.fields = append(p.fields, v.fields...)
 	applyDefaults(&spec, present)
 	validate(&spec, base, present, p)
 	if !spec.RouterLaunched() {

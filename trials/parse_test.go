@@ -4,6 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
+	"github.com/autoinfer/autoinfer/target/simtarget"
+	"github.com/autoinfer/autoinfer/target/static"
 )
 
 // minimal is a valid two-replica spec that tests modify.
@@ -22,7 +26,7 @@ workload:
 
 func mustParse(t *testing.T, spec string) []Trial {
 	t.Helper()
-	trials, err := Parse([]byte(spec))
+	trials, err := Parse([]byte(spec), targetkinds.All())
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -32,7 +36,7 @@ func mustParse(t *testing.T, spec string) []Trial {
 // specErr parses spec, wants a *SpecError and returns its field errors.
 func specErr(t *testing.T, spec string) []*FieldError {
 	t.Helper()
-	_, err := Parse([]byte(spec))
+	_, err := Parse([]byte(spec), targetkinds.All())
 	var se *SpecError
 	if !errors.As(err, &se) {
 		t.Fatalf("Parse = %v, want *SpecError", err)
@@ -51,8 +55,8 @@ func TestDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"name", s.Name, "t"},
-		{"target.kind", s.Target.Kind, KindSim},
-		{"target.profile", s.Target.Profile, DefaultSimProfile},
+		{"target.kind", s.Target.Kind, simtarget.Kind},
+		{"target.profile", s.Target.Options.(*simtarget.Options).Profile, simtarget.DefaultProfile},
 		{"warmup.requests", s.Warmup.Requests, DefaultWarmupRequests},
 		{"router.launch", s.Router.Launch, LaunchEmbedded},
 		{"router.port", s.Router.Port, 0},
@@ -131,6 +135,7 @@ func TestStaticTopologyFromURLs(t *testing.T) {
 	s := mustParse(t, `name: s
 target:
   kind: static
+  hardware: 3xL4
   prefill: [http://10.0.0.1:8000]
   decode: [http://10.0.0.2:8000, http://10.0.0.3:8000]
 topology:
@@ -148,8 +153,8 @@ workload: {kind: random, num_prompts: 5}
 	if s.Gate.Reference != ReferenceNone {
 		t.Errorf("gate.reference = %q, want none for a non-sim target", s.Gate.Reference)
 	}
-	if s.Target.HealthPath != "/health" {
-		t.Errorf("health_path = %q", s.Target.HealthPath)
+	if o := s.Target.Options.(*static.Options); o.HealthPath != "/health" {
+		t.Errorf("health_path = %q", o.HealthPath)
 	}
 }
 
@@ -175,7 +180,7 @@ func TestParsedChecks(t *testing.T) {
 func TestLoadNamesFromFile(t *testing.T) {
 	path := t.TempDir() + "/nightly.yaml"
 	writeFile(t, path, strings.Replace(minimal, "name: t\n", "", 1))
-	tr, err := Load(path)
+	tr, err := Load(path, targetkinds.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +188,7 @@ func TestLoadNamesFromFile(t *testing.T) {
 		t.Errorf("name = %q, want the file's stem", tr[0].Name)
 	}
 	writeFile(t, path, minimal+"bogus: 1\n")
-	_, err = Load(path)
+	_, err = Load(path, targetkinds.All())
 	if err == nil || !strings.HasPrefix(err.Error(), "invalid spec "+path+": bogus: unknown key") {
 		t.Errorf("err = %v, want it to name the file and the key", err)
 	}

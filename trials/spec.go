@@ -1,11 +1,9 @@
 package trials
 
 import (
-	"time"
-
 	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/workload"
-	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/engine"
 )
@@ -24,7 +22,7 @@ type Spec struct {
 	Topology Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one
 	// replica without prefill/decode disaggregation.
-	Router   Router   `yaml:"router" json:"router" validate:"-"`
+	Router   Router   `yaml:"router" json:"router"`
 	Workload Workload `yaml:"workload" json:"workload"`
 	Warmup   Warmup   `yaml:"warmup" json:"warmup"`
 	SLO      SLO      `yaml:"slo" json:"slo"`
@@ -39,47 +37,11 @@ type Spec struct {
 	Gate            Gate     `yaml:"gate" json:"gate"`
 }
 
-// Target kinds.
-const (
-	KindSim     = "sim"
-	KindStatic  = "static"
-	KindProcess = "process"
-)
-
-// Target says where workers come from. Which keys apply depends on Kind;
-// setting another kind's key is an error.
-type Target struct {
-	Kind string `yaml:"kind" json:"kind" validate:"oneof=sim static process"`
-
-	// sim: a built-in simulator profile and per-field overrides of it
-	// (keys as in the profile, e.g. step_base_ms).
-	Profile          string         `yaml:"profile" json:"profile,omitempty"`
-	ProfileOverrides map[string]any `yaml:"profile_overrides" json:"profile_overrides,omitempty"`
-
-	// static: base URLs of running workers, by role.
-	Workers []string `yaml:"workers" json:"workers,omitempty" validate:"dive,http_url"`
-	Prefill []string `yaml:"prefill" json:"prefill,omitempty" validate:"dive,http_url"`
-	Decode  []string `yaml:"decode" json:"decode,omitempty" validate:"dive,http_url"`
-	// HealthTimeout bounds the static target's wait for every worker.
-	HealthTimeout time.Duration `yaml:"health_timeout" json:"health_timeout,omitempty"`
-
-	// process: one child process per worker.
-	Command         string            `yaml:"command" json:"command,omitempty"`
-	Host            string            `yaml:"host" json:"host,omitempty" validate:"omitempty,hostname_rfc1123|ip"`
-	StartupTimeout  time.Duration     `yaml:"startup_timeout" json:"startup_timeout,omitempty"`
-	StopGracePeriod time.Duration     `yaml:"stop_grace_period" json:"stop_grace_period,omitempty"`
-	Env             map[string]string `yaml:"env" json:"env,omitempty"`
-	LogDir          string            `yaml:"log_dir" json:"log_dir,omitempty"`
-
-	// static and process.
-	HealthPath string `yaml:"health_path" json:"health_path,omitempty" validate:"omitempty,startswith=/"`
-}
-
 // Topology is how many workers of each role run, and their engine config.
 type Topology struct {
-	Replicas int `yaml:"replicas" json:"replicas,omitempty" validate:"gte=0"`
-	Prefill  int `yaml:"prefill" json:"prefill,omitempty" validate:"gte=0"`
-	Decode   int `yaml:"decode" json:"decode,omitempty" validate:"gte=0"`
+	Replicas int `yaml:"replicas" json:"replicas,omitempty"`
+	Prefill  int `yaml:"prefill" json:"prefill,omitempty"`
+	Decode   int `yaml:"decode" json:"decode,omitempty"`
 	// Engine is the one typed engine map: the sim target applies it to its
 	// engines, the process target renders it as vLLM flags ({engine_args}).
 	Engine engine.Config `yaml:"engine" json:"engine"`
@@ -100,14 +62,14 @@ const (
 	LaunchExternal = "external" // a vllm-router-compatible binary
 )
 
-// Router is the router.Config (inlined: its keys sit directly under
+// Router is the router's routerconfig.Config (inlined: its keys sit directly under
 // `router:`) plus how to launch it. Worker URLs, host and port are filled
 // in per trial, so a spec must not set them.
 type Router struct {
 	Launch string `yaml:"launch" json:"launch,omitempty"`
 	// Binary is the executable for launch external.
-	Binary        string `yaml:"binary" json:"binary,omitempty"`
-	router.Config `yaml:",inline"`
+	Binary              string `yaml:"binary" json:"binary,omitempty"`
+	routerconfig.Config `yaml:",inline"`
 }
 
 // Endpoints the driver can send to.
@@ -124,21 +86,21 @@ type Workload struct {
 	// NumPrompts is the number of measured requests; 0 means the workload's
 	// natural count (groups × prompts per group, sessions × turns, trace
 	// lines).
-	NumPrompts int             `yaml:"num_prompts" json:"num_prompts,omitempty" validate:"gte=0"`
+	NumPrompts int             `yaml:"num_prompts" json:"num_prompts,omitempty"`
 	Endpoint   string          `yaml:"endpoint" json:"endpoint"`
 	Arrival    arrival.Arrival `yaml:"arrival" json:"arrival"`
 }
 
 // Warmup primes a fresh router outside the measured window.
 type Warmup struct {
-	Requests int `yaml:"requests" json:"requests" validate:"gte=0"`
+	Requests int `yaml:"requests" json:"requests"`
 }
 
 // SLO thresholds in milliseconds define goodput (0 = not part of it).
 type SLO struct {
-	TTFTMs float64 `yaml:"ttft_ms" json:"ttft_ms,omitempty" validate:"gte=0"`
-	TPOTMs float64 `yaml:"tpot_ms" json:"tpot_ms,omitempty" validate:"gte=0"`
-	E2ELMs float64 `yaml:"e2el_ms" json:"e2el_ms,omitempty" validate:"gte=0"`
+	TTFTMs float64 `yaml:"ttft_ms" json:"ttft_ms,omitempty"`
+	TPOTMs float64 `yaml:"tpot_ms" json:"tpot_ms,omitempty"`
+	E2ELMs float64 `yaml:"e2el_ms" json:"e2el_ms,omitempty"`
 }
 
 // Gate references.
@@ -151,11 +113,11 @@ const (
 // Gate compares the deployment's top-k logprobs at temperature 0 with a
 // reference replica's on the same prompts.
 type Gate struct {
-	Reference   string      `yaml:"reference" json:"reference" validate:"oneof=sim url none"`
-	URL         string      `yaml:"url" json:"url,omitempty" validate:"omitempty,http_url"`
+	Reference   string      `yaml:"reference" json:"reference"`
+	URL         string      `yaml:"url" json:"url,omitempty"`
 	Prompts     GatePrompts `yaml:"prompts" json:"prompts"`
-	TopLogprobs int         `yaml:"top_logprobs" json:"top_logprobs,omitempty" validate:"omitempty,min=1,max=20"`
-	MaxTokens   int         `yaml:"max_tokens" json:"max_tokens,omitempty" validate:"omitempty,min=1"`
+	TopLogprobs int         `yaml:"top_logprobs" json:"top_logprobs,omitempty"`
+	MaxTokens   int         `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	// KLThreshold fails the gate when the mean per-token KL divergence
 	// exceeds it.
 	KLThreshold float64 `yaml:"kl_threshold" json:"kl_threshold,omitempty"`

@@ -1,105 +1,74 @@
 package trials
 
 import (
-	"errors"
-	"fmt"
-	"reflect"
 	"regexp"
-	"strings"
 
-	"github.com/go-playground/validator/v10"
+	"github.com/autoinfer/autoinfer/target"
 )
 
 // nameRE keeps trial names safe in file names, ledger queries and the
 // "base/path=value" names of matrix trials.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// newValidator checks struct tags, reporting fields by their YAML names.
-func newValidator() *validator.Validate {
-	v := validator.New(validator.WithRequiredStructEnabled())
-	v.RegisterTagNameFunc(func(f reflect.StructField) string {
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
-			return "-"
-		}
-		if name == "" {
-			return f.Name
-		}
-		return name
-	})
-	return v
-}
-
 // validate checks s (already defaulted) and records every problem in p.
+// Each section checks its own fields (Validate methods, here and in the
+// packages that own the section's type); what spans sections, or depends
+// on which keys the spec wrote (present), is checked here.
 func validate(s *Spec, base string, present func(string) bool, p *problems) {
 	if base == "" {
 		p.add("name", "required")
 	} else if !nameRE.MatchString(base) {
 		p.add("name", "must be letters, digits, '.', '_' or '-' (got %q)", base)
 	}
-	if err := newValidator().Struct(s); err != nil {
-		var ves validator.ValidationErrors
-		if !errors.As(err, &ves) {
-			p.add("", "validating: %v", err)
-		}
-		for _, fe := range ves {
-			_, path, _ := strings.Cut(fe.Namespace(), ".") // drop the root type
-			p.add(path, "%s", describe(fe))
+	if s.Target.Options != nil {
+		p.nest("target", s.Target.Options.Validate(s.Topology.Target()))
+		switch sim := simulated(s.Target); {
+		case s.Target.Hardware == "" && !sim:
+			p.add("target.hardware", "required for kind %s: a label for what the workers run on, e.g. 8xH100-SXM (rows on different hardware are never compared)", s.Target.Kind)
+		case s.Target.Hardware != "" && sim:
+			p.add("target.hardware", "not for kind %s: its profile identifies the simulated hardware", s.Target.Kind)
 		}
 	}
-	validateTarget(s, present, p)
+	p.nest("topology", s.Topology.Validate())
 	validateTopology(s, present, p)
 	if s.RouterLaunched() {
 		validateRouter(s, present, p)
 	}
-	validateWorkload(s.Workload, p)
+	p.nest("workload", s.Workload.Validate())
+	p.nest("warmup", s.Warmup.Validate())
+	p.nest("slo", s.SLO.Validate())
 	validateChecks(s, p)
-	validateGate(s.Gate, p)
-}
-
-// describe turns a validator failure into a short message.
-func describe(fe validator.FieldError) string {
-	switch fe.Tag() {
-	case "required":
-		return "required"
-	case "oneof":
-		return fmt.Sprintf("must be one of %s (got %q)", strings.ReplaceAll(fe.Param(), " ", ", "), fe.Value())
-	case "gte", "min":
-		return fmt.Sprintf("must be ≥ %s (got %v)", fe.Param(), fe.Value())
-	case "gt":
-		return fmt.Sprintf("must be > %s (got %v)", fe.Param(), fe.Value())
-	case "lte", "max":
-		return fmt.Sprintf("must be ≤ %s (got %v)", fe.Param(), fe.Value())
-	case "http_url":
-		return fmt.Sprintf("must be an http(s) URL (got %q)", fe.Value())
-	case "startswith":
-		return fmt.Sprintf("must start with %q (got %q)", fe.Param(), fe.Value())
-	case "hostname_rfc1123|ip":
-		return fmt.Sprintf("must be a host name or IP address (got %q)", fe.Value())
+	p.nest("gate", s.Gate.Validate())
+	if s.Gate.Reference == ReferenceSim && s.Target.Options != nil && !simulated(s.Target) {
+		p.add("gate.reference", "sim needs simulated workers (kind %s runs real servers): use url or none", s.Target.Kind)
 	}
-	return fmt.Sprintf("fails %q (got %v)", fe.Tag(), fe.Value())
 }
 
-// unjoin splits an errors.Join result.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
+// validateTopology checks the prefill/decode pairing and, for targets that
+// list their workers, that the counts the spec wrote agree with the list.
+func validateTopology(s *Spec, present func(string) bool, p *problems) {
+	topo := s.Topology
+	listed, isListed := s.Target.Options.(target.ListedWorkers)
+	switch {
+	case topo.PD() && topo.Replicas > 0:
+		p.add("topology.replicas", "must not be set with prefill and decode (they replace it)")
+	case topo.PD() && topo.Prefill < 1:
+		p.add("topology.prefill", "must be ≥ 1 when decode is set")
+	case topo.PD() && topo.Decode < 1:
+		p.add("topology.decode", "must be ≥ 1 when prefill is set")
+	case !topo.PD() && topo.Replicas < 1 && (present("topology.replicas") || !isListed):
+		p.add("topology.replicas", "must be ≥ 1")
 	}
-	return []error{err}
-}
-
-// addKeyed records a "key: message" error under section.key.
-func addKeyed(p *problems, section string, err error) {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			addKeyed(p, section, e)
+	if !isListed {
+		return
+	}
+	n := listed.Listed()
+	for _, c := range []struct {
+		key     string
+		n, urls int
+	}{{"replicas", topo.Replicas, n.Replicas}, {"prefill", topo.Prefill, n.Prefill}, {"decode", topo.Decode, n.Decode}} {
+		if c.urls != c.n && present("topology."+c.key) {
+			p.add("topology."+c.key, "is %d but target lists %d URLs for that role", c.n, c.urls)
 		}
-		return
 	}
-	key, msg, ok := strings.Cut(err.Error(), ": ")
-	if !ok || strings.ContainsAny(key, " \"") {
-		p.add(section, "%v", err)
-		return
-	}
-	p.add(section+"."+key, "%s", msg)
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // validateRouter checks the router section of a trial that launches one.
@@ -53,16 +53,16 @@ func validateRouter(s *Spec, present func(string) bool, p *problems) {
 	} else {
 		cfg.WorkerURLs = urls(s.Topology.Replicas, 0)
 	}
-	if err := cfg.Validate(); err != nil {
-		for _, e := range unjoin(err) {
-			var fe *router.FieldError
-			if errors.As(e, &fe) {
-				if !strings.HasPrefix(fe.Key, "router.worker_urls") && !strings.HasPrefix(fe.Key, "router.prefill[") && !strings.HasPrefix(fe.Key, "router.decode[") {
-					p.add(fe.Key, "%s", fe.Message)
-				}
-				continue
-			}
+	// The placeholder URLs are valid; a problem with them is the topology's,
+	// reported there.
+	for _, e := range field.Flatten(cfg.Validate()) {
+		var fe *field.Error
+		switch {
+		case !errors.As(e, &fe):
 			p.add("router", "%v", e)
+		case !strings.HasPrefix(fe.Path, "router.worker_urls") && !strings.HasPrefix(fe.Path, "router.prefill[") &&
+			!strings.HasPrefix(fe.Path, "router.decode["):
+			p.add(fe.Path, "%s", fe.Msg)
 		}
 	}
 }

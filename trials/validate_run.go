@@ -1,33 +1,106 @@
 package trials
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
-// validateWorkload runs the driver's own checks, whose messages start with
-// the offending key.
-func validateWorkload(w Workload, p *problems) {
+// Validate checks the counts and the engine; paths are relative to
+// topology:. How the counts pair up is checked with the rest of the spec
+// (validateTopology), since it depends on the target.
+func (t Topology) Validate() error {
+	var l field.Errors
+	l.Check(
+		field.AtLeast("replicas", t.Replicas, 0),
+		field.AtLeast("prefill", t.Prefill, 0),
+		field.AtLeast("decode", t.Decode, 0),
+	)
+	l.Nest("engine", t.Engine.Validate())
+	return l.Err()
+}
+
+// Validate runs the driver's own checks of the workload and the arrival
+// process, then the trial's; paths are relative to workload:.
+func (w Workload) Validate() error {
+	var l field.Errors
 	if w.Kind == "" {
-		p.add("workload.kind", "required (random, shared_prefix, multi_turn or trace)")
-	} else if err := w.Workload.Validate(); err != nil {
-		addKeyed(p, "workload", err)
+		l.Add("kind", "required (random, shared_prefix, multi_turn or trace)")
+	} else {
+		l.Check(keyed("", w.Workload.Validate())...)
 	}
-	if err := w.Arrival.Validate(); err != nil {
-		addKeyed(p, "workload.arrival", err)
-	}
+	l.Check(keyed("arrival", w.Arrival.Validate())...)
 	if w.Arrival.Kind == arrival.Sweep {
-		p.add("workload.arrival.kind", "sweep runs through `autoinfer bench --profile sweep`; a trial records one rate per row and does not run sweeps yet")
+		l.Add("arrival.kind", "sweep runs through `autoinfer bench --profile sweep`; a trial records one rate per row and does not run sweeps yet")
 	}
 	if w.Endpoint != EndpointCompletions && w.Endpoint != EndpointChat {
-		p.add("workload.endpoint", "must be %s or %s (got %q)", EndpointCompletions, EndpointChat, w.Endpoint)
+		l.Add("endpoint", "must be %s or %s (got %q)", EndpointCompletions, EndpointChat, w.Endpoint)
 	}
+	l.Check(field.AtLeast("num_prompts", w.NumPrompts, 0))
 	if w.Kind == workload.Random && w.NumPrompts == 0 {
-		p.add("workload.num_prompts", "required for kind random (it has no natural count)")
+		l.Add("num_prompts", "required for kind random (it has no natural count)")
 	}
+	return l.Err()
+}
+
+// Validate checks the warm-up count; paths are relative to warmup:.
+func (w Warmup) Validate() error {
+	return field.AtLeast("requests", w.Requests, 0)
+}
+
+// Validate checks the thresholds; paths are relative to slo:.
+func (s SLO) Validate() error {
+	var l field.Errors
+	l.Check(
+		field.AtLeast("ttft_ms", s.TTFTMs, 0),
+		field.AtLeast("tpot_ms", s.TPOTMs, 0),
+		field.AtLeast("e2el_ms", s.E2ELMs, 0),
+	)
+	return l.Err()
+}
+
+// Validate checks the gate (already defaulted); paths are relative to
+// gate:. Without a reference the other keys are ignored.
+func (g Gate) Validate() error {
+	var l field.Errors
+	switch g.Reference {
+	case ReferenceNone:
+		return nil
+	case ReferenceURL:
+		if g.URL == "" {
+			l.Add("url", "required when reference is url")
+		} else {
+			l.Check(field.HTTPURL("url", g.URL))
+		}
+	case ReferenceSim:
+		if g.URL != "" {
+			l.Add("url", "only when reference is url")
+		}
+	default:
+		l.Check(field.OneOf("reference", g.Reference, ReferenceSim, ReferenceURL, ReferenceNone))
+	}
+	if g.Prompts.N() < 1 {
+		l.Add("prompts", "must be ≥ 1 prompt")
+	}
+	for i, t := range g.Prompts.List {
+		if strings.TrimSpace(t) == "" {
+			l.Add(fmt.Sprintf("prompts[%d]", i), "must not be empty")
+		}
+	}
+	if g.TopLogprobs != 0 {
+		l.Check(field.Between("top_logprobs", g.TopLogprobs, 1, 20))
+	}
+	if g.MaxTokens != 0 {
+		l.Check(field.AtLeast("max_tokens", g.MaxTokens, 1))
+	}
+	if !(g.KLThreshold > 0) {
+		l.Add("kl_threshold", "must be > 0 (got %v)", g.KLThreshold)
+	}
+	return l.Err()
 }
 
 // validateChecks parses the CI checks: assertions, baseline and tolerance.
@@ -56,28 +129,22 @@ func validateChecks(s *Spec, p *problems) {
 	}
 }
 
-func validateGate(g Gate, p *problems) {
-	switch g.Reference {
-	case ReferenceNone:
-		return
-	case ReferenceURL:
-		if g.URL == "" {
-			p.add("gate.url", "required when reference is url")
+// keyed turns errors written as "key: message" (the driver's workload and
+// arrival checks) into field errors under prefix; a *field.Error keeps its
+// path, joined to prefix.
+func keyed(prefix string, err error) []error {
+	var out []error
+	for _, e := range field.Flatten(err) {
+		var fe *field.Error
+		if errors.As(e, &fe) {
+			out = append(out, &field.Error{Path: field.Join(prefix, fe.Path), Msg: fe.Msg})
+			continue
 		}
-	case ReferenceSim:
-		if g.URL != "" {
-			p.add("gate.url", "only when reference is url")
+		key, msg, ok := strings.Cut(e.Error(), ": ")
+		if !ok || key == "" || strings.ContainsAny(key, " \"") {
+			key, msg = "", e.Error()
 		}
+		out = append(out, &field.Error{Path: field.Join(prefix, key), Msg: msg})
 	}
-	if g.Prompts.N() < 1 {
-		p.add("gate.prompts", "must be ≥ 1 prompt")
-	}
-	for i, t := range g.Prompts.List {
-		if strings.TrimSpace(t) == "" {
-			p.add(fmt.Sprintf("gate.prompts[%d]", i), "must not be empty")
-		}
-	}
-	if !(g.KLThreshold > 0) {
-		p.add("gate.kl_threshold", "must be > 0 (got %v)", g.KLThreshold)
-	}
+	return out
 }

@@ -63,6 +63,14 @@ type Workload struct {
 	TimeScale        float64 `yaml:"time_scale,omitempty" json:"time_scale,omitempty"`
 	BlockSize        int     `yaml:"block_size,omitempty" json:"block_size,omitempty"`
 	IgnoreTimestamps bool    `yaml:"ignore_timestamps,omitempty" json:"ignore_timestamps,omitempty"`
+	// trace: the file's format (auto, mooncake, azure), the time window
+	// [window_start_s, window_end_s) from the first request that is kept
+	// (0, 0: all), and the number of leading hash_ids that name a session
+	// when a line has no session_id (0: none).
+	Format              string  `yaml:"format,omitempty" json:"format,omitempty"`
+	WindowStartS        float64 `yaml:"window_start_s,omitempty" json:"window_start_s,omitempty"`
+	WindowEndS          float64 `yaml:"window_end_s,omitempty" json:"window_end_s,omitempty"`
+	SessionPrefixBlocks int     `yaml:"session_prefix_blocks,omitempty" json:"session_prefix_blocks,omitempty"`
 	// DisableShuffle keeps a sharegpt or custom file's order (vllm's
 	// --disable-shuffle); otherwise the entries are shuffled by the seed.
 	DisableShuffle bool `yaml:"disable_shuffle,omitempty" json:"disable_shuffle,omitempty"`
@@ -99,11 +107,12 @@ var knobs = map[string][]string{
 	Random:       {"input_len", "output_len", "range_ratio", "prefix_len"},
 	SharedPrefix: {"num_groups", "prompts_per_group", "system_prompt_len", "question_len", "output_len", "zipf"},
 	MultiTurn:    {"sessions", "turns", "think_time_ms", "history", "input_len", "output_len", "range_ratio", "system_prompt_len"},
-	Trace:        {"path", "time_scale", "block_size", "ignore_timestamps"},
-	ShareGPT:     {"path", "output_len", "disable_shuffle"},
-	Sonnet:       {"path", "input_len", "output_len", "prefix_len"},
-	BurstGPT:     {"path"},
-	Custom:       {"path", "output_len", "disable_shuffle"},
+	Trace: {"path", "time_scale", "block_size", "ignore_timestamps", "format", "window_start_s", "window_end_s",
+		"session_prefix_blocks"},
+	ShareGPT: {"path", "output_len", "disable_shuffle"},
+	Sonnet:   {"path", "input_len", "output_len", "prefix_len"},
+	BurstGPT: {"path"},
+	Custom:   {"path", "output_len", "disable_shuffle"},
 }
 
 // commonKnobs are the yaml keys every kind accepts.
@@ -154,6 +163,9 @@ func (w Workload) WithDefaults() Workload {
 		def(&w.BlockSize, 512)
 		if w.TimeScale == 0 {
 			w.TimeScale = 1
+		}
+		if w.Format == "" {
+			w.Format = FormatAuto
 		}
 	case Sonnet:
 		def(&w.InputLen, 550)
@@ -206,6 +218,13 @@ func (w Workload) Validate() error {
 		{needsPath(w.Kind) && w.Path == "", "path: required for kind " + w.Kind},
 		{!finite(w.TimeScale), fmt.Sprintf("time_scale: must be > 0, got %v", w.TimeScale)},
 		{w.BlockSize < 0, fmt.Sprintf("block_size: must be > 0, got %d", w.BlockSize)},
+		{w.Kind == Trace && w.Format != FormatAuto && w.Format != FormatMooncake && w.Format != FormatAzure,
+			fmt.Sprintf("format: must be %s, %s or %s, got %q", FormatAuto, FormatMooncake, FormatAzure, w.Format)},
+		{!finite(w.WindowStartS), fmt.Sprintf("window_start_s: must be >= 0, got %v", w.WindowStartS)},
+		{!finite(w.WindowEndS) || w.WindowEndS != 0 && w.WindowEndS <= w.WindowStartS,
+			fmt.Sprintf("window_end_s: must be > window_start_s (%v), or 0 for the trace's end, got %v", w.WindowStartS, w.WindowEndS)},
+		{w.SessionPrefixBlocks < 0, fmt.Sprintf("session_prefix_blocks: must be >= 0, got %d", w.SessionPrefixBlocks)},
+		{w.SessionPrefixBlocks > 0 && w.Format == FormatAzure, "session_prefix_blocks: the azure format has no hash_ids to derive sessions from"},
 		{w.Kind == Sonnet && w.PrefixLen > w.InputLen, fmt.Sprintf("prefix_len: must be <= input_len (%d), got %d", w.InputLen, w.PrefixLen)},
 		{!finite(w.Temperature), fmt.Sprintf("temperature: must be >= 0, got %v", w.Temperature)},
 		{!(w.TopP >= 0 && w.TopP <= 1), fmt.Sprintf("top_p: must be in (0, 1] (0 = not sent), got %v", w.TopP)},

@@ -181,7 +181,9 @@ func TestTraceErrorsNameTheLine(t *testing.T) {
 	for _, tc := range []struct{ data, want string }{
 		{`{"input_length": 5, "output_length": 1, "prio": 3}`, "line 1"},
 		{"{\"input_length\": 5, \"output_length\": 1}\n{\"input_length\": 5}", "line 2: output_length"},
-		{`{"prompt": "x", "input_length": 3, "output_length": 1}`, "line 1: prompt"},
+		{`{"prompt": "x", "hash_ids": [1], "output_length": 1}`, "line 1: prompt"},
+		{`{"input_length": -2, "output_length": 1}`, "line 1: input_length"},
+		{"{\"timestamp\": 5, \"input_length\": 2, \"output_length\": 1}\n{\"timestamp\": 4, \"input_length\": 2, \"output_length\": 1}", "line 2: timestamp"},
 	} {
 		_, err := ReadTrace(strings.NewReader(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -35,7 +35,9 @@ func fixture(t *testing.T) *ledger.Ledger {
 		tr := ledger.Trial{Name: name, SweepID: sweep, Status: status, StartedAt: start, FinishedAt: start.Add(time.Minute),
 			EngineConfig: ledger.JSON(`{"model":"sim-llama-3-8b","max_num_seqs":64}`), Topology: ledger.Topology{Replicas: 2},
 			RouterConfig: ledger.JSON(`{"policy":"` + policy + `","port":4000,"worker_urls":["http://127.0.0.1:1"]}`),
-			Workload:     ledger.JSON(`{"kind":"random","arrival":{"kind":"poisson","request_rate":` + jsonNum(rate) + `}}`)}
+			Workload:     ledger.JSON(`{"kind":"random","arrival":{"kind":"poisson","request_rate":` + jsonNum(rate) + `}}`),
+			Identity: ledger.Identity{TargetKind: "sim", Hardware: "fast", Model: "sim-llama-3-8b",
+				WorkloadHash: "rate-" + jsonNum(rate)}}
 		tr.Duration, tr.Completed, tr.P99TTFTMs, tr.OutputThroughput = 2, 40, ttft*1.5, 1000/ttft
 		var reqs []ledger.Request
 		if status == ledger.StatusOK {
@@ -74,7 +76,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("%d CDFs and %d pairs, want 4 and 6", len(r.CDFs), len(r.Pairs))
 	}
 	id := r.Rows[1].Identity
-	if id.Policy != "rr" || id.Rate != 10 || id.Topology != "2 replicas" || id.Target != "" {
+	if id.Policy != "rr" || id.Rate != 10 || id.Topology != "2 replicas" || id.Target != "sim" || id.Hardware != "fast" {
 		t.Errorf("identity: %+v", id)
 	}
 	for _, s := range id.Router {

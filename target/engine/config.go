@@ -16,16 +16,16 @@ import (
 // drives both the simulator and `vllm serve`. Zero values mean "the engine's
 // default" and are not rendered as flags.
 type Config struct {
-	Model                string  `yaml:"model" json:"model" validate:"required"`
-	MaxModelLen          int     `yaml:"max_model_len,omitempty" json:"max_model_len,omitempty" validate:"gte=0"`
-	MaxNumSeqs           int     `yaml:"max_num_seqs,omitempty" json:"max_num_seqs,omitempty" validate:"gte=0"`
-	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens,omitempty" json:"max_num_batched_tokens,omitempty" validate:"gte=0"`
-	BlockSize            int     `yaml:"block_size,omitempty" json:"block_size,omitempty" validate:"gte=0"`
-	NumGPUBlocksOverride int     `yaml:"num_gpu_blocks_override,omitempty" json:"num_gpu_blocks_override,omitempty" validate:"gte=0"`
+	Model                string  `yaml:"model" json:"model"`
+	MaxModelLen          int     `yaml:"max_model_len,omitempty" json:"max_model_len,omitempty"`
+	MaxNumSeqs           int     `yaml:"max_num_seqs,omitempty" json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int     `yaml:"max_num_batched_tokens,omitempty" json:"max_num_batched_tokens,omitempty"`
+	BlockSize            int     `yaml:"block_size,omitempty" json:"block_size,omitempty"`
+	NumGPUBlocksOverride int     `yaml:"num_gpu_blocks_override,omitempty" json:"num_gpu_blocks_override,omitempty"`
 	EnablePrefixCaching  *bool   `yaml:"enable_prefix_caching,omitempty" json:"enable_prefix_caching,omitempty"`
-	TensorParallelSize   int     `yaml:"tensor_parallel_size,omitempty" json:"tensor_parallel_size,omitempty" validate:"gte=0"`
-	DataParallelSize     int     `yaml:"data_parallel_size,omitempty" json:"data_parallel_size,omitempty" validate:"gte=0"`
-	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty" json:"gpu_memory_utilization,omitempty" validate:"gte=0,lte=1"`
+	TensorParallelSize   int     `yaml:"tensor_parallel_size,omitempty" json:"tensor_parallel_size,omitempty"`
+	DataParallelSize     int     `yaml:"data_parallel_size,omitempty" json:"data_parallel_size,omitempty"`
+	GPUMemoryUtilization float64 `yaml:"gpu_memory_utilization,omitempty" json:"gpu_memory_utilization,omitempty"`
 	// Dtype and Quantization set numeric precision. The simulator perturbs
 	// logprobs for anything below full precision so the quality gate can see it.
 	Dtype        string `yaml:"dtype,omitempty" json:"dtype,omitempty"`

@@ -27,3 +27,15 @@ func TestHashDistinguishesConfigs(t *testing.T) {
 		t.Fatalf("hashes: equal configs %s/%s, different config %s", a, b, c)
 	}
 }
+
+// Validate reports every bad field at once, each by its YAML key.
+func TestValidateNamesEveryField(t *testing.T) {
+	if err := (Config{Model: "m", GPUMemoryUtilization: 0.9}).Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	err := Config{MaxNumSeqs: -1, DataParallelSize: -2, GPUMemoryUtilization: 1.5}.Validate()
+	want := "model: required\nmax_num_seqs: must be ≥ 0 (got -1)\ndata_parallel_size: must be ≥ 0 (got -2)\ngpu_memory_utilization: must be ≤ 1 (got 1.5)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate() =\n%v\nwant\n%s", err, want)
+	}
+}

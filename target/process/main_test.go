@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 //
 //	serve PORT      /health 200; exits 0 on SIGTERM
 //	stubborn PORT   like serve, but ignores SIGTERM and has a child that does too
-//	unhealthy PORT  /health 503 forever
+//	unhealthy PORT  /health 503 forever, logging each probe
 //	crash           writes to stderr and exits 3 at once
 //	sleep           ignores SIGTERM and blocks (the stubborn worker's child)
 func helperMain(args []string) int {
@@ -71,7 +71,12 @@ func helperMain(args []string) int {
 		childPid = child.Process.Pid
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		if status != http.StatusOK {
+			fmt.Println("health probed") // tests count the probes in the log
+		}
+		w.WriteHeader(status)
+	})
 	mux.HandleFunc("GET /info", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "%d %d %s %s", os.Getpid(), childPid, os.Getenv("HELPER_ROLE"), os.Getenv("HELPER_INDEX"))
 	})

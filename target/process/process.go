@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -20,42 +19,14 @@ import (
 	"github.com/autoinfer/autoinfer/target"
 )
 
-// Defaults for Options' zero values.
-const (
-	DefaultStartupTimeout  = 10 * time.Minute // vLLM loading a large model
-	DefaultStopGracePeriod = 30 * time.Second
-	DefaultHost            = "127.0.0.1"
-)
-
-// Options configure the process target.
-type Options struct {
-	// Command is the template run once per worker (see ParseTemplate).
-	Command string
-	// Host is where workers listen ({host}) and where health probes go.
-	Host string
-	// HealthPath is probed with GET until it answers 200.
-	HealthPath string
-	// StartupTimeout bounds each worker's wait for health.
-	StartupTimeout time.Duration
-	// StopGracePeriod is how long a worker may take to exit after SIGTERM
-	// before its process group is killed.
-	StopGracePeriod time.Duration
-	// Env is added to autoinfer's own environment; values may use
-	// placeholders ("CUDA_VISIBLE_DEVICES": "{index}").
-	Env map[string]string
-	// LogDir receives one {role}-{rank}.log per worker (stdout and stderr).
-	// Empty means a new temporary directory per deployment, kept after
-	// Close so the logs can be read.
-	LogDir string
-	// Logger reports starts and stops; nil discards.
-	Logger *slog.Logger
-}
-
 // Provisioner starts workers as child processes.
 type Provisioner struct {
 	opts Options
 	tmpl Template
 	log  *slog.Logger
+	// afterFunc calls f once d has passed (time.AfterFunc); tests replace
+	// it to decide when a startup timeout fires.
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 var _ target.Provisioner = (*Provisioner)(nil)
@@ -71,23 +42,13 @@ func New(opts Options) (*Provisioner, error) {
 			return nil, fmt.Errorf("process target env %s: %w", k, err)
 		}
 	}
-	if opts.Host == "" {
-		opts.Host = DefaultHost
-	}
-	if opts.HealthPath == "" {
-		opts.HealthPath = target.DefaultHealthPath
-	}
-	if opts.StartupTimeout <= 0 {
-		opts.StartupTimeout = DefaultStartupTimeout
-	}
-	if opts.StopGracePeriod <= 0 {
-		opts.StopGracePeriod = DefaultStopGracePeriod
-	}
+	opts.Default()
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Provisioner{opts: opts, tmpl: tmpl, log: log}, nil
+	after := func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	return &Provisioner{opts: opts, tmpl: tmpl, log: log, afterFunc: after}, nil
 }
 
 // Provision starts one process per worker, all at once, and waits until
@@ -108,77 +69,32 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		return nil, fmt.Errorf("creating log directory: %w", err)
 	}
 
-	var (
-		mu    sync.Mutex // guards procs against Restart racing Close
-		procs []*proc
-		// closed is set by Close; a Restart after it would start a
-		// process nobody stops.
-		closed bool
-	)
-	stopAll := func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		closed = true
-		errs := make([]error, len(procs))
-		var wg sync.WaitGroup
-		for i, pr := range procs {
-			wg.Go(func() { errs[i] = pr.stop(ctx, p.opts.StopGracePeriod) })
-		}
-		wg.Wait()
-		return errors.Join(errs...)
-	}
+	var members []target.Member
+	stopAll := func() error { return target.StopAll(context.WithoutCancel(ctx), members) }
+	var workers []*worker
 	for i, slot := range topo.Slots() {
 		pr, err := p.start(slot, i, topo, logDir)
 		if err != nil {
-			return nil, errors.Join(err, stopAll(context.WithoutCancel(ctx)))
+			return nil, errors.Join(err, stopAll())
 		}
-		procs = append(procs, pr)
+		w := &worker{p: p, cur: pr}
+		workers = append(workers, w)
+		members = append(members, w)
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
-	for _, pr := range procs {
-		g.Go(func() error { return p.waitReady(gctx, pr) })
+	for _, w := range workers {
+		g.Go(func() error { return p.waitReady(gctx, w.cur) })
 	}
 	if err := g.Wait(); err != nil {
 		// Stopping must finish even when ctx is what failed.
-		return nil, errors.Join(err, stopAll(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, stopAll())
 	}
-	workers := make([]target.Worker, len(procs))
-	for i, pr := range procs {
-		workers[i] = pr.worker
+	ws := make([]target.Worker, len(workers))
+	for i, w := range workers {
+		ws[i] = w.cur.worker
 	}
-	restart := func(ctx context.Context, i int) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return fmt.Errorf("restarting %s: the deployment is closed", workers[i])
-		}
-		old := procs[i]
-		if err := old.stop(ctx, 0); err != nil { // no grace: a crash
-			return err
-		}
-		pr, err := startProc(old.worker, old.cmd.Args, old.cmd.Env, true)
-		if err != nil {
-			return err
-		}
-		procs[i] = pr
-		return p.waitReady(ctx, pr)
-	}
-	exits := func() []target.Exit {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return nil
-		}
-		var out []target.Exit
-		for _, pr := range procs {
-			if e, ok := pr.exited(); ok {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
-	return target.NewDeployment(workers, stopAll).WithRestart(restart).WithExits(exits), nil
+	return target.NewDeployment(ws, members), nil
 }
 
 // start launches one worker.
@@ -208,8 +124,9 @@ func (p *Provisioner) start(slot target.Worker, index int, topo target.Topology,
 
 // waitReady waits for pr's health endpoint within the startup timeout.
 func (p *Provisioner) waitReady(ctx context.Context, pr *proc) error {
-	wctx, cancel := context.WithTimeout(ctx, p.opts.StartupTimeout)
+	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer p.afterFunc(p.opts.StartupTimeout, cancel)()
 	err := target.Health{Client: &http.Client{Timeout: 5 * time.Second}}.Wait(wctx, pr.worker.URL+p.opts.HealthPath, pr.done)
 	if err == nil {
 		p.log.Info("worker healthy", "worker", pr.worker.String())

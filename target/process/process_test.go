@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,6 +95,7 @@ func waitGone(t *testing.T, pid int) {
 }
 
 func TestProvisionPDWorkersAndStopGracefully(t *testing.T) {
+	t.Parallel()
 	topo := target.Topology{Prefill: 1, Decode: 2, Engine: engine.Config{Model: "m"}}
 	d, err := provision(t, helperOptions(t, "serve"), topo)
 	if err != nil {
@@ -139,6 +141,7 @@ func TestProvisionPDWorkersAndStopGracefully(t *testing.T) {
 }
 
 func TestStopKillsGroupAfterGracePeriod(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "stubborn")
 	opts.StopGracePeriod = 200 * time.Millisecond
 	d, err := provision(t, opts, target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
@@ -163,12 +166,51 @@ func TestStopKillsGroupAfterGracePeriod(t *testing.T) {
 	}
 }
 
+// waitForLog polls path until it contains want n times, bounded by 20 s.
+func waitForLog(t *testing.T, path, want string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for b, _ := os.ReadFile(path); strings.Count(string(b), want) < n; b, _ = os.ReadFile(path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d × %q not seen:\n%s", path, n, want, b)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not synchronising
+	}
+}
+
+// A worker that never turns healthy fails with the startup timeout, the
+// last probe's answer and its log's tail. The test fires the timeout
+// itself once the worker has answered probes, so how long the helper takes
+// to start on a loaded machine does not matter.
 func TestStartupTimeoutReportsLogTail(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "unhealthy")
-	// Long enough for the helper to start and answer 503 on a loaded
-	// machine, so the last probe that finished is the 503.
-	opts.StartupTimeout = time.Second
-	_, err := provision(t, opts, target.Topology{Replicas: 2, Engine: engine.Config{Model: "m"}})
+	opts.StartupTimeout = time.Second // named in the reason; the test fires it
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeouts := make(chan func(), 2)
+	p.afterFunc = func(d time.Duration, f func()) func() bool {
+		if d != time.Second {
+			t.Errorf("startup timer of %v, want the 1s startup timeout", d)
+		}
+		timeouts <- f
+		return func() bool { return true }
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Provision(t.Context(), target.Topology{Replicas: 2, Engine: engine.Config{Model: "m"}})
+		done <- err
+	}()
+	// Two probes answered: the first 503 has reached the prober.
+	for _, log := range []string{"collocated-0.log", "collocated-1.log"} {
+		waitForLog(t, filepath.Join(opts.LogDir, log), "health probed", 2)
+	}
+	for range 2 {
+		(<-timeouts)()
+	}
+	err = <-done
 	var se *target.StartupError
 	if !errors.As(err, &se) {
 		t.Fatalf("err = %v, want *target.StartupError", err)
@@ -192,6 +234,7 @@ func TestStartupTimeoutReportsLogTail(t *testing.T) {
 }
 
 func TestCrashAtStartIsTyped(t *testing.T) {
+	t.Parallel()
 	_, err := provision(t, helperOptions(t, "crash"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
 	var se *target.StartupError
 	if !errors.As(err, &se) {
@@ -210,6 +253,7 @@ func TestCrashAtStartIsTyped(t *testing.T) {
 }
 
 func TestMissingExecutable(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "serve")
 	opts.Command = "/nonexistent/autoinfer-no-such-binary --port {port}"
 	_, err := provision(t, opts, target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
@@ -220,6 +264,7 @@ func TestMissingExecutable(t *testing.T) {
 }
 
 func TestCancelledProvisionStopsWorkers(t *testing.T) {
+	t.Parallel()
 	opts := helperOptions(t, "unhealthy")
 	p, err := New(opts)
 	if err != nil {
@@ -232,13 +277,7 @@ func TestCancelledProvisionStopsWorkers(t *testing.T) {
 		done <- err
 	}()
 	log := opts.LogDir + "/collocated-0.log"
-	deadline := time.Now().Add(10 * time.Second)
-	for b, _ := os.ReadFile(log); !strings.Contains(string(b), "loading weights"); b, _ = os.ReadFile(log) {
-		if time.Now().After(deadline) {
-			t.Fatal("worker never started")
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition
-	}
+	waitForLog(t, log, "loading weights", 1)
 	cancel()
 	err = <-done
 	if !errors.Is(err, context.Canceled) {
@@ -254,6 +293,7 @@ func TestCancelledProvisionStopsWorkers(t *testing.T) {
 }
 
 func TestRestartKillsAndRestartsOnSameURL(t *testing.T) {
+	t.Parallel()
 	d, err := provision(t, helperOptions(t, "serve"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
 	if err != nil {
 		t.Fatal(err)
@@ -295,6 +335,7 @@ func TestRestartKillsAndRestartsOnSameURL(t *testing.T) {
 // A worker killed from outside is an exit with its signal; after a
 // deliberate Restart it is not.
 func TestExitsReportKilledWorker(t *testing.T) {
+	t.Parallel()
 	d, err := provision(t, helperOptions(t, "serve"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
 	if err != nil {
 		t.Fatal(err)

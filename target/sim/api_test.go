@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
@@ -55,6 +57,7 @@ func complete(t testing.TB, url string, body map[string]any) completion {
 }
 
 func TestHealthModelsLoad(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	if code, body := get(t, url+"/health"); code != http.StatusOK || len(body) != 0 {
 		t.Fatalf("GET /health = %d %q, want 200 and an empty body", code, body)
@@ -82,6 +85,7 @@ func TestHealthModelsLoad(t *testing.T) {
 }
 
 func TestCompletionNonStreaming(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	prompt := "the model serves the cache"
 	c := complete(t, url, map[string]any{"model": model, "prompt": prompt, "max_tokens": 7, "temperature": 0, "ignore_eos": true})
@@ -104,6 +108,7 @@ func TestCompletionNonStreaming(t *testing.T) {
 }
 
 func TestChatNonStreaming(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	msgs := []map[string]any{{"role": "system", "content": "be brief"}, {"role": "user", "content": "what is the cache?"}}
 	code, raw := post(t, url+"/v1/chat/completions", map[string]any{"model": model, "messages": msgs, "max_completion_tokens": 4, "temperature": 0})
@@ -125,6 +130,7 @@ func TestChatNonStreaming(t *testing.T) {
 }
 
 func TestConcurrentStreamsAllComplete(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -150,4 +156,25 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A connection that never sent a request (a client pool dialling one more
+// than it used) does not hold a graceful shutdown: net/http would wait 5 s.
+func TestShutdownDoesNotWaitForUnusedConnections(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		w := simtest.StartPipe(t, n, sim.Options{})
+		c, err := n.DialContext(t.Context(), "tcp", strings.TrimPrefix(w.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		synctest.Wait() // the server has the connection, in state new
+		start := time.Now()
+		w.Shutdown()
+		if d := time.Since(start); d >= time.Second {
+			t.Fatalf("graceful shutdown took %v with one unused connection open", d)
+		}
+	})
 }

@@ -10,9 +10,10 @@ import (
 )
 
 func TestDataParallelRanks(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{Engine: engine.Config{DataParallelSize: 3}})
 	gen := func(rank string) float64 {
-		return metricValue(t, url, `vllm:generation_tokens_total{engine="`+rank+`",model_name="sim-llama-3-8b"}`)
+		return metricWhere(t, url, "vllm:generation_tokens_total", map[string]string{"engine": rank})
 	}
 	body := map[string]any{"model": model, "prompt": "the cache", "max_tokens": 4, "ignore_eos": true, "temperature": 0}
 	code, raw := post(t, url+"/v1/completions", body, "X-data-parallel-rank", "2")

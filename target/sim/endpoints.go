@@ -5,17 +5,23 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
+// writeJSON answers 200 with v. The length is always set, so an answer is
+// complete on the wire once written and flushed, whatever happens to the
+// connection afterwards.
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		writeError(w, &apiError{status: http.StatusInternalServerError, typ: "InternalServerError", msg: err.Error()})
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
 	_, _ = w.Write(b)
 }
 
@@ -125,11 +131,16 @@ func (s *Server) handleSetFaults(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("", "faults: %v", err))
 		return
 	}
-	writeJSON(w, f)
 	if f.Crash {
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
-		}
+		// The crash cuts every connection, this one included, possibly
+		// before the handler returns: the answer must be complete on the
+		// wire first (length known, written, flushed), and the client must
+		// not reuse the connection.
+		w.Header().Set("Connection", "close")
+		writeJSON(w, f)
+		_ = http.NewResponseController(w).Flush()
+	} else {
+		writeJSON(w, f)
 	}
 	s.SetFaults(f)
 }

@@ -29,7 +29,10 @@ type engine struct {
 	running  []*seq
 	held     map[string]*heldKV
 	stopped  bool
-	items    []stepItem // the current step's plan, reused
+	items    []stepItem    // the current step's plan, reused
+	batch    Batch         // the current step's shape, reused
+	tier     *cpuTier      // nil: no CPU tier
+	loadTime time.Duration // CPU-tier loads of the step being planned
 
 	wake    chan struct{}
 	pulling atomic.Int32 // decode requests pulling KV: counted as waiting
@@ -42,11 +45,20 @@ type stepItem struct {
 }
 
 func newEngine(cfg *config, m *rankMetrics, engineID string) *engine {
-	return &engine{
+	e := &engine{
 		cfg: cfg, m: m, engineID: engineID,
 		pool: newBlockPool(cfg.numBlocks), held: map[string]*heldKV{},
 		wake: make(chan struct{}, 1),
 	}
+	// resolve has checked the options, so the tier cannot fail here.
+	e.tier, _ = newCPUTier(cfg.offload, cfg.profile.KVBytesPerToken*cfg.blockSize)
+	if e.tier != nil {
+		e.pool.evicted = func(h uint64) {
+			e.tier.store(h)
+			m.offloadStored.Inc()
+		}
+	}
+	return e
 }
 
 // submit hands s to the engine; false means the engine has stopped.
@@ -79,13 +91,15 @@ func (e *engine) poke() {
 // run is the engine loop. It returns when ctx is done, after finishing every
 // sequence still inside with errEngineStopped.
 func (e *engine) run(ctx context.Context) {
-	timer := time.NewTimer(time.Hour)
+	clock := e.cfg.clock
+	timer := clock.NewTimer(time.Hour)
 	timer.Stop()
 	defer e.shutdown()
 	var lastEnd time.Time // planned end of the previous step; zero after idling
 	for {
+		now := clock.Now()
 		e.mu.Lock()
-		dur := e.plan()
+		dur := e.plan(now)
 		e.mu.Unlock()
 		if len(e.items) == 0 {
 			lastEnd = time.Time{}
@@ -96,7 +110,6 @@ func (e *engine) run(ctx context.Context) {
 				return
 			}
 		}
-		now := time.Now()
 		start := now
 		if !lastEnd.IsZero() && now.Sub(lastEnd) < maxCatchUp {
 			start = lastEnd
@@ -105,16 +118,18 @@ func (e *engine) run(ctx context.Context) {
 		if wait := end.Sub(now); wait > 0 {
 			timer.Reset(wait)
 			select {
-			case <-timer.C:
+			case <-timer.C():
 			case <-ctx.Done():
 				timer.Stop()
 				return
 			}
 		}
 		lastEnd = end
+		done := clock.Now()
 		e.mu.Lock()
-		e.complete(time.Now())
+		e.complete(done)
 		e.mu.Unlock()
+		e.m.stepLag(dur, done.Sub(end))
 	}
 }
 
@@ -141,6 +156,9 @@ func (e *engine) complete(now time.Time) {
 		}
 		g := s.generated() + 1
 		e.m.token(s, now)
+		if s.record {
+			s.times = append(s.times, now)
+		}
 		if g >= s.target {
 			e.finish(s, s.reason, g, now)
 			continue
@@ -169,7 +187,7 @@ func (e *engine) finish(s *seq, reason string, g int, now time.Time) {
 
 // dropAborted removes sequences whose handler gave up or matched a stop
 // string, freeing their KV.
-func (e *engine) dropAborted() {
+func (e *engine) dropAborted(now time.Time) {
 	drop := func(s *seq) bool {
 		why := s.abort.Load()
 		if why == abortNone {
@@ -179,7 +197,7 @@ func (e *engine) dropAborted() {
 		if why == abortStopString {
 			reason = "stop"
 		}
-		e.finish(s, reason, s.generated(), time.Now())
+		e.finish(s, reason, s.generated(), now)
 		return true
 	}
 	e.waiting = slices.DeleteFunc(e.waiting, drop)
@@ -194,6 +212,9 @@ func (e *engine) publishGauges() {
 	e.m.running.Set(float64(len(e.running)))
 	e.m.waiting.Set(float64(len(e.waiting) + int(e.pulling.Load())))
 	e.m.kvUsage.Set(e.pool.usage())
+	if e.tier != nil {
+		e.m.offloadUsage.Set(e.tier.usage())
+	}
 }
 
 // shutdown ends every sequence still inside with errEngineStopped.

@@ -21,6 +21,7 @@ type apiErr struct {
 }
 
 func TestErrorsUseOpenAIShape(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{Engine: engine.Config{MaxModelLen: 100}})
 	long := strings.Repeat("the ", 90)
 	cases := []struct {
@@ -76,6 +77,7 @@ func TestErrorsUseOpenAIShape(t *testing.T) {
 }
 
 func TestGarbageNeverCrashes(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	for _, body := range []string{"", "null", "[]", "{}", `{"prompt":null}`, `{"prompt":[[]]}`, `{"prompt":[[1],[2]]}`, `{"prompt":[]}`,
 		`{"messages":[{}]}`, `{"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, `{"prompt":"x","max_tokens":1e99}`,

@@ -13,6 +13,7 @@ import (
 )
 
 func TestStopStringsAndStopTokens(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	text := prompt(11, 20)
 	base := complete(t, url, map[string]any{"model": model, "prompt": text, "max_tokens": 30, "ignore_eos": true, "temperature": 0})
@@ -55,6 +56,7 @@ func TestStopStringsAndStopTokens(t *testing.T) {
 }
 
 func TestDeterministicEOSAndMaxTokens(t *testing.T) {
+	t.Parallel()
 	a, b := simtest.Start(t, sim.Options{}), simtest.Start(t, sim.Options{})
 	body := map[string]any{"model": model, "prompt": prompt(12, 30), "max_tokens": 2000, "temperature": 0}
 	ra, rb := complete(t, a, body), complete(t, b, body)
@@ -70,6 +72,7 @@ func TestDeterministicEOSAndMaxTokens(t *testing.T) {
 }
 
 func TestSeedMakesSamplingReproducible(t *testing.T) {
+	t.Parallel()
 	a, b := simtest.Start(t, sim.Options{}), simtest.Start(t, sim.Options{})
 	body := map[string]any{"model": model, "prompt": prompt(13, 20), "max_tokens": 40, "ignore_eos": true, "temperature": 1.0, "seed": 42}
 	ra, rb := complete(t, a, body), complete(t, b, body)
@@ -88,6 +91,7 @@ func TestSeedMakesSamplingReproducible(t *testing.T) {
 }
 
 func TestLogprobsShapes(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	c := complete(t, url, map[string]any{"model": model, "prompt": "the model", "max_tokens": 6, "ignore_eos": true, "temperature": 0, "logprobs": 3})
 	lp := c.Choices[0].Logprobs
@@ -147,6 +151,7 @@ func valuesOf(m map[string]float64) []float64 {
 }
 
 func TestTokenizeAndDetokenize(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	text := "the cache, the model."
 	code, raw := post(t, url+"/tokenize", map[string]any{"model": model, "prompt": text})

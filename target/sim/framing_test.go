@@ -46,6 +46,7 @@ func expectedPieces(t *testing.T, url, text string, n int) []string {
 }
 
 func TestCompletionSSEFramingByteForByte(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	text := "the cache serves"
 	pieces := expectedPieces(t, url, text, 3)
@@ -75,6 +76,7 @@ func TestCompletionSSEFramingByteForByte(t *testing.T) {
 }
 
 func TestChatSSEFramingByteForByte(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	msgs := []map[string]any{{"role": "user", "content": "hello"}}
 	c := func() completion {
@@ -104,6 +106,7 @@ func TestChatSSEFramingByteForByte(t *testing.T) {
 }
 
 func TestStreamedDeltasConcatenateToText(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	text := prompt(5, 30)
 	full := complete(t, url, map[string]any{"model": model, "prompt": text, "max_tokens": 50, "temperature": 0})

@@ -23,7 +23,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		defer s.load.Add(-1)
 		ctx := r.Context()
 		f := s.faults.Load()
-		if f.AddedLatency > 0 && !sleepCtx(ctx, f.AddedLatency) {
+		if f.AddedLatency > 0 && !sleepCtx(ctx, s.cfg.clock, f.AddedLatency) {
 			return
 		}
 		if code := f.injectedStatus(); code != 0 {
@@ -80,7 +80,7 @@ func (s *Server) newSeq(id string, req *genRequest) *seq {
 			target, reason = n, "stop"
 		}
 	}
-	return newSeq(id, req.prompt, samp, target, reason, time.Now())
+	return newSeq(id, req.prompt, samp, target, reason, s.cfg.clock.Now())
 }
 
 // requestID is vLLM's: the X-Request-Id header when given, else random,
@@ -215,26 +215,14 @@ func (f *follower) stall(ctx context.Context, pos int, out sink) bool {
 	if out.flush() != nil {
 		return false
 	}
-	return stallFor(ctx, flt.StallFor)
+	return stallFor(ctx, f.s.cfg.clock, flt.StallFor)
 }
 
-// stallFor waits d, or until ctx is done when d is 0.
-func stallFor(ctx context.Context, d time.Duration) bool {
+// stallFor waits d on c, or until ctx is done when d is 0.
+func stallFor(ctx context.Context, c Clock, d time.Duration) bool {
 	if d == 0 {
 		<-ctx.Done()
 		return false
 	}
-	return sleepCtx(ctx, d)
-}
-
-// sleepCtx waits d; false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return sleepCtx(ctx, c, d)
 }

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"slices"
-	"time"
-)
+import "slices"
 
 // heldKV is KV a prefill engine keeps for a decode engine to pull, like
 // vLLM's NixlConnector keeps a request's blocks after a do_remote_decode
@@ -12,7 +9,7 @@ type heldKV struct {
 	blocks    []int32
 	tokens    int    // prompt tokens covered
 	promptKey uint64 // (model, prompt) key: a puller with another prompt is refused
-	timer     *time.Timer
+	timer     Timer
 }
 
 // hold moves s's blocks into the held set under s.id; called by the loop
@@ -27,7 +24,7 @@ func (e *engine) hold(s *seq) []int {
 		old.timer.Stop()
 		e.releaseBlocks(old.blocks)
 	}
-	h.timer = time.AfterFunc(e.cfg.holdTimeout, func() {
+	h.timer = e.cfg.clock.AfterFunc(e.cfg.holdTimeout, func() {
 		if e.releaseHeld(id, h) {
 			e.m.kvHoldExpired.Inc()
 		}

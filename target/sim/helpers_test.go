@@ -9,10 +9,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autoinfer/autoinfer/target/scrape"
 )
 
-// post sends body as JSON to baseURL+path and returns status and body.
+// post sends body as JSON to url and returns status and body.
 func post(t testing.TB, url string, body any, header ...string) (int, []byte) {
+	t.Helper()
+	return postVia(t, http.DefaultClient, url, body, header...)
+}
+
+// postVia is post through client c (an in-memory network's inside a
+// synctest bubble).
+func postVia(t testing.TB, c *http.Client, url string, body any, header ...string) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -33,7 +42,7 @@ func post(t testing.TB, url string, body any, header ...string) (int, []byte) {
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", url, err)
 	}
@@ -68,12 +77,17 @@ type sseEvent struct {
 // streamPost posts body and returns the data frames with arrival times.
 func streamPost(t testing.TB, url string, body any) (start time.Time, events []sseEvent) {
 	t.Helper()
+	return streamPostVia(t, http.DefaultClient, url, body)
+}
+
+func streamPostVia(t testing.TB, c *http.Client, url string, body any) (start time.Time, events []sseEvent) {
+	t.Helper()
 	raw, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	resp, err := http.Post(url, "application/json", bytes.NewReader(raw))
+	resp, err := c.Post(url, "application/json", bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("POST %s: %v", url, err)
 	}
@@ -95,20 +109,24 @@ func streamPost(t testing.TB, url string, body any) (start time.Time, events []s
 	return start, events
 }
 
-// waitMetric polls url's /metrics until ok holds for the sum of the family
-// name, and fails the test after 10 s. A millisecond between polls keeps the
-// loop from competing with the server it watches for a loaded CPU.
-func waitMetric(t testing.TB, url, name string, ok func(float64) bool) {
+// metrics scrapes url's /metrics through c.
+func metrics(t testing.TB, c *http.Client, url string) scrape.Families {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		v := metricValue(t, url, name)
-		if ok(v) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is still %v after 10 s", name, v)
-		}
-		time.Sleep(time.Millisecond) // polling a condition, not synchronising
+	f, err := scrape.Fetch(t.Context(), c, url+"/metrics")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return f
+}
+
+// metricValue sums every series of a metric family on url's /metrics.
+func metricValue(t testing.TB, url, name string) float64 {
+	t.Helper()
+	return metrics(t, http.DefaultClient, url).Sum(name, nil)
+}
+
+// metricWhere sums the series of name whose labels include match.
+func metricWhere(t testing.TB, url, name string, match map[string]string) float64 {
+	t.Helper()
+	return metrics(t, http.DefaultClient, url).Sum(name, match)
 }

@@ -14,6 +14,9 @@ type blockPool struct {
 	head  int32
 	nfree int
 	cache map[uint64]int32 // content hash → block holding it
+	// evicted, when set, receives the hash of each cached block that
+	// allocation evicts (the CPU tier stores it).
+	evicted func(hash uint64)
 }
 
 type block struct {
@@ -95,6 +98,9 @@ func (p *blockPool) alloc() int32 {
 	if b.cached {
 		delete(p.cache, b.hash)
 		b.cached = false
+		if p.evicted != nil {
+			p.evicted(b.hash)
+		}
 	}
 	b.ref = 1
 	return id

@@ -6,6 +6,7 @@ import (
 )
 
 func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
+	t.Parallel()
 	p := newBlockPool(4)
 	a, b := p.alloc(), p.alloc()
 	p.register(a, 100)
@@ -52,6 +53,7 @@ func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
 }
 
 func TestBlockHashesChainOverEarlierTokens(t *testing.T) {
+	t.Parallel()
 	mk := func(prompt []int) *seq {
 		s := newSeq("x", prompt, sampling{key: 1}, 1, "length", time.Time{})
 		s.ensureHashes(2, 2)

@@ -33,6 +33,15 @@ type rankMetrics struct {
 	success                                                           map[string]prometheus.Counter
 	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist prometheus.Observer
 	kvTransfer                                                        prometheus.Observer
+	// CPU tier (KVOffload): vLLM's connector counters, and the tier's own.
+	externalHits, externalQueries, offloadStored, offloadLoaded, offloadLoadSeconds prometheus.Counter
+	offloadUsage                                                                    prometheus.Gauge
+	// Step lag: how far steps end behind their modelled end on the real
+	// clock (a loaded host's timers fire late), and the modelled busy time
+	// to hold it against. Written by the engine loop only.
+	lagTotal, busyTotal prometheus.Counter
+	lagMax              prometheus.Gauge
+	worstLag            time.Duration
 }
 
 func newMetrics(cfg *config) *metrics {
@@ -75,6 +84,15 @@ func newMetrics(cfg *config) *metrics {
 	promptHist := hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", countBuckets)
 	genHist := hist("vllm:request_generation_tokens", "Number of generation tokens processed.", countBuckets)
 	transfer := hist("vllm:kv_transfer_time_seconds", "Histogram of KV pull time in seconds (modelled transfer included).", ttftBuckets)
+	lagTotal := counter("autoinfer:sim_step_lag_seconds_total", "Total time engine steps ended after their modelled end on the real clock.")
+	lagMax := gauge("autoinfer:sim_step_lag_max_seconds", "Largest lag of a single engine step behind its modelled end.")
+	busy := counter("autoinfer:sim_modelled_busy_seconds_total", "Total modelled duration of the engine's steps.")
+	extHits := counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
+	extQueries := counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
+	stored := counter("autoinfer:sim_kv_offload_stored_blocks_total", "Blocks the GPU prefix cache evicted into the CPU tier.")
+	loaded := counter("autoinfer:sim_kv_offload_loaded_blocks_total", "Blocks loaded from the CPU tier back to the GPU on a prefix hit.")
+	loadSecs := counter("autoinfer:sim_kv_offload_load_seconds_total", "Modelled time of CPU-tier loads, added to the steps that used them.")
+	offUsage := gauge("autoinfer:sim_kv_offload_usage_perc", "CPU tier usage. 1 means 100 percent usage.")
 
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig."},
 		[]string{"model_name", "engine", "block_size", "num_gpu_blocks", "enable_prefix_caching"})
@@ -93,6 +111,9 @@ func newMetrics(cfg *config) *metrics {
 			ttft:          ttft.With(l), tpot: tpot.With(l), itl: itl.With(l), e2e: e2e.With(l), queue: queue.With(l),
 			prefill: prefill.With(l), decode: decode.With(l), promptHist: promptHist.With(l), genHist: genHist.With(l),
 			kvTransfer: transfer.With(l),
+			lagTotal:   lagTotal.With(l), lagMax: lagMax.With(l), busyTotal: busy.With(l),
+			externalHits: extHits.With(l), externalQueries: extQueries.With(l), offloadStored: stored.With(l),
+			offloadLoaded: loaded.With(l), offloadLoadSeconds: loadSecs.With(l), offloadUsage: offUsage.With(l),
 		}
 		for _, fr := range finishReasons {
 			rm.success[fr] = success.MustCurryWith(l).WithLabelValues(fr)
@@ -104,12 +125,32 @@ func newMetrics(cfg *config) *metrics {
 	return m
 }
 
+// stepLag records a step of modelled length dur that ended lag after its
+// modelled end (0 or less: on time).
+func (m *rankMetrics) stepLag(dur, lag time.Duration) {
+	m.busyTotal.Add(dur.Seconds())
+	if lag <= 0 {
+		return
+	}
+	m.lagTotal.Add(lag.Seconds())
+	if lag > m.worstLag {
+		m.worstLag = lag
+		m.lagMax.Set(lag.Seconds())
+	}
+}
+
 // admitted records a request's first admission and its prefix-cache result.
 func (m *rankMetrics) admitted(s *seq, cachedTokens int) {
 	m.prefixQueries.Add(float64(s.promptLen))
 	m.prefixHits.Add(float64(cachedTokens))
 	m.promptTokens.Add(float64(s.promptLen))
 	m.queue.Observe(s.scheduled.Sub(s.arrival).Seconds())
+}
+
+// offloaded records blocks loaded from the CPU tier and their load time.
+func (m *rankMetrics) offloaded(blocks int, d time.Duration) {
+	m.offloadLoaded.Add(float64(blocks))
+	m.offloadLoadSeconds.Add(d.Seconds())
 }
 
 // token records one generated token of s at now.

@@ -3,10 +3,9 @@ package sim_test
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/autoinfer/autoinfer/target/engine"
@@ -15,157 +14,141 @@ import (
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
-// timing is a profile whose steps (≥ 4 ms) dominate scheduling noise on a
-// loaded 2-core machine, so measured latencies can be held to the model.
-var timing = sim.Profile{Name: "test-timing", StepBaseMs: 4, PrefillUsPerToken: 20, DecodeUsPerSeq: 100,
+// timing is a linear profile with round coefficients, so expected step
+// times are easy to read in failures.
+var timing = sim.Profile{Name: "test-timing", StepBaseMs: 4, PrefillUsPerToken: 20, DecodeUsPerSeq: 100, DecodeNsPerContextToken: 30,
 	KVBytesPerToken: 131072, LinkGBps: 50, TransferLatencyMs: 2, NumGPUBlocks: 4096}
-
-// within is the tolerance every latency test states: a measurement may not
-// beat the model by more than lowSlack (client and server clocks round
-// differently) and may exceed it by at most 15 ms + 50 % (HTTP, the race
-// detector and a shared CPU).
-func within(measured, predicted, lowSlack time.Duration) bool {
-	return measured >= predicted-lowSlack && measured <= predicted+15*time.Millisecond+predicted/2
-}
 
 func prompt(seed uint64, n int) string {
 	return tokenizer.Generate(rand.New(rand.NewPCG(seed, 99)), n)
 }
 
-// ttftAndITL streams one completion and returns time to first token and the
-// mean inter-token latency.
-func ttftAndITL(t *testing.T, url, text string, maxTokens int) (time.Duration, time.Duration) {
-	t.Helper()
-	start, ev := streamPost(t, url+"/v1/completions", map[string]any{"model": model, "prompt": text,
-		"max_tokens": maxTokens, "ignore_eos": true, "stream": true, "temperature": 0})
-	if len(ev) != maxTokens+1 {
-		t.Fatalf("got %d frames, want %d tokens + [DONE]", len(ev), maxTokens)
+func promptIDs(seed uint64, n int) []int {
+	ids := tokenizer.Tokenize(prompt(seed, n))
+	if len(ids) != n {
+		panic("tokenizer.Generate made a prompt of another length")
 	}
-	ttft := ev[0].at.Sub(start)
-	itl := ev[maxTokens-1].at.Sub(ev[0].at) / time.Duration(maxTokens-1)
-	return ttft, itl
+	return ids
 }
 
-// runs bounds how often a latency test measures before it gives up on an
-// upper bound. Load on the machine only ever adds latency, so one run that
-// meets the model's upper bound shows the model holds; the lower bound,
-// which load cannot break, is checked on every run.
-const runs = 3
-
-// Acceptance 2: at concurrency 1, TTFT and ITL follow the profile, and TTFT
-// grows with uncached prompt tokens.
+// Acceptance 2: at concurrency 1, TTFT and every inter-token gap seen by an
+// HTTP client are exactly the profile's step times. The engine runs inside
+// a synctest bubble on an in-memory network, so its step loop waits on the
+// bubble's fake clock and nothing else adds time.
 func TestLatencyFollowsProfileAtConcurrencyOne(t *testing.T) {
-	off := false
-	url := simtest.Start(t, sim.Options{Profile: timing, Engine: engine.Config{EnablePrefixCaching: &off}})
-	// The mean ITL may beat the model by up to 15 ms in total: the first
-	// token's emission can be late while the engine keeps the last one on
-	// schedule (steps catch up on timer overshoot).
-	const tokens = 20
-	itlSlack := 15 * time.Millisecond / (tokens - 1)
-	var ttfts []time.Duration
-	for i, n := range []int{64, 2000} {
-		wantTTFT := timing.StepTime(n, 0, 0)
-		wantITL := timing.StepTime(0, 1, 0)
-		var ttft, itl time.Duration
-		for run := range runs {
-			ttft, itl = ttftAndITL(t, url, prompt(uint64(i), n), tokens)
-			t.Logf("prompt %d, run %d: TTFT %v (model %v), ITL %v (model %v)", n, run, ttft, wantTTFT, itl, wantITL)
-			if ttft < wantTTFT || itl < wantITL-itlSlack {
-				t.Fatalf("prompt %d tokens: TTFT %v, mean ITL %v beat the model (%v, %v)", n, ttft, itl, wantTTFT, wantITL)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		off := false
+		w := simtest.StartPipe(t, n, sim.Options{Profile: timing, Engine: engine.Config{EnablePrefixCaching: &off}})
+		const tokens = 20
+		for i, p := range []int{64, 2000} {
+			start, ev := streamPostVia(t, n.Client(), w.URL+"/v1/completions", map[string]any{"model": model,
+				"prompt": prompt(uint64(i), p), "max_tokens": tokens, "ignore_eos": true, "stream": true, "temperature": 0})
+			if len(ev) != tokens+1 {
+				t.Fatalf("got %d frames, want %d tokens + [DONE]", len(ev), tokens)
 			}
-			if within(ttft, wantTTFT, 0) && within(itl, wantITL, itlSlack) {
-				break
+			if got, want := ev[0].at.Sub(start), timing.StepTime(p, 0, 0); got != want {
+				t.Errorf("prompt %d: TTFT %v, model %v", p, got, want)
+			}
+			for k := 1; k < tokens; k++ {
+				// The k-th decode step reads the prompt and k-1 earlier
+				// outputs, and computes the k-th output's KV.
+				if got, want := ev[k].at.Sub(ev[k-1].at), timing.StepTime(0, 1, p+k-1); got != want {
+					t.Fatalf("prompt %d: gap before token %d is %v, model %v", p, k+1, got, want)
+				}
 			}
 		}
-		if !within(ttft, wantTTFT, 0) {
-			t.Errorf("prompt %d tokens: TTFT above the model in all %d runs, last %v, model %v (tolerance: [model, model + 15 ms + 50%%])", n, runs, ttft, wantTTFT)
-		}
-		if !within(itl, wantITL, itlSlack) {
-			t.Errorf("prompt %d tokens: mean ITL above the model in all %d runs, last %v, model %v", n, runs, itl, wantITL)
-		}
-		ttfts = append(ttfts, ttft)
-	}
-	if ttfts[1] <= ttfts[0] {
-		t.Errorf("TTFT did not grow with prompt length: %v", ttfts)
-	}
+	})
 }
 
-// Acceptance 3: a repeated prompt hits the prefix cache.
+// Acceptance 3: a repeated prompt hits the prefix cache and costs only its
+// uncached tail: exactly one 8-token chunk after 992 cached tokens.
 func TestRepeatedPromptHitsPrefixCache(t *testing.T) {
-	url := simtest.Start(t, sim.Options{Profile: timing})
-	text := prompt(7, 1000)
-	body := map[string]any{"model": model, "prompt": text, "max_tokens": 2, "temperature": 0}
-	hitsBefore := metricValue(t, url, "vllm:prefix_cache_hits_total")
-	t0 := time.Now()
-	first := complete(t, url, body)
-	cold := time.Since(t0)
-	t0 = time.Now()
-	second := complete(t, url, body)
-	warm := time.Since(t0)
-	if c := first.Usage.PromptTokensDetails.CachedTokens; c != 0 {
-		t.Errorf("first request reports %d cached tokens, want 0", c)
-	}
-	if c, p := second.Usage.PromptTokensDetails.CachedTokens, second.Usage.PromptTokens; c < p-16 || c >= p {
-		t.Errorf("repeat reports %d cached of %d prompt tokens, want ≥ prompt-16 and < prompt", c, p)
-	}
-	if got := metricValue(t, url, "vllm:prefix_cache_hits_total") - hitsBefore; got != float64(second.Usage.PromptTokensDetails.CachedTokens) {
-		t.Errorf("prefix_cache_hits_total moved by %v, want %d", got, second.Usage.PromptTokensDetails.CachedTokens)
-	}
-	// The model puts a repeat 20 ms (1000 prefill tokens) below the first
-	// request; a pause on a loaded machine can eat that, so the repeat gets
-	// up to runs tries (load only makes it slower, never faster).
-	for run := 1; run < runs && warm >= cold; run++ {
-		t0 = time.Now()
-		complete(t, url, body)
-		warm = time.Since(t0)
-	}
-	if warm >= cold {
-		t.Errorf("repeat took %v (last of %d runs), first %v: cache hits must cut prefill", warm, runs, cold)
-	}
-	if first.Choices[0].Text != second.Choices[0].Text {
-		t.Errorf("cached and uncached answers differ: %q vs %q", first.Choices[0].Text, second.Choices[0].Text)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		w := simtest.StartPipe(t, n, sim.Options{Profile: timing})
+		body := map[string]any{"model": model, "prompt": prompt(7, 1000), "max_tokens": 2, "ignore_eos": true, "temperature": 0}
+		run := func() (completion, time.Duration) {
+			t0 := time.Now()
+			code, raw := postVia(t, n.Client(), w.URL+"/v1/completions", body)
+			var c completion
+			if code != 200 || json.Unmarshal(raw, &c) != nil {
+				t.Fatalf("completion: %d %s", code, raw)
+			}
+			return c, time.Since(t0)
+		}
+		first, cold := run()
+		second, warm := run()
+		decode := timing.StepTime(0, 1, 1000)
+		if want := timing.StepTime(1000, 0, 0) + decode; cold != want {
+			t.Errorf("first request took %v, model %v", cold, want)
+		}
+		cached := 992 // whole blocks, at most prompt − 1 tokens
+		if want := timing.BatchTime(&sim.Batch{Chunks: []sim.Chunk{{Tokens: 1000 - cached, Prefix: cached}}}) + decode; warm != want {
+			t.Errorf("repeat took %v, model %v (8 uncached tokens)", warm, want)
+		}
+		if c := first.Usage.PromptTokensDetails.CachedTokens; c != 0 {
+			t.Errorf("first request reports %d cached tokens, want 0", c)
+		}
+		if c := second.Usage.PromptTokensDetails.CachedTokens; c != cached {
+			t.Errorf("repeat reports %d cached tokens, want %d", c, cached)
+		}
+		if got := metrics(t, n.Client(), w.URL).Sum("vllm:prefix_cache_hits_total", nil); got != float64(cached) {
+			t.Errorf("prefix_cache_hits_total %v, want %d", got, cached)
+		}
+		if first.Choices[0].Text != second.Choices[0].Text {
+			t.Errorf("cached and uncached answers differ: %q vs %q", first.Choices[0].Text, second.Choices[0].Text)
+		}
+	})
 }
 
-// Acceptance 4: continuous batching: 32 concurrent streams share steps.
+// Acceptance 4: continuous batching: 32 streams share steps, so each step
+// serves all of them and aggregate throughput rises by the ratio of step
+// times. Replayed on the virtual clock, the figures are exact.
 func TestContinuousBatchingRaisesThroughput(t *testing.T) {
-	url := simtest.Start(t, sim.Options{Profile: timing})
-	const tokens = 40
-	_, single := ttftAndITL(t, url, prompt(1, 32), tokens)
-	singleRate := float64(time.Second) / float64(single)
-
-	const streams = 32
-	var wg sync.WaitGroup
-	itls := make([]time.Duration, streams)
-	start := time.Now()
-	for i := range streams {
-		wg.Go(func() { _, itls[i] = ttftAndITL(t, url, prompt(uint64(100+i), 32), tokens) })
+	t.Parallel()
+	const streams, tokens, plen = 32, 40, 32
+	trace := make([]sim.TraceRequest, streams)
+	for i := range trace {
+		trace[i] = sim.TraceRequest{Prompt: promptIDs(uint64(100+i), plen), MaxTokens: tokens, IgnoreEOS: true}
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	aggregate := float64(streams*tokens) / elapsed.Seconds()
-	var mean time.Duration
-	for _, d := range itls {
-		mean += d / streams
+	opts := sim.Options{Engine: engine.Config{Model: model}, Profile: timing}
+	single, err := sim.Replay(opts, trace[:1])
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := timing.StepTime(0, streams, 0)
-	t.Logf("single stream %.0f tok/s (ITL %v); %d streams %.0f tok/s, mean ITL %v (model %v)", singleRate, single, streams, aggregate, mean, want)
-	if aggregate < 8*singleRate {
-		t.Errorf("aggregate %.0f tok/s is not far above the single-stream %.0f tok/s (want ≥ 8×)", aggregate, singleRate)
+	batched, err := sim.Replay(opts, trace)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if mean <= single {
-		t.Errorf("per-token latency did not rise with the batch: %v at 32 vs %v at 1", mean, single)
+	// All 32 arrive together: one step prefills them all, then every
+	// step decodes all 32.
+	if want := timing.StepTime(streams*plen, 0, 0); batched.Requests[0].TTFT() != want {
+		t.Errorf("batched TTFT %v, model %v", batched.Requests[0].TTFT(), want)
 	}
-	// Streams join over the first steps (smaller batches, shorter steps), so
-	// allow 15 ms in total below the model.
-	if !within(mean, want, 15*time.Millisecond/(tokens-1)+timing.StepTime(0, 1, 0)/4) {
-		t.Errorf("mean ITL at batch %d is %v, model %v", streams, mean, want)
+	for i, r := range batched.Requests {
+		for k := 1; k < tokens; k++ {
+			if got, want := r.TokenTimes[k]-r.TokenTimes[k-1], timing.StepTime(0, streams, streams*(plen+k-1)); got != want {
+				t.Fatalf("stream %d: gap before token %d is %v, model %v (a step of all %d streams)", i, k+1, got, want, streams)
+			}
+		}
+	}
+	if batched.Steps != tokens || single.Steps != tokens {
+		t.Errorf("steps: %d batched, %d single, want %d each", batched.Steps, single.Steps, tokens)
+	}
+	gain := float64(streams) * single.End.Seconds() / batched.End.Seconds()
+	t.Logf("single stream %v for %d tokens, %d streams %v: throughput ×%.1f", single.End, tokens, streams, batched.End, gain)
+	if gain < 8 {
+		t.Errorf("aggregate throughput only ×%.1f the single stream's with %d streams sharing steps", gain, streams)
 	}
 }
 
 // Acceptance 5: with a small KV cache excess requests wait, nothing is lost,
 // and preemption does not change any answer.
 func TestSmallKVCacheQueuesAndCompletes(t *testing.T) {
+	t.Parallel()
 	small := simtest.Start(t, sim.Options{Engine: engine.Config{NumGPUBlocksOverride: 48, MaxModelLen: 768}})
 	large := simtest.Start(t, sim.Options{})
 	const n = 8
@@ -210,28 +193,10 @@ func TestSmallKVCacheQueuesAndCompletes(t *testing.T) {
 	t.Logf("preemptions: %v", metricValue(t, small, "vllm:num_preemptions_total"))
 }
 
-// metricValue sums every sample of a metric family on url's /metrics.
-func metricValue(t testing.TB, url, name string) float64 {
-	t.Helper()
-	_, body := get(t, url+"/metrics")
-	sum := 0.0
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			t.Fatalf("metric line %q: %v", line, err)
-		}
-		sum += v
-	}
-	return sum
-}
-
 // Acceptance 6: identical answers across replicas at temperature 0; a lower
 // precision changes them measurably.
 func TestDeterministicAcrossReplicasAndPrecision(t *testing.T) {
+	t.Parallel()
 	a := simtest.Start(t, sim.Options{})
 	b := simtest.Start(t, sim.Options{})
 	fp8 := simtest.Start(t, sim.Options{Engine: engine.Config{Quantization: "fp8"}, FlipRate: ptr(0.1)})

@@ -14,6 +14,7 @@ import (
 
 // The official OpenAI Go client streams a chat completion from the engine.
 func TestOpenAIGoClientStreamsChat(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	client := openai.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
 	stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{

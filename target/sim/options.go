@@ -7,6 +7,7 @@ import (
 	"time"
 
 	engcfg "github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
 
 // Role is what part of a prefill/decode split an engine plays.
@@ -39,6 +40,10 @@ type Options struct {
 	Role    Role
 	Faults  Faults
 	Logger  *slog.Logger
+	// EnableAdmin serves the /admin/* routes (fault injection, including a
+	// crash). Off by default: anyone who reaches the port could stop the
+	// engine. Trials turn it on for the engines they start.
+	EnableAdmin bool
 	// FlipRate overrides the fraction of output tokens that a reduced
 	// precision (Engine.Quantization / Dtype) flips to the runner-up token.
 	// Nil means the table in precision.go.
@@ -49,6 +54,12 @@ type Options struct {
 	// KVHost is the address the KV side channel listens on and advertises
 	// as remote_host (default 127.0.0.1).
 	KVHost string
+	// Clock is the engine's time source (nil: the time package).
+	Clock Clock
+	// KVNetwork carries the KV side channel (nil: TCP).
+	KVNetwork Network
+	// KVOffload is an optional CPU tier for evicted prefix blocks.
+	KVOffload KVOffload
 }
 
 // Defaults for engine fields left at zero, as vLLM's (block size 16,
@@ -79,7 +90,10 @@ type config struct {
 	holdTimeout  time.Duration
 	kvHost       string
 	logger       *slog.Logger
+	clock        Clock
+	kvNet        Network
 	initialFault Faults
+	offload      KVOffload
 }
 
 func resolve(o Options) (config, error) {
@@ -87,8 +101,8 @@ func resolve(o Options) (config, error) {
 	c := config{
 		model:       strings.TrimSpace(e.Model),
 		maxModelLen: orDefault(e.MaxModelLen, defaultMaxModelLen),
-		maxNumSeqs:  orDefault(e.MaxNumSeqs, defaultMaxNumSeqs),
-		maxBatched:  orDefault(e.MaxNumBatchedTokens, defaultMaxBatched),
+		maxNumSeqs:  orDefault(e.MaxNumSeqs, orDefault(o.Profile.MaxNumSeqs, defaultMaxNumSeqs)),
+		maxBatched:  orDefault(e.MaxNumBatchedTokens, orDefault(o.Profile.MaxNumBatchedTokens, defaultMaxBatched)),
 		blockSize:   orDefault(e.BlockSize, defaultBlockSize),
 		numBlocks:   orDefault(e.NumGPUBlocksOverride, orDefault(o.Profile.NumGPUBlocks, defaultNumGPUBlocks)),
 		prefixCache: e.PrefixCaching(),
@@ -98,6 +112,8 @@ func resolve(o Options) (config, error) {
 		holdTimeout: o.KVHoldTimeout,
 		kvHost:      o.KVHost,
 		logger:      o.Logger,
+		clock:       o.Clock,
+		kvNet:       o.KVNetwork,
 	}
 	if c.model == "" {
 		return config{}, fmt.Errorf("engine.model: must name the served model")
@@ -124,9 +140,9 @@ func resolve(o Options) (config, error) {
 	if err := c.profile.Validate(); err != nil {
 		return config{}, fmt.Errorf("profile: %w", err)
 	}
-	if cap := c.numBlocks * c.blockSize; c.maxModelLen > cap {
+	if capacity := c.numBlocks * c.blockSize; c.maxModelLen > capacity {
 		return config{}, fmt.Errorf("engine.max_model_len: %d exceeds the KV cache capacity of %d tokens (%d blocks of %d); lower it or raise num_gpu_blocks_override",
-			c.maxModelLen, cap, c.numBlocks, c.blockSize)
+			c.maxModelLen, capacity, c.numBlocks, c.blockSize)
 	}
 	role, err := ParseRole(string(o.Role))
 	if err != nil {
@@ -136,10 +152,20 @@ func resolve(o Options) (config, error) {
 	if c.precision, err = precisionOf(e.Dtype, e.Quantization, o.FlipRate); err != nil {
 		return config{}, err
 	}
+	if err := c.applyModel(e); err != nil {
+		return config{}, err
+	}
 	if err := o.Faults.Validate(); err != nil {
 		return config{}, fmt.Errorf("faults: %w", err)
 	}
 	c.initialFault = o.Faults
+	if _, err := newCPUTier(o.KVOffload, c.profile.KVBytesPerToken*c.blockSize); err != nil {
+		return config{}, err
+	}
+	if o.KVOffload.GiB > 0 && !c.prefixCache {
+		return config{}, fmt.Errorf("kv_offload_gib: a CPU tier needs prefix caching (engine.enable_prefix_caching)")
+	}
+	c.offload = o.KVOffload
 	if c.holdTimeout < 0 {
 		return config{}, fmt.Errorf("kv_hold_timeout: must be >= 0, got %v", c.holdTimeout)
 	}
@@ -152,7 +178,52 @@ func resolve(o Options) (config, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	if c.clock == nil {
+		c.clock = RealClock{}
+	}
+	if c.kvNet == nil {
+		c.kvNet = &tcpNetwork{}
+	}
 	return c, nil
+}
+
+// applyModel reconciles a calibrated profile's step model with the engine
+// config: the tensor parallelism is the profile's, and a reduced precision
+// scales the memory-bound parts.
+func (c *config) applyModel(e engcfg.Config) error {
+	m := c.profile.Model
+	if m == nil {
+		return nil
+	}
+	if e.TensorParallelSize != 0 && e.TensorParallelSize != m.TP {
+		return fmt.Errorf("engine.tensor_parallel_size: %d, but profile %s is calibrated for %d (use the -tp%d profile)",
+			e.TensorParallelSize, c.profile.Name, m.TP, e.TensorParallelSize)
+	}
+	c.tpSize = m.TP
+	if p, kvBytes := modelPrecision(e.Dtype, e.Quantization); p != stepmodel.BF16 {
+		c.profile.Model = m.WithPrecision(p)
+		c.profile.KVBytesPerToken = int(m.Arch.KVBytesPerToken(kvBytes))
+	}
+	return nil
+}
+
+// modelPrecision maps dtype and quantization to the weights' precision and
+// the KV cache's bytes per element.
+func modelPrecision(dtype, quant string) (stepmodel.Precision, float64) {
+	kv := 2.0
+	if strings.EqualFold(dtype, "fp8") {
+		kv = 1
+	}
+	switch strings.ToLower(quant) {
+	case "fp8", "int8", "w8a8", "fbgemm_fp8", "compressed-tensors":
+		return stepmodel.Precision{WeightBytes: 1, FP8Compute: true}, kv
+	case "awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes", "int4":
+		return stepmodel.Precision{WeightBytes: 0.5}, kv
+	}
+	if kv == 1 {
+		return stepmodel.Precision{WeightBytes: 1, FP8Compute: true}, kv
+	}
+	return stepmodel.BF16, kv
 }
 
 func orDefault(v, def int) int {

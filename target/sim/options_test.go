@@ -4,12 +4,15 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 )
 
 func TestNewNamesTheBadField(t *testing.T) {
+	t.Parallel()
 	fast, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
@@ -53,14 +56,49 @@ func TestNewNamesTheBadField(t *testing.T) {
 	}
 }
 
-func TestProfileStepTimeFormula(t *testing.T) {
-	p, _ := sim.LookupProfile("h100-llama3-8b")
-	// 4.5 ms + 1000·20 µs + 8·20 µs + 16384·30 ns = 25.15 ms (pd.md coefficients).
-	if got, want := p.StepTime(1000, 8, 16384).Microseconds(), int64(4500+20000+160+491); got != want {
-		t.Fatalf("StepTime = %d µs, want %d", got, want)
+func TestLinearProfileStepTimeFormula(t *testing.T) {
+	t.Parallel()
+	p := sim.Profile{Name: "lin", StepBaseMs: 4.5, CPUUsPerSeq: 5, PrefillUsPerToken: 20, DecodeUsPerSeq: 20,
+		DecodeNsPerContextToken: 30, LinkGBps: 50}
+	// 4.5 ms + 9 seqs·5 µs + 1000·20 µs + 8·20 µs + 16384·30 ns.
+	if got, want := p.StepTime(1000, 8, 16384), time.Duration(4500e3+45e3+20000e3+160e3+491520); got != want {
+		t.Fatalf("StepTime = %v, want %v", got, want)
 	}
-	// 4096 tokens × 131072 B over 50 GB/s ≈ 10.7 ms, plus 3 ms launch.
-	if got := p.TransferTime(4096).Milliseconds(); got != 13 {
-		t.Fatalf("TransferTime(4096) = %d ms, want 13", got)
+}
+
+// A pull posts blocks × layers × 2 descriptors before its bytes cross the
+// link: for 4096 Llama-3-8B tokens 3 ms + 16384 × 3.5 µs + 512 MiB at 50 GB/s.
+func TestTransferTimeFormula(t *testing.T) {
+	t.Parallel()
+	p, err := sim.LookupProfile("h100-llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 3*time.Millisecond + 16384*3500*time.Nanosecond + time.Duration(4096*131072/50)
+	if got := p.TransferTime(4096); got != want {
+		t.Fatalf("TransferTime(4096) = %v, want %v", got, want)
+	}
+}
+
+// A spec's profile_overrides apply to a calibrated profile's coefficients and
+// keep its step model; an unknown key is named.
+func TestOverridesOnCalibratedProfile(t *testing.T) {
+	t.Parallel()
+	base, err := sim.LookupProfile("h100-llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := simtarget.ResolveProfile("h100-llama3-8b", map[string]any{"gpu_time_scale": 0.5, "step_base_ms": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Model == nil || p.GPUTimeScale != 0.5 || p.StepBaseMs != 0 {
+		t.Fatalf("overridden profile %+v", p)
+	}
+	if got, want := p.StepTime(0, 8, 8*512), (base.StepTime(0, 8, 8*512)-time.Duration(base.StepBaseMs*1e6))/2; got-want > time.Nanosecond || want-got > time.Nanosecond {
+		t.Errorf("half the GPU time and no CPU base: %v, want %v", got, want)
+	}
+	if _, err := simtarget.ResolveProfile("h100-llama3-8b", map[string]any{"step_ms": 1}); err == nil || !strings.Contains(err.Error(), "step_ms") {
+		t.Errorf("unknown key: %v", err)
 	}
 }

@@ -16,8 +16,11 @@ import (
 // loopback TCP port (advertised as remote_port); a decode server dials it
 // with the request id and block ids from kv_transfer_params, the prefill
 // server answers with the prompt it holds, the decode side waits the
-// modelled transfer time (profile: latency + tokens × KV bytes / bandwidth)
-// and then confirms, upon which the prefill server frees the blocks. The
+// modelled transfer time (launch latency, descriptor posting, and the bytes
+// over a link it shares with its other pulls from that server) and then
+// confirms, upon which the prefill server frees the blocks. The decode engine
+// sees the pulled request at its next step, as vLLM's scheduler notices
+// finished receives when it schedules. The
 // messages are one JSON object per line:
 //
 //	decode → prefill  {"request_id","engine_id","block_ids"}
@@ -58,13 +61,15 @@ func (k *kvChannel) port() int {
 	if k.ln == nil {
 		return 0
 	}
-	return k.ln.Addr().(*net.TCPAddr).Port
+	_, port, _ := net.SplitHostPort(k.ln.Addr().String())
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 // listen opens the side channel and serves it until ctx is done; wg tracks
 // every goroutine it starts.
 func (k *kvChannel) listen(ctx context.Context, wg *sync.WaitGroup, s *Server) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.kvHost, "0"))
+	ln, err := s.cfg.kvNet.Listen("tcp", net.JoinHostPort(s.cfg.kvHost, "0"))
 	if err != nil {
 		return fmt.Errorf("sim: opening the KV side channel: %w", err)
 	}
@@ -173,14 +178,14 @@ func (s *Server) pullKV(ctx context.Context, eng *engine, sq *seq, kv *KVTransfe
 		eng.pulling.Add(-1)
 		eng.poke()
 	}()
-	start := time.Now()
+	start := s.cfg.clock.Now()
 	if err := s.pull(ctx, sq, kv); err != nil {
 		eng.m.kvPullsFailed.Inc()
 		s.logger.Warn("KV pull failed, prefilling locally", "request", sq.id, "err", err)
 		return 0
 	}
 	eng.m.kvPullsOK.Inc()
-	eng.m.kvTransfer.Observe(time.Since(start).Seconds())
+	eng.m.kvTransfer.Observe(s.cfg.clock.Now().Sub(start).Seconds())
 	return sq.promptLen - 1
 }
 
@@ -188,10 +193,11 @@ func (s *Server) pull(ctx context.Context, sq *seq, kv *KVTransferParams) error 
 	if kv.RemoteHost == nil || kv.RemotePort == nil || kv.RemoteRequestID == nil || kv.RemoteEngineID == nil {
 		return errors.New("kv_transfer_params lacks remote_host, remote_port, remote_request_id or remote_engine_id")
 	}
-	ctx, cancel := context.WithTimeout(ctx, pullTimeout+s.cfg.profile.TransferTime(sq.promptLen))
+	// Bytes shared with up to max_num_seqs concurrent pulls on the link.
+	ctx, cancel := context.WithTimeout(ctx, pullTimeout+s.cfg.profile.TransferTime(sq.promptLen)*time.Duration(s.cfg.maxNumSeqs))
 	defer cancel()
 	addr := net.JoinHostPort(*kv.RemoteHost, strconv.Itoa(*kv.RemotePort))
-	c, err := s.kvDialer.DialContext(ctx, "tcp", addr)
+	c, err := s.cfg.kvNet.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("dialing %s: %w", addr, err)
 	}
@@ -212,8 +218,15 @@ func (s *Server) pull(ctx context.Context, sq *seq, kv *KVTransferParams) error 
 	if rep.NumTokens != sq.promptLen || rep.PromptKey != strconv.FormatUint(sq.samp.key, 16) {
 		return fmt.Errorf("held KV is for another prompt (%d tokens)", rep.NumTokens)
 	}
-	if !sleepCtx(ctx, s.cfg.profile.TransferTime(rep.NumTokens)) {
+	// The modelled transfer: launching it and posting its descriptors
+	// (this side alone), then its bytes over the link to this prefill
+	// server, shared with every other pull in flight on it.
+	p := s.cfg.profile
+	if !sleepCtx(ctx, s.cfg.clock, p.transferSetup(rep.NumTokens, s.cfg.blockSize)) {
 		return fmt.Errorf("transfer interrupted: %w", ctx.Err())
+	}
+	if err := s.links.get(addr, s.cfg.clock, p.LinkGBps).transfer(ctx, p.kvBytes(rep.NumTokens)); err != nil {
+		return fmt.Errorf("transfer interrupted: %w", err)
 	}
 	if err := enc.Encode(pullDone{Done: true}); err != nil {
 		return fmt.Errorf("confirming pull: %w", err)

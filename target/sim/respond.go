@@ -14,7 +14,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *followe
 		writeEngineError(w, err)
 		return
 	}
-	if flt := s.faults.Load(); flt.Stall && !stallFor(ctx, flt.StallFor) {
+	if flt := s.faults.Load(); flt.Stall && !stallFor(ctx, s.cfg.clock, flt.StallFor) {
 		return
 	}
 	usage := usageJSON{PromptTokens: len(fl.req.prompt), CompletionTokens: fl.completion,
@@ -24,7 +24,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *followe
 	if fl.req.logprobs >= 0 {
 		logprobs = rs.logprobs()
 	}
-	var stopReason any = fl.stopReason
+	stopReason := fl.stopReason
 	var kv *KVTransferParams
 	if fl.sq.holdKV && fl.finish == "length" && fl.sq.heldBlocks != nil {
 		kv = s.kvParamsFor(fl.eng, fl.sq)

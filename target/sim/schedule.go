@@ -9,13 +9,15 @@ import (
 // (one decode token each, or their next prefill chunk), preempting the most
 // recently admitted sequence when KV blocks run out; then waiting sequences
 // in arrival order while the token budget, max_num_seqs and free blocks
-// allow. It returns the step's modelled duration.
-func (e *engine) plan() time.Duration {
+// allow. It returns the step's modelled duration; now is the time the step
+// is planned at.
+func (e *engine) plan(now time.Time) time.Duration {
 	e.items = e.items[:0]
 	e.waiting = append(e.waiting, e.incoming...)
 	clear(e.incoming)
 	e.incoming = e.incoming[:0]
-	e.dropAborted()
+	e.dropAborted(now)
+	e.loadTime = 0
 
 	bs := e.cfg.blockSize
 	budget := e.cfg.maxBatched
@@ -46,7 +48,7 @@ func (e *engine) plan() time.Duration {
 	// vLLM admits nothing new in a step that had to preempt.
 	for !preempted && len(e.waiting) > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
 		s := e.waiting[0]
-		n, ok := e.admit(s, budget)
+		n, ok := e.admit(s, budget, now)
 		if !ok {
 			break
 		}
@@ -58,31 +60,37 @@ func (e *engine) plan() time.Duration {
 	}
 	e.publishGauges()
 
-	prefill, decodes, context := 0, 0, 0
+	b := &e.batch
+	b.Chunks, b.DecodeSeqs, b.DecodeContext = b.Chunks[:0], 0, 0
 	for _, it := range e.items {
 		if it.decode {
-			decodes++
-			context += it.s.computed
+			b.DecodeSeqs++
+			b.DecodeContext += it.s.computed
 		} else {
-			prefill += it.n
+			b.Chunks = append(b.Chunks, Chunk{Tokens: it.n, Prefix: it.s.computed})
 		}
 	}
-	return e.cfg.profile.StepTime(prefill, decodes, context)
+	// CPU-tier loads run before the forward pass that reads the blocks.
+	return e.cfg.profile.BatchTime(b) + e.loadTime
 }
 
 // admit allocates KV for s's first chunk, reusing the longest resident
 // prefix. It fails without side effects when the blocks do not fit.
-func (e *engine) admit(s *seq, budget int) (int, bool) {
+func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	bs := e.cfg.blockSize
 	known := s.known()
-	hit := 0
+	hit, cpuHit, limit := 0, 0, 0
 	if e.cfg.prefixCache {
 		s.ensureHashes(known/bs, bs)
 		// Like vLLM, always recompute at least the last token: its logits
 		// produce the next token.
-		hit = e.pool.hits(s.hashes, (known-1)/bs)
+		limit = (known - 1) / bs
+		hit = e.pool.hits(s.hashes, limit)
+		if e.tier != nil {
+			cpuHit = e.tier.hits(s.hashes[hit:], limit-hit)
+		}
 	}
-	start := max(hit*bs, s.remoteKV)
+	start := max((hit+cpuHit)*bs, s.remoteKV)
 	n := min(known-start, budget)
 	fresh := ceilDiv(start+n, bs) - hit
 	if e.pool.freeNeeded(s.hashes, hit, fresh) > e.pool.nfree {
@@ -91,15 +99,32 @@ func (e *engine) admit(s *seq, budget int) (int, bool) {
 	for _, h := range s.hashes[:hit] {
 		s.blocks = append(s.blocks, e.pool.acquire(h))
 	}
+	loaded := s.hashes[hit : hit+cpuHit]
+	if cpuHit > 0 {
+		e.tier.touch(loaded) // before allocation can push them out
+	}
 	for range fresh {
 		s.blocks = append(s.blocks, e.pool.alloc())
 	}
-	s.computed, s.registered = start, hit
+	// Blocks loaded from the CPU tier hold their content at once.
+	for j, h := range loaded {
+		e.pool.register(s.blocks[hit+j], h)
+	}
+	if cpuHit > 0 {
+		e.loadTime += time.Duration(cpuHit) * e.tier.loadBlock
+		e.m.offloaded(cpuHit, time.Duration(cpuHit)*e.tier.loadBlock)
+	}
+	s.computed, s.registered = start, hit+cpuHit
 	if !s.admitted {
 		s.admitted = true
-		s.scheduled = time.Now()
-		s.cachedTokens.Store(int32(hit * bs))
+		s.scheduled = now
+		// Like vLLM's num_cached_tokens, local and external hits count.
+		s.cachedTokens.Store(int32((hit + cpuHit) * bs))
 		e.m.admitted(s, hit*bs)
+		if e.tier != nil {
+			e.m.externalQueries.Add(float64(max(0, limit-hit) * bs))
+			e.m.externalHits.Add(float64(cpuHit * bs))
+		}
 	}
 	s.remoteKV = 0 // after a preemption the pulled KV is gone: recompute
 	return n, true

@@ -35,6 +35,9 @@ type seq struct {
 	// holdKV keeps the blocks after finishing for a decode engine to pull.
 	holdKV  bool
 	arrival time.Time
+	// record keeps every token's emission time in times (loop-owned), for
+	// callers that observe the engine without HTTP.
+	record bool
 
 	// loop-owned
 	hashes     []uint64 // chained hashes of the full blocks of known tokens
@@ -46,6 +49,7 @@ type seq struct {
 	scheduled  time.Time
 	firstTok   time.Time
 	lastTok    time.Time
+	times      []time.Time
 
 	// engine → handler. progress holds the generated-token count and the
 	// done flag in one word (count<<1 | done), so a handler never sees the

@@ -26,20 +26,20 @@ const shutdownGrace = 5 * time.Second
 // Server is one simulated vLLM server: an HTTP front end over
 // data_parallel_size engine ranks.
 type Server struct {
-	cfg      config
-	m        *metrics
-	ranks    []*engine
-	mux      *http.ServeMux
-	faults   atomic.Pointer[Faults]
-	crash    chan struct{}
-	load     atomic.Int64  // in-flight generation requests (GET /load)
-	rr       atomic.Uint64 // round-robin over ranks
-	created  int64
-	serving  atomic.Bool
-	kv       kvChannel
-	id       string
-	logger   *slog.Logger
-	kvDialer net.Dialer
+	cfg     config
+	m       *metrics
+	ranks   []*engine
+	mux     *http.ServeMux
+	faults  atomic.Pointer[Faults]
+	crash   chan struct{}
+	load    atomic.Int64  // in-flight generation requests (GET /load)
+	rr      atomic.Uint64 // round-robin over ranks
+	created int64
+	serving atomic.Bool
+	kv      kvChannel
+	links   links // decode role: one per prefill server pulled from
+	id      string
+	logger  *slog.Logger
 }
 
 // New validates opts and builds a server. Nothing runs until Serve.
@@ -55,11 +55,11 @@ func New(opts Options) (*Server, error) {
 		s.ranks = append(s.ranks, newEngine(&s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
 	}
 	s.faults.Store(cfg.initialFault.clone())
-	s.mux = s.routes()
+	s.mux = s.routes(opts.EnableAdmin)
 	return s, nil
 }
 
-func (s *Server) routes() *http.ServeMux {
+func (s *Server) routes(admin bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
 	mux.HandleFunc("POST /v1/chat/completions", s.handleGenerate(true))
@@ -69,8 +69,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	mux.HandleFunc("GET /load", s.handleLoad)
-	mux.HandleFunc("GET /admin/faults", s.handleGetFaults)
-	mux.HandleFunc("POST /admin/faults", s.handleSetFaults)
+	s.adminRoutes(mux, admin)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError", msg: "no route for " + r.Method + " " + r.URL.Path})
 	})
@@ -123,19 +122,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 	}
+	var fresh freshConns
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.refuseUnlessAdmin(s.mux),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		ConnState:         fresh.track,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(&faultListener{Listener: ln, s: s}) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 		cancel()
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer scancel()
+		fresh.closeAll()
 		err := hs.Shutdown(sctx)
 		<-errc
 		if err != nil {
@@ -153,23 +155,42 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// faultListener resets new connections while RefuseConnections is set.
-type faultListener struct {
-	net.Listener
-	s *Server
+// freshConns are the connections that have not sent a request yet. A
+// graceful shutdown waits up to 5 s for them (net/http treats them as idle
+// only then, Go issue 22682), although nothing is in flight on them: a client
+// pool that dialled one more connection than it used would hold every
+// shutdown that long. Once shutdown starts they are closed at once, and so is
+// every one accepted later.
+type freshConns struct {
+	mu      sync.Mutex
+	m       map[net.Conn]struct{}
+	closing bool
 }
 
-func (l *faultListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil || !l.s.faults.Load().RefuseConnections {
-			return c, err
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case st == http.StateNew && f.closing:
+		_ = c.Close()
+	case st == http.StateNew:
+		if f.m == nil {
+			f.m = map[net.Conn]struct{}{}
 		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0) // close with RST, like a refused connection
-		}
+		f.m[c] = struct{}{}
+	default:
+		delete(f.m, c)
+	}
+}
+
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closing = true
+	for c := range f.m {
 		_ = c.Close()
 	}
+	clear(f.m)
 }
 
 // pickRank chooses the engine rank: the X-data-parallel-rank header when

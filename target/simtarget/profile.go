@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // ResolveProfile looks up a built-in profile and applies per-field
@@ -27,7 +28,7 @@ func ResolveProfile(name string, overrides map[string]any) (sim.Profile, error) 
 	known := profileKeys()
 	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		if !slices.Contains(known, k) || k == "name" {
-			return sim.Profile{}, fmt.Errorf("%s: not a profile field (fields: %s)", k, strings.Join(known[1:], ", "))
+			return sim.Profile{}, field.Errorf(k, "not a profile field (fields: %s)", strings.Join(known[1:], ", "))
 		}
 	}
 	b, err := yaml.Marshal(overrides)
@@ -51,7 +52,9 @@ func profileKeys() []string {
 	var keys []string
 	for f := range reflect.TypeFor[sim.Profile]().Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		keys = append(keys, name)
+		if name != "-" { // the calibrated model and its source are not coefficients
+			keys = append(keys, name)
+		}
 	}
 	return keys
 }

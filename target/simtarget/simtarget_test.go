@@ -17,11 +17,11 @@ import (
 
 func fast(t *testing.T) *Provisioner {
 	t.Helper()
-	p, err := ResolveProfile("fast", nil)
+	p, err := New(Options{Profile: "fast"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Profile: p})
+	return p
 }
 
 // complete sends one small completion and returns the generated text.

@@ -4,29 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/autoinfer/autoinfer/target"
 )
-
-// DefaultHealthTimeout bounds the health wait when Options leaves it zero.
-const DefaultHealthTimeout = 30 * time.Second
-
-// Options list the workers by role.
-type Options struct {
-	Workers []string // collocated workers
-	Prefill []string
-	Decode  []string
-	// HealthPath is probed with GET on every worker (default /health).
-	HealthPath string
-	// HealthTimeout bounds the wait for every worker to answer 200.
-	HealthTimeout time.Duration
-	// Client sends the probes; nil means a default client.
-	Client *http.Client
-}
 
 // Provisioner hands out the configured URLs after a health check.
 type Provisioner struct{ opts Options }
@@ -35,12 +17,7 @@ var _ target.Provisioner = (*Provisioner)(nil)
 
 // New fills in defaults.
 func New(opts Options) *Provisioner {
-	if opts.HealthPath == "" {
-		opts.HealthPath = target.DefaultHealthPath
-	}
-	if opts.HealthTimeout <= 0 {
-		opts.HealthTimeout = DefaultHealthTimeout
-	}
+	opts.Default()
 	return &Provisioner{opts: opts}
 }
 

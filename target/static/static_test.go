@@ -3,11 +3,13 @@ package static
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/autoinfer/autoinfer/target"
@@ -48,24 +50,39 @@ func TestProvisionHealthyPD(t *testing.T) {
 	}
 }
 
+// roundTripFunc answers probes without a network, so the health timeout
+// runs on a synctest bubble's clock.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestUnhealthyWorkerIsNamed(t *testing.T) {
-	good := healthy(t)
-	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer bad.Close()
-	prov := New(Options{Workers: []string{good.URL, bad.URL}, HealthTimeout: 200 * time.Millisecond})
-	_, err := prov.Provision(t.Context(), target.Topology{Replicas: 2})
-	var se *target.StartupError
-	if !errors.As(err, &se) {
-		t.Fatalf("err = %v, want *target.StartupError", err)
-	}
-	if se.Worker.URL != bad.URL || se.Worker.Rank != 1 {
-		t.Errorf("named worker %s, want rank 1 %s", se.Worker, bad.URL)
-	}
-	if !strings.Contains(err.Error(), bad.URL) || !strings.Contains(err.Error(), "503") || strings.Contains(err.Error(), good.URL+":") {
-		t.Errorf("error text = %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const good, bad = "http://good:8000", "http://bad:8000"
+		client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			code := http.StatusOK
+			if r.URL.Host == "bad:8000" {
+				code = http.StatusServiceUnavailable
+			}
+			return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Body: http.NoBody, Request: r}, nil
+		})}
+		prov := New(Options{Workers: []string{good, bad}, HealthTimeout: 200 * time.Millisecond, Client: client})
+		start := time.Now()
+		_, err := prov.Provision(t.Context(), target.Topology{Replicas: 2})
+		if waited := time.Since(start); waited != 200*time.Millisecond {
+			t.Errorf("gave up after %v, want the 200ms health timeout", waited)
+		}
+		var se *target.StartupError
+		if !errors.As(err, &se) {
+			t.Fatalf("err = %v, want *target.StartupError", err)
+		}
+		if se.Worker.URL != bad || se.Worker.Rank != 1 {
+			t.Errorf("named worker %s, want rank 1 %s", se.Worker, bad)
+		}
+		if !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "503") || strings.Contains(err.Error(), good+":") {
+			t.Errorf("error text = %v", err)
+		}
+	})
 }
 
 func TestCountMismatch(t *testing.T) {

@@ -41,16 +41,7 @@ type Worker struct {
 // StartStoppable is Start returning a Worker handle.
 func StartStoppable(t testing.TB, opts sim.Options) *Worker {
 	t.Helper()
-	if opts.Engine.Model == "" {
-		opts.Engine.Model = DefaultModel
-	}
-	if opts.Profile.Name == "" {
-		p, err := sim.LookupProfile("fast")
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.Profile = p
-	}
+	opts = defaults(t, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("simtest: listen: %v", err)
@@ -63,6 +54,24 @@ func StartStoppable(t testing.TB, opts sim.Options) *Worker {
 	}
 	t.Cleanup(w.shutdown)
 	return w
+}
+
+// defaults fills the model name and profile a test left empty and turns
+// the admin routes on: tests drive faults over HTTP as trials do.
+func defaults(t testing.TB, opts sim.Options) sim.Options {
+	t.Helper()
+	opts.EnableAdmin = true
+	if opts.Engine.Model == "" {
+		opts.Engine.Model = DefaultModel
+	}
+	if opts.Profile.Name == "" {
+		p, err := sim.LookupProfile("fast")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Profile = p
+	}
+	return opts
 }
 
 func (w *Worker) serve(ln net.Listener) error {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestStopAndRestartOnSamePort(t *testing.T) {
+	t.Parallel()
 	w := simtest.StartStoppable(t, sim.Options{})
 	health := func() error {
 		resp, err := http.Get(w.URL + "/health")

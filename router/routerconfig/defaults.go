@@ -1,4 +1,4 @@
-package router
+package routerconfig
 
 import "github.com/autoinfer/autoinfer/router/policy"
 
@@ -28,8 +28,8 @@ const (
 	LoadSignalInFlightQueue = "in_flight+queue"
 )
 
-// DefaultConfig returns the documented defaults with no workers.
-func DefaultConfig() Config {
+// Default returns the documented defaults with no workers.
+func Default() Config {
 	return Config{
 		Host:                      DefaultHost,
 		Port:                      DefaultPort,

@@ -1,11 +1,11 @@
-package router
+package routerconfig
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // SecurityConfig is what makes a router safe to expose: who may call it,
@@ -77,7 +77,7 @@ func DefaultPassthroughRoutes() []string {
 	}
 }
 
-// DefaultSecurityConfig is the security part of DefaultConfig.
+// DefaultSecurityConfig is the security part of Default.
 func DefaultSecurityConfig() SecurityConfig {
 	return SecurityConfig{
 		PassthroughRoutes:     DefaultPassthroughRoutes(),
@@ -90,53 +90,46 @@ func DefaultSecurityConfig() SecurityConfig {
 	}
 }
 
-// securityErrors checks the security settings and every configured worker
-// URL; Config.Validate joins them with its own.
-func (c Config) securityErrors() []error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, &FieldError{Key: "router." + key, Message: fmt.Sprintf(format, args...)})
-	}
+// validateSecurity checks the security settings and every configured
+// worker URL against CheckWorkerURL.
+func (c Config) validateSecurity(l *field.Errors) {
 	s := c.SecurityConfig
 	for _, e := range []struct{ key, name string }{{"api_key_env", s.APIKeyEnv}, {"admin_api_key_env", s.AdminAPIKeyEnv},
 		{"worker_api_key_env", s.WorkerAPIKeyEnv}} {
 		if e.name != "" && !validEnvName(e.name) {
-			bad(e.key, "must name an environment variable (letters, digits, _), not hold a key (got %d characters)", len(e.name))
+			l.Add("router."+e.key, "must name an environment variable (letters, digits, _), not hold a key (got %d characters)", len(e.name))
 		}
 	}
 	for i, p := range s.PassthroughRoutes {
 		if err := checkRoutePattern(p); err != nil {
-			bad(fmt.Sprintf("passthrough_routes[%d]", i), "%v", err)
+			l.Add(fmt.Sprintf("router.passthrough_routes[%d]", i), "%v", err)
 		}
 	}
-	if s.MaxBodyMemory < 1 {
-		bad("max_body_memory", "must be ≥ 1 (got %d)", s.MaxBodyMemory)
-	} else if s.MaxBodyMemory < c.MaxPayloadSize {
-		bad("max_body_memory", "must be ≥ max_payload_size (%d), or bodies that size could never be read (got %d)", c.MaxPayloadSize, s.MaxBodyMemory)
+	l.Check(field.AtLeast("router.max_body_memory", s.MaxBodyMemory, 1))
+	if s.MaxBodyMemory >= 1 && s.MaxBodyMemory < c.MaxPayloadSize {
+		l.Add("router.max_body_memory", "must be ≥ max_payload_size (%d), or bodies that size could never be read (got %d)", c.MaxPayloadSize, s.MaxBodyMemory)
 	}
-	if s.MaxRunIDs < 1 {
-		bad("max_run_ids", "must be ≥ 1 (got %d)", s.MaxRunIDs)
-	}
-	for _, t := range []struct {
-		key string
-		v   float64
-	}{{"read_header_timeout_secs", s.ReadHeaderTimeoutSecs}, {"body_read_timeout_secs", s.BodyReadTimeoutSecs},
-		{"write_idle_timeout_secs", s.WriteIdleTimeoutSecs}, {"idle_timeout_secs", s.IdleTimeoutSecs}} {
-		if !(t.v > 0) {
-			bad(t.key, "must be > 0 (got %v)", t.v)
-		}
-	}
-	for _, l := range []struct {
+	l.Check(
+		field.AtLeast("router.max_run_ids", s.MaxRunIDs, 1),
+		field.Above("router.read_header_timeout_secs", s.ReadHeaderTimeoutSecs, 0),
+		field.Above("router.body_read_timeout_secs", s.BodyReadTimeoutSecs, 0),
+		field.Above("router.write_idle_timeout_secs", s.WriteIdleTimeoutSecs, 0),
+		field.Above("router.idle_timeout_secs", s.IdleTimeoutSecs, 0),
+	)
+	for _, list := range []struct {
 		key  string
 		urls []string
 	}{{"worker_urls", c.WorkerURLs}, {"prefill", c.PrefillURLs}, {"decode", c.DecodeURLs}} {
-		for i, u := range l.urls {
-			if err := checkWorkerURL(u); err != nil {
-				bad(fmt.Sprintf("%s[%d]", l.key, i), "%v", err)
+		for i, u := range list.urls {
+			// field.HTTPURL has already reported a URL that is not http(s).
+			if field.HTTPURL("", u) != nil {
+				continue
+			}
+			if err := CheckWorkerURL(u); err != nil {
+				l.Add(fmt.Sprintf("router.%s[%d]", list.key, i), "%v", err)
 			}
 		}
 	}
-	return errs
 }
 
 // validEnvName reports whether s can only be a variable's name. A key
@@ -167,17 +160,19 @@ func checkRoutePattern(p string) error {
 	return nil
 }
 
-// checkWorkerURL accepts an http(s) URL with a host and an optional path,
+// CheckWorkerURL accepts an http(s) URL with a host and an optional path,
 // and nothing that could carry a secret or change what is requested: no
-// user info, query or fragment. The error never echoes user info.
-func checkWorkerURL(raw string) error {
+// user info, query or fragment. The error never echoes user info. The
+// router applies it to the config and to every URL added through its
+// admin routes.
+func CheckWorkerURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("not a URL (%q)", redactURL(raw))
+		return fmt.Errorf("not a URL (%q)", RedactURL(raw))
 	}
 	switch {
 	case u.User != nil:
-		return fmt.Errorf("must not carry user info (credentials): use worker_api_key_env (got %q)", redactURL(raw))
+		return fmt.Errorf("must not carry user info (credentials): use worker_api_key_env (got %q)", RedactURL(raw))
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("must be an http or https URL (got %q)", raw)
 	case u.Host == "" || u.Hostname() == "":
@@ -192,10 +187,10 @@ func checkWorkerURL(raw string) error {
 	return nil
 }
 
-// redactURL hides everything between "//" and the last "@" of the
+// RedactURL hides everything between "//" and the last "@" of the
 // authority: the whole user info, name included (a token is often sent as
 // the name alone).
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "//")
 	if !ok {
 		if strings.Contains(raw, "@") {
@@ -211,36 +206,4 @@ func redactURL(raw string) string {
 		return scheme + "//[redacted]@" + rest[at+1:]
 	}
 	return raw
-}
-
-// Secrets are the keys themselves, for callers that hold them (the CLI's
-// --api-key flags); they take precedence over the *_env settings and are
-// never part of Config, so they never reach a ledger row.
-type Secrets struct {
-	APIKey, AdminAPIKey, WorkerAPIKey string
-}
-
-// WithSecrets passes keys directly instead of through environment variables.
-func WithSecrets(s Secrets) Option { return func(o *options) { o.secrets = s } }
-
-// resolveSecrets fills each key from s, else from the variable the config
-// names; a named variable that is unset or empty is an error, so a router
-// meant to be keyed never starts open.
-func resolveSecrets(cfg SecurityConfig, s Secrets) (Secrets, error) {
-	var errs []error
-	get := func(direct *string, key, name string) {
-		if *direct != "" || name == "" {
-			return
-		}
-		v, ok := os.LookupEnv(name)
-		if !ok || v == "" {
-			errs = append(errs, &FieldError{Key: "router." + key, Message: "environment variable " + name + " is unset or empty"})
-			return
-		}
-		*direct = v
-	}
-	get(&s.APIKey, "api_key_env", cfg.APIKeyEnv)
-	get(&s.AdminAPIKey, "admin_api_key_env", cfg.AdminAPIKeyEnv)
-	get(&s.WorkerAPIKey, "worker_api_key_env", cfg.WorkerAPIKeyEnv)
-	return s, errors.Join(errs...)
 }

@@ -1,13 +1,16 @@
-package router
+package routerconfig
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
-	if err := DefaultConfig().Validate(); err != nil {
+	if err := Default().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 }
@@ -58,14 +61,14 @@ func TestValidateNamesYAMLKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			tc.mutate(&c)
 			err := c.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Validate() = %v, want it to contain %q", err, tc.want)
 			}
 			var fe *FieldError
-			if !errors.As(err, &fe) || !strings.HasPrefix(fe.Key, "router.") {
+			if !errors.As(err, &fe) || !strings.HasPrefix(fe.Path, "router.") {
 				t.Fatalf("error %v carries no FieldError with a router.* key", err)
 			}
 		})
@@ -73,10 +76,28 @@ func TestValidateNamesYAMLKeys(t *testing.T) {
 }
 
 func TestValidPDConfig(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	c.PDDisaggregation, c.KVConnector, c.PrefillPolicy, c.DecodePolicy = true, "nixl", "round_robin", "least_loaded"
 	c.PrefillURLs, c.DecodeURLs = []string{"http://127.0.0.1:1"}, []string{"http://127.0.0.1:2"}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Validate reports every problem at once, not the first one.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := Default()
+	c.Policy, c.Port, c.Retry.JitterFactor, c.HealthCheck.Endpoint = "fastest", -1, 2, "x"
+	var paths []string
+	for _, e := range field.Flatten(c.Validate()) {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			t.Fatalf("%v is not a *FieldError", e)
+		}
+		paths = append(paths, fe.Path)
+	}
+	want := []string{"router.port", "router.policy", "router.retry.jitter_factor", "router.health_check.endpoint"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("problems at %v, want %v", paths, want)
 	}
 }

@@ -1,0 +1,63 @@
+package adapter
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/stale"
+	"github.com/autoinfer/autoinfer/target/simtarget"
+)
+
+// identity is what the trial ran on and with, besides engine and router
+// configs: the row's comparison context (ledger.Identity).
+func (tr *trialRun) identity() (ledger.Identity, error) {
+	t := tr.t
+	id := ledger.Identity{TargetKind: t.Target.Kind, Hardware: t.Target.Hardware, Model: t.Topology.Engine.Model}
+	if so, ok := t.Target.Options.(*simtarget.Options); ok {
+		// The resolved coefficients, not the profile's name alone: an
+		// override or a recalibrated profile is other hardware.
+		p, err := simtarget.ResolveProfile(so.Profile, so.ProfileOverrides)
+		if err != nil {
+			return ledger.Identity{}, fmt.Errorf("resolving sim profile: %w", err)
+		}
+		coeffs, err := json.Marshal(p)
+		if err != nil {
+			return ledger.Identity{}, fmt.Errorf("encoding sim profile: %w", err)
+		}
+		id.Hardware, id.HardwareConfig = p.Name, coeffs
+	}
+	slo, err := json.Marshal(t.SLO)
+	if err != nil {
+		return ledger.Identity{}, fmt.Errorf("encoding slo: %w", err)
+	}
+	id.SLO = slo
+	if id.WorkloadHash, err = workloadHash(tr); err != nil {
+		return ledger.Identity{}, err
+	}
+	return id, nil
+}
+
+// workloadHash hashes everything that shapes the request stream the
+// driver sends: the workload section, the seed, the stream name (the
+// trial name before any matrix or variant suffix) and the warm-up count.
+// Equal hashes mean byte-identical traffic.
+func workloadHash(tr *trialRun) (string, error) {
+	doc, err := json.Marshal(struct {
+		Workload any    `json:"workload"`
+		Seed     int64  `json:"seed"`
+		Stream   string `json:"stream"`
+		Warmup   int    `json:"warmup"`
+	}{tr.t.Workload, tr.t.Seed, streamID(tr.t), tr.t.Warmup.Requests})
+	if err != nil {
+		return "", fmt.Errorf("encoding workload identity: %w", err)
+	}
+	c, err := stale.Canonical(doc)
+	if err != nil {
+		return "", fmt.Errorf("encoding workload identity: %w", err)
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:8]), nil
+}

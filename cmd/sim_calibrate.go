@@ -1,0 +1,93 @@
+package cmd
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
+)
+
+func newSimCalibrateCmd() *cobra.Command {
+	var vidur, out string
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Regenerate the step-model tables from vidur's profiling data",
+		Long: `Read microsoft/vidur's published per-operation GPU timings (the calibration
+bundle's compute/, network/, model_configs/ and extracts/) and write the
+compact tables the simulated engine's step model uses (tables_gen.go) and the
+rows the golden tests check them against (testdata/). The build never reads
+the bundle; run this only to recalibrate. See docs/sim.md.`,
+		Example: `  autoinfer sim calibrate --vidur ../shared/data/vidur --out target/sim/stepmodel`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if vidur == "" {
+				return usageErr("--vidur: the calibration bundle's directory is required")
+			}
+			if _, err := os.Stat(filepath.Join(vidur, "COLUMNS.md")); err != nil {
+				return usageErr("--vidur %s: not a vidur calibration bundle (no COLUMNS.md)", vidur)
+			}
+			if _, err := os.Stat(filepath.Join(out, "model.go")); err != nil {
+				return usageErr("--out %s: not the stepmodel package directory (no model.go)", out)
+			}
+			return runSimCalibrate(cmd, vidur, out)
+		},
+	}
+	cmd.Flags().StringVar(&vidur, "vidur", "", "directory of the vidur calibration bundle")
+	cmd.Flags().StringVar(&out, "out", filepath.Join("target", "sim", "stepmodel"), "the stepmodel package directory to write into")
+	return cmd
+}
+
+func runSimCalibrate(cmd *cobra.Command, dir, out string) error {
+	v, err := stepmodel.ReadVidur(dir)
+	if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("reading vidur data: %w", err))
+	}
+	c, err := stepmodel.Calibrate(v)
+	if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("calibrating: %w", err))
+	}
+	src, err := c.GoSource()
+	if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("rendering tables: %w", err))
+	}
+	var shipped []stepmodel.PairKey
+	for _, k := range slices.SortedFunc(maps.Keys(c.Linear), func(a, b stepmodel.PairKey) int {
+		if a.String() < b.String() {
+			return -1
+		}
+		return 1
+	}) {
+		g, err := stepmodel.LookupGPU(k.GPU)
+		if err == nil && stepmodel.Fits(v.Archs[k.Model], g, k.TP) {
+			shipped = append(shipped, k)
+		}
+	}
+	files := map[string][]byte{
+		"tables_gen.go":                         src,
+		"testdata/linear_heldout.csv":           c.HeldOutCSV(),
+		"testdata/attention_a100_llama3_8b.csv": stepmodel.AttentionCSV(v.Attention),
+		"testdata/vidur_grid.csv":               c.GridCSV(v, shipped),
+	}
+	if err := os.MkdirAll(filepath.Join(out, "testdata"), 0o755); err != nil {
+		return withCode(ExitInfra, err)
+	}
+	// Write every file beside its target first, then rename: a failure
+	// leaves the old tables whole.
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := os.WriteFile(filepath.Join(out, name+".tmp"), files[name], 0o644); err != nil {
+			return withCode(ExitInfra, fmt.Errorf("writing %s: %w", name, err))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := os.Rename(filepath.Join(out, name+".tmp"), filepath.Join(out, name)); err != nil {
+			return withCode(ExitInfra, fmt.Errorf("writing %s: %w", name, err))
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%d bytes)\n", filepath.Join(out, name), len(files[name]))
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package sim_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/simtest"
+)
+
+// lateClock is the time package with every timer firing late by lag: a host
+// too loaded to wake the engine on time.
+type lateClock struct {
+	sim.RealClock
+	lag time.Duration
+}
+
+func (c lateClock) NewTimer(d time.Duration) sim.Timer {
+	return lateTimer{c.RealClock.NewTimer(d + c.lag), c.lag}
+}
+
+type lateTimer struct {
+	sim.Timer
+	lag time.Duration
+}
+
+func (t lateTimer) Reset(d time.Duration) bool { return t.Timer.Reset(d + t.lag) }
+
+// Each step that ends 1 ms after its modelled end adds 1 ms of lag; the
+// worst step lags 1 ms; the modelled busy time is the sum of the modelled
+// steps, so lag/busy is the fraction a load generator should discount.
+func TestStepLagIsMeasuredAndExported(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const lag, tokens, plen = time.Millisecond, 10, 64
+		n := simtest.NewNetwork()
+		c := n.Client()
+		off := false
+		w := simtest.StartPipe(t, n, sim.Options{Profile: timing, Clock: lateClock{lag: lag},
+			Engine: engine.Config{EnablePrefixCaching: &off}})
+		code, raw := postVia(t, c, w.URL+"/v1/completions", map[string]any{"model": model,
+			"prompt": prompt(5, plen), "max_tokens": tokens, "ignore_eos": true, "temperature": 0})
+		if code != 200 {
+			t.Fatalf("completion: %d %s", code, raw)
+		}
+		synctest.Wait()
+		busy := timing.StepTime(plen, 0, 0)
+		for k := 1; k < tokens; k++ {
+			busy += timing.StepTime(0, 1, plen+k-1)
+		}
+		m := metrics(t, c, w.URL)
+		if got, want := m.Sum("autoinfer:sim_step_lag_seconds_total", nil), (tokens * lag).Seconds(); !near(got, want) {
+			t.Errorf("lag total %v s, want %v s (%d steps × %v)", got, want, tokens, lag)
+		}
+		if got := m.Sum("autoinfer:sim_step_lag_max_seconds", nil); !near(got, lag.Seconds()) {
+			t.Errorf("worst step lag %v s, want %v", got, lag.Seconds())
+		}
+		if got := m.Sum("autoinfer:sim_modelled_busy_seconds_total", map[string]string{"engine": "0"}); !near(got, busy.Seconds()) {
+			t.Errorf("modelled busy %v s, want %v", got, busy.Seconds())
+		}
+	})
+}
+
+// An engine on time reports no lag.
+func TestStepLagIsZeroOnTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		c := n.Client()
+		w := simtest.StartPipe(t, n, sim.Options{Profile: timing})
+		postVia(t, c, w.URL+"/v1/completions", map[string]any{"model": model, "prompt": "hi", "max_tokens": 5, "ignore_eos": true})
+		synctest.Wait()
+		m := metrics(t, c, w.URL)
+		if l := m.Sum("autoinfer:sim_step_lag_seconds_total", nil); l != 0 {
+			t.Errorf("lag %v s on the bubble's exact clock, want 0", l)
+		}
+		if b := m.Sum("autoinfer:sim_modelled_busy_seconds_total", nil); b == 0 {
+			t.Error("no modelled busy time after 5 steps")
+		}
+	})
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }

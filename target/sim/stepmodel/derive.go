@@ -1,0 +1,149 @@
+package stepmodel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Efficiency is how close one GPU's kernels come to its datasheet peaks,
+// fitted on measured linear-layer times. With it the linear layers of a model
+// or GPU without measurements are derived from the architecture: each GEMM
+// takes the smooth maximum of its memory time (weights and activations at
+// MemEff of the bandwidth) and its compute time (at ComputeEff of the bf16
+// peak), plus a fixed GEMMUs; the elementwise ops (norms, rotary embedding,
+// activation, residual add) take SmallUs each plus their bytes at SmallEff
+// of the bandwidth.
+type Efficiency struct {
+	MemEff     float64 `json:"mem_eff"`
+	ComputeEff float64 `json:"compute_eff"`
+	// Sharpness is the exponent of the smooth maximum (large: a hard
+	// roofline; small: the two times add up near the ridge).
+	Sharpness float64 `json:"sharpness"`
+	GEMMUs    float64 `json:"gemm_us"`
+	SmallUs   float64 `json:"small_us"`
+	SmallEff  float64 `json:"small_eff"`
+}
+
+// Precision is how many bytes a weight takes and which tensor-core peak
+// the GEMMs run at.
+type Precision struct {
+	WeightBytes float64 // 2: bf16/fp16, 1: fp8/int8, 0.5: 4-bit
+	FP8Compute  bool    // GEMMs at the fp8 peak
+}
+
+// BF16 is the precision vidur measured.
+var BF16 = Precision{WeightBytes: 2}
+
+// gemmMs is one GEMM of t tokens by a k×n weight on g; activations are
+// bf16.
+func (e Efficiency) gemmMs(g GPU, p Precision, t, k, n float64) float64 {
+	mem := (p.WeightBytes*k*n + 2*(t*k+t*n)) / (g.bytesPerMs() * e.MemEff)
+	peak := g.flopsPerMs()
+	if p.FP8Compute && g.FP8TFLOPS > 0 {
+		peak = g.FP8TFLOPS * 1e9
+	}
+	comp := 2 * t * k * n / (peak * e.ComputeEff)
+	x := e.Sharpness
+	return math.Pow(math.Pow(mem, x)+math.Pow(comp, x), 1/x) + e.GEMMUs/1e3
+}
+
+// LayerMs is the derived time of one transformer block's non-attention
+// operations for t tokens on one of tp GPUs (what vidur's mlp.csv measures).
+func (e Efficiency) LayerMs(a Arch, g GPU, tp int, t float64) float64 {
+	return e.layerMs(a, g, BF16, tp, t)
+}
+
+func (e Efficiency) layerMs(a Arch, g GPU, p Precision, tp int, t float64) float64 {
+	s := float64(tp)
+	d, q, kv := float64(a.Hidden), float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim)
+	inter, width := float64(a.Intermediate), float64(a.mlpWidth())
+	ms := e.gemmMs(g, p, t, d, (q+2*kv)/s) + e.gemmMs(g, p, t, q/s, d) +
+		e.gemmMs(g, p, t, d, width/s) + e.gemmMs(g, p, t, inter/s, d)
+	// Elementwise bytes per token: two norms (read and write d), rotary on
+	// q and k, the activation (read the up output, write the intermediate),
+	// the residual add (two reads, one write), all bf16.
+	small := 2*(2*d) + 2*(q+kv)/s + (width+inter)/s + 3*d
+	return ms + 5*e.SmallUs/1e3 + 2*small*t/(g.bytesPerMs()*e.SmallEff)
+}
+
+// LMHeadMs is the LM head GEMM over the hidden states of seqs sequences
+// (vLLM computes logits only where it samples), its vocabulary split over tp
+// GPUs.
+func (e Efficiency) LMHeadMs(a Arch, g GPU, tp, seqs int) float64 {
+	if seqs == 0 {
+		return 0
+	}
+	return e.gemmMs(g, BF16, float64(seqs), float64(a.Hidden), float64(a.Vocab)/float64(tp))
+}
+
+// Validate reports efficiencies outside (0, 1] and negative latencies.
+func (e Efficiency) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"mem_eff", e.MemEff}, {"compute_eff", e.ComputeEff}, {"small_eff", e.SmallEff}} {
+		if !(f.v > 0 && f.v <= 1) {
+			errs = append(errs, fmt.Errorf("%s: must be in (0, 1], got %v", f.name, f.v))
+		}
+	}
+	if !(e.Sharpness >= 1) {
+		errs = append(errs, fmt.Errorf("sharpness: must be >= 1, got %v", e.Sharpness))
+	}
+	if !(e.GEMMUs >= 0) || !(e.SmallUs >= 0) {
+		errs = append(errs, fmt.Errorf("gemm_us, small_us: must be >= 0, got %v, %v", e.GEMMUs, e.SmallUs))
+	}
+	return errors.Join(errs...)
+}
+
+// LinearSample is one measured linear-layer time for the efficiency fit.
+type LinearSample struct {
+	Arch Arch
+	TP   int
+	T    float64
+	Ms   float64
+}
+
+// FitEfficiency fits g's efficiencies to samples, minimising the mean
+// squared relative error.
+func FitEfficiency(g GPU, samples []LinearSample) (Efficiency, error) {
+	if len(samples) == 0 {
+		return Efficiency{}, errors.New("fitting efficiencies: no samples")
+	}
+	// Parameters are searched in an unconstrained space: logits for the
+	// fractions, logs for the rest.
+	decode := func(x []float64) Efficiency {
+		return Efficiency{MemEff: sigmoid(x[0]), ComputeEff: sigmoid(x[1]), Sharpness: 1 + math.Exp(x[2]),
+			GEMMUs: math.Exp(x[3]), SmallUs: math.Exp(x[4]), SmallEff: sigmoid(x[5])}
+	}
+	loss := func(x []float64) float64 {
+		e := decode(x)
+		sum := 0.0
+		for _, s := range samples {
+			r := e.LayerMs(s.Arch, g, s.TP, s.T)/s.Ms - 1
+			sum += r * r
+		}
+		return sum / float64(len(samples))
+	}
+	x0 := []float64{logit(0.7), logit(0.6), math.Log(2), math.Log(3), math.Log(3), logit(0.5)}
+	res, err := optimize.Minimize(optimize.Problem{Func: loss}, x0,
+		&optimize.Settings{FuncEvaluations: 20000, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 200}},
+		&optimize.NelderMead{})
+	if err != nil && res == nil {
+		return Efficiency{}, fmt.Errorf("fitting efficiencies: %w", err)
+	}
+	// Restart once from the optimum: Nelder-Mead stalls on flat ridges.
+	res2, err := optimize.Minimize(optimize.Problem{Func: loss}, res.X,
+		&optimize.Settings{FuncEvaluations: 20000, Converger: &optimize.FunctionConverge{Absolute: 1e-12, Iterations: 200}},
+		&optimize.NelderMead{})
+	if err == nil || res2 != nil {
+		res = res2
+	}
+	return decode(res.X), nil
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+func logit(p float64) float64   { return math.Log(p / (1 - p)) }
