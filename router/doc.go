@@ -83,9 +83,10 @@
 //
 // # Exposure
 //
-// security_config.go holds what makes a router safe to expose (keys by
-// environment variable name, pass-through allowlist, body memory, run-id
-// cap, timeouts) and the worker-URL rules; auth.go checks keys per route
+// routerconfig/security.go holds the settings that make a router safe to
+// expose (keys by environment variable name, pass-through allowlist, body
+// memory, run-id cap, timeouts) and the worker-URL rules; secrets.go
+// resolves the keys themselves (never part of Config); auth.go checks keys per route
 // (public probes, client routes, observability, admin) and strips client
 // credentials before anything reaches a worker, which gets the router's own
 // worker key instead. serve.go warns when the router listens beyond
