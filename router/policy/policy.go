@@ -77,6 +77,13 @@ type Sizer interface {
 	Sizes() map[string]int
 }
 
+// MemoryHolder reports the bytes a policy's state holds (cache_aware: its
+// tree, the quantity max_tree_size bounds), exported as
+// vllm_router_tree_bytes.
+type MemoryHolder interface {
+	HeldBytes() int
+}
+
 // Rand is the randomness a policy draws from. Implementations must be safe
 // for concurrent use.
 type Rand interface {
@@ -88,7 +95,9 @@ type Params struct {
 	CacheThreshold      float64
 	BalanceAbsThreshold int
 	BalanceRelThreshold float64
-	MaxTreeSize         int
+	// MaxTreeSize bounds the bytes cache_aware's tree holds: text, nodes
+	// and entries together, over every target and model.
+	MaxTreeSize int
 }
 
 // Policy names.
