@@ -49,11 +49,13 @@ func dropHop(h http.Header) {
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// relayBody copies src to the client chunk by chunk, flushing each one as it
-// arrives so streams are never held back; tap (may be nil) sees every chunk.
-// It reports a read error from the worker and a write error to the client
-// separately.
-func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap) (readErr, writeErr error) {
+// relayBody copies src to the client chunk by chunk; tap (may be nil) sees
+// every chunk. With flush set every chunk is flushed as it arrives, so
+// streams are never held back; a body whose length the worker announced is
+// not a stream, and net/http sends it with the headers in one write when
+// the handler returns. It reports a read error from the worker and a write
+// error to the client separately.
+func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, flush bool) (readErr, writeErr error) {
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -67,8 +69,10 @@ func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap) (readErr, wr
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return nil, werr
 			}
-			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
-				return nil, ferr
+			if flush {
+				if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+					return nil, ferr
+				}
 			}
 		}
 		switch {

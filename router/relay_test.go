@@ -46,7 +46,7 @@ var (
 func relayEvents(t testing.TB, n int) (*discardWriter, *usageTap) {
 	w := &discardWriter{h: http.Header{}}
 	tap := newUsageTap("text/event-stream")
-	if rerr, werr := relayBody(w, &eventSource{ev: vllmEvent, last: lastEvent, n: n}, tap); rerr != nil || werr != nil {
+	if rerr, werr := relayBody(w, &eventSource{ev: vllmEvent, last: lastEvent, n: n}, tap, true); rerr != nil || werr != nil {
 		t.Fatalf("relay: %v %v", rerr, werr)
 	}
 	return w, tap
@@ -100,5 +100,18 @@ func BenchmarkStreamRelay(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		relayEvents(b, 100)
+	}
+}
+
+// TestRelayFlushesOnlyWhenAsked: a body of announced length is relayed
+// whole without a flush per chunk (net/http sends it with the headers).
+func TestRelayFlushesOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	w := &discardWriter{h: http.Header{}}
+	if rerr, werr := relayBody(w, &eventSource{ev: vllmEvent, last: lastEvent, n: 5}, nil, false); rerr != nil || werr != nil {
+		t.Fatalf("relay: %v %v", rerr, werr)
+	}
+	if w.flushes != 0 || w.n != 5*len(vllmEvent)+len(lastEvent) {
+		t.Fatalf("relayed %d bytes with %d flushes, want all bytes and none", w.n, w.flushes)
 	}
 }
