@@ -106,7 +106,7 @@ bench:
 # process, loaded by wrk; it prints CPU per request and requests/s as ratios
 # to nginx (docs/router.md, "Performance").
 bench-peers:
-	@for p in nginx:nginx haproxy:haproxy wrk:wrk; do command -v $${p%%:*} >/dev/null 2>&1 || missing="$$missing $${p#*:}"; done; \
+	@for p in nginx haproxy wrk; do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 		if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
 	$(GO) test -run '^$$' -bench ProxyOverhead -benchtime 1x -timeout 30m ./router/proxybench/
 

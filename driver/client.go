@@ -102,28 +102,40 @@ func (x *exchange) fail(typ, format string, args ...any) {
 // role-only or empty-text one), each later such event adds an ITL, and the
 // last one ends E2EL, as vllm bench serve measures.
 func do(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) *exchange {
+	x, resp := send(ctx, client, url, body, header, now)
+	if resp != nil {
+		defer resp.Body.Close()
+		x.readEvents(ctx, resp.Body, now)
+	}
+	return x
+}
+
+// send posts one request and reads the answer's status. An error answer is
+// read and recorded whole; for a 200 the response comes back with its
+// events unread, and the caller must read (readEvents) and close it.
+func send(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) (*exchange, *http.Response) {
 	x := &exchange{}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		x.fail(errTransport, "building request: %v", err)
-		return x
+		return x, nil
 	}
 	req.Header = header
 	if ctx.Err() != nil {
 		// The run ended between dispatch and here: nothing leaves, so no
 		// send time is recorded and the request counts as unsent.
 		x.fail(classify(ctx, errCancelled), "not sent: %v", context.Cause(ctx))
-		return x
+		return x, nil
 	}
 	x.send = now()
 	resp, err := client.Do(req)
 	if err != nil {
 		x.fail(classify(ctx, errTransport), "%v", err)
-		return x
+		return x, nil
 	}
-	defer resp.Body.Close()
 	x.status = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		typ, msg := parseError(b)
 		if typ == "" {
@@ -133,10 +145,9 @@ func do(ctx context.Context, client *http.Client, url string, body []byte, heade
 		}
 		x.fail(typ, "HTTP %d: %s", resp.StatusCode, msg)
 		x.detail = msg
-		return x
+		return x, nil
 	}
-	x.readEvents(ctx, resp.Body, now)
-	return x
+	return x, resp
 }
 
 // readEvents reads SSE data lines until [DONE] or the end of the body.

@@ -48,9 +48,15 @@ func (e *NotReadyError) what() string {
 //   - nothing (refused, reset, no answer in time): retried every
 //     readyRetryInterval until cfg.ReadyCheckTimeout, then NotReadyError.
 //
+// The verdict is known from the status line: a 200 is ready whatever its
+// stream holds. So the check returns as soon as a 200 arrives and its
+// stream is read to the end in the background, as the warm-up request it
+// is; done closes when it has ended, and the caller must wait for it before
+// measuring. The rest of the warm-up thus starts one generation earlier.
+//
 // vllm retries every failure until its timeout; autoinfer retries only
 // while nothing answers, so a live server that sheds load is measured.
-func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string, req Request, header http.Header) error {
+func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string, req Request, header http.Header) (done <-chan struct{}, err error) {
 	deadline := time.Now().Add(cfg.ReadyCheckTimeout)
 	if req.Session != "" {
 		header.Set(cfg.SessionHeader, req.Session)
@@ -66,30 +72,44 @@ func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string
 			attempt = t
 		}
 		actx, cancel := context.WithDeadline(ctx, attempt)
-		x := do(actx, client, url, req.Body, header, time.Now)
+		x, resp := send(actx, client, url, req.Body, header, time.Now)
+		if resp != nil {
+			streamed := make(chan struct{})
+			go func() {
+				defer close(streamed)
+				defer cancel()
+				defer resp.Body.Close()
+				x.readEvents(actx, resp.Body, time.Now)
+			}()
+			return streamed, nil
+		}
 		cancel()
 		switch {
-		case x.errType == "":
-			return nil
 		case ctx.Err() != nil:
-			return fmt.Errorf("ready check: %w", ctx.Err())
+			return nil, fmt.Errorf("ready check: %w", ctx.Err())
 		case x.status >= 400 && x.status < 500:
-			return &NotReadyError{Status: x.status, Type: x.errType, Message: x.detail}
+			return nil, &NotReadyError{Status: x.status, Type: x.errType, Message: x.detail}
 		case x.status != 0:
-			return nil // a live server's 5xx or broken stream: measured, not a readiness problem
+			return closed(), nil // a live server's 5xx: measured, not a readiness problem
 		}
 		if !time.Now().Add(readyRetryInterval).Before(deadline) {
 			msg := x.detail
 			if msg == "" {
 				msg = x.errMsg
 			}
-			return &NotReadyError{Status: x.status, Type: x.errType, Message: msg, TimedOut: cfg.ReadyCheckTimeout}
+			return nil, &NotReadyError{Status: x.status, Type: x.errType, Message: msg, TimedOut: cfg.ReadyCheckTimeout}
 		}
 		retry.Reset(readyRetryInterval)
 		select {
 		case <-retry.C:
 		case <-ctx.Done():
-			return fmt.Errorf("ready check: %w", ctx.Err())
+			return nil, fmt.Errorf("ready check: %w", ctx.Err())
 		}
 	}
+}
+
+func closed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }

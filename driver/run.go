@@ -77,6 +77,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	res := &Result{}
 	warmup := st.Warmup
+	readyStream := closed()
 	if cfg.ReadyCheckTimeout > 0 {
 		// The first warm-up request doubles as the ready check, so the
 		// server sees no request beyond the warm-up and the measured ones.
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		if len(warmup) > 0 {
 			ready, warmup = warmup[0], warmup[1:]
 		}
-		if err := readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
+		if readyStream, err = readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
 			return nil, err
 		}
 	}
@@ -96,9 +97,10 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 				res.WarmupFailed++
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("warm-up: %w", err)
-		}
+	}
+	<-readyStream // it ends with ctx at the latest
+	if err := ctx.Err(); err != nil && len(warmup) > 0 {
+		return res, fmt.Errorf("warm-up: %w", err)
 	}
 	m := newPhase(phaseMeasured, st.Requests)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
