@@ -105,10 +105,13 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	m := newPhase(phaseMeasured, st.Requests)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
+	sched := metrics.SampleSched()
 	m.run(ctx)
 	duration := m.since()
+	schedP99 := metrics.SampleSched().P99MsSince(sched)
 	res.Requests = m.records
-	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles})
+	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
+		SchedP99Ms: schedP99})
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
 	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
