@@ -69,15 +69,8 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 		return reject(w, apiErr)
 	}
 	in.body = body
-	switch kind {
-	case kindInference:
-		model, text, apiErr := parseOpenAI(body)
-		if apiErr != nil {
-			return reject(w, apiErr)
-		}
-		in.policy = policy.Request{Model: model, Text: text, HashKey: hashKey(req, body)}
-	case kindPassthrough:
-		in.policy = policy.Request{HashKey: hashKey(req, body)}
+	if in.policy, apiErr = r.describe(req, body, kind); apiErr != nil {
+		return reject(w, apiErr)
 	}
 
 	release, err := r.limiter.acquire(req.Context())

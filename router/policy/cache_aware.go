@@ -37,11 +37,15 @@ var (
 	_ Evicter      = (*cacheAware)(nil)
 	_ Sizer        = (*cacheAware)(nil)
 	_ MemoryHolder = (*cacheAware)(nil)
+	_ Needer       = (*cacheAware)(nil)
 )
 
 func newCacheAware(p Params) *cacheAware { return &cacheAware{p: p, tree: newRadix()} }
 
 func (*cacheAware) Name() string { return CacheAware }
+
+// Needs reports that cache_aware matches the model's prompt text.
+func (*cacheAware) Needs() Needs { return Needs{Text: true} }
 
 func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 	if len(cands) == 0 {

@@ -23,11 +23,17 @@ type consistentHash struct {
 	ring *ring // cached for the last candidate set
 }
 
-var _ Policy = (*consistentHash)(nil)
+var (
+	_ Policy = (*consistentHash)(nil)
+	_ Needer = (*consistentHash)(nil)
+)
 
 func newConsistentHash() *consistentHash { return &consistentHash{} }
 
 func (*consistentHash) Name() string { return ConsistentHash }
+
+// Needs reports that consistent_hash places the request's hash key.
+func (*consistentHash) Needs() Needs { return Needs{HashKey: true} }
 
 func (p *consistentHash) Pick(req Request, cands []Candidate) (Decision, bool) {
 	if len(cands) == 0 {

@@ -58,6 +58,21 @@ type Policy interface {
 	Pick(req Request, cands []Candidate) (d Decision, ok bool)
 }
 
+// Needs says which request fields a policy reads. The router fills in only
+// what some policy of it reads: extracting the prompt text costs more than
+// routing on it, so a policy that does not read the text must not pay for
+// it on every request.
+type Needs struct {
+	Text    bool // Model and Text (cache_aware)
+	HashKey bool // HashKey (consistent_hash)
+}
+
+// Needer is implemented by policies that read request fields; a policy
+// without it reads none, and sees a zero Request.
+type Needer interface {
+	Needs() Needs
+}
+
 // Forgetter is implemented by policies that keep per-target state (the
 // cache_aware tree). The router calls Forget when a target leaves the pool
 // or becomes unhealthy.
