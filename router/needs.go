@@ -58,7 +58,7 @@ func startsObject(body []byte) bool {
 // without allocating; only a rejected body is decoded again, for the
 // message.
 func checkJSONObject(body []byte) *apiError {
-	if startsObject(body) && json.Valid(body) {
+	if startsObject(body) && validJSON(body) {
 		return nil
 	}
 	var obj map[string]json.RawMessage
