@@ -16,18 +16,17 @@ const maxJSONDepth = 10000
 // which it skips in a tight loop where encoding/json's scanner calls a
 // state function per byte.
 func validJSON(b []byte) bool {
-	var stack [64]byte
-	v := jsonValidator{b: b, stack: stack[:0]}
+	v := jsonValidator{b: b}
 	v.ws()
 	if !v.value() {
 		return false
 	}
-	for len(v.stack) > 0 {
+	for v.depth > 0 {
 		v.ws()
 		if v.i >= len(v.b) {
 			return false
 		}
-		top := v.stack[len(v.stack)-1]
+		top := v.top()
 		switch c := v.b[v.i]; {
 		case c == ',':
 			v.i++
@@ -40,7 +39,7 @@ func validJSON(b []byte) bool {
 			}
 		case c == '}' && top == '{', c == ']' && top == '[':
 			v.i++
-			v.stack = v.stack[:len(v.stack)-1]
+			v.pop()
 		default:
 			return false
 		}
@@ -49,11 +48,38 @@ func validJSON(b []byte) bool {
 	return v.i == len(v.b)
 }
 
-// jsonValidator is validJSON's cursor and the stack of open containers.
+// jsonValidator is validJSON's cursor and the stack of open containers
+// ('{' or '['): the first 64 levels in an array inside the validator (no
+// allocation), deeper ones in a slice.
 type jsonValidator struct {
 	b     []byte
 	i     int
-	stack []byte
+	depth int
+	small [64]byte
+	deep  []byte
+}
+
+func (v *jsonValidator) push(c byte) {
+	if v.depth < len(v.small) {
+		v.small[v.depth] = c
+	} else {
+		v.deep = append(v.deep, c)
+	}
+	v.depth++
+}
+
+func (v *jsonValidator) top() byte {
+	if v.depth <= len(v.small) {
+		return v.small[v.depth-1]
+	}
+	return v.deep[v.depth-1-len(v.small)]
+}
+
+func (v *jsonValidator) pop() {
+	v.depth--
+	if v.depth >= len(v.small) {
+		v.deep = v.deep[:v.depth-len(v.small)]
+	}
 }
 
 func (v *jsonValidator) ws() {
@@ -79,7 +105,7 @@ func (v *jsonValidator) value() bool {
 		case '{', '[':
 			// An empty container counts towards the depth too, as in
 			// encoding/json.
-			if len(v.stack) >= maxJSONDepth {
+			if v.depth >= maxJSONDepth {
 				return false
 			}
 		}
@@ -94,7 +120,7 @@ func (v *jsonValidator) value() bool {
 			if !v.key() {
 				return false
 			}
-			v.stack = append(v.stack, '{')
+			v.push('{')
 		case '[':
 			v.i++
 			v.ws()
@@ -102,7 +128,7 @@ func (v *jsonValidator) value() bool {
 				v.i++
 				return true
 			}
-			v.stack = append(v.stack, '[')
+			v.push('[')
 		case '"':
 			return v.str()
 		case 't':

@@ -77,3 +77,10 @@ func BenchmarkValidJSON(b *testing.B) {
 		})
 	}
 }
+
+func TestValidJSONDoesNotAllocate(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x\\n", 500) + `"}],"n":[1,2.5e3,{"a":null}]}`)
+	if n := testing.AllocsPerRun(100, func() { validJSON(body) }); n != 0 {
+		t.Errorf("validJSON allocates %.0f times per call", n)
+	}
+}
