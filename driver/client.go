@@ -113,18 +113,18 @@ func (x *exchange) fail(typ, format string, args ...any) {
 // role-only or empty-text one), each later such event adds an ITL, and the
 // last one ends E2EL, as vllm bench serve measures.
 func do(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) *exchange {
-	x, resp := send(ctx, client, url, body, header, now)
-	if resp != nil {
-		defer resp.Body.Close()
-		x.readEvents(ctx, resp.Body, now)
+	x, events := send(ctx, client, url, body, header, now)
+	if events != nil {
+		defer events.Close()
+		x.readEvents(ctx, events, now)
 	}
 	return x
 }
 
 // send posts one request and reads the answer's status. An error answer is
-// read and recorded whole; for a 200 the response comes back with its
-// events unread, and the caller must read (readEvents) and close it.
-func send(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) (*exchange, *http.Response) {
+// read and recorded whole; for a 200 the body comes back with its events
+// unread, and the caller must read (readEvents) and close it.
+func send(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) (*exchange, io.ReadCloser) {
 	x := &exchange{}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -158,7 +158,7 @@ func send(ctx context.Context, client *http.Client, url string, body []byte, hea
 		x.detail = msg
 		return x, nil
 	}
-	return x, resp
+	return x, resp.Body
 }
 
 // countingReader counts the reads that reach the connection.

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
@@ -72,16 +73,9 @@ func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string
 			attempt = t
 		}
 		actx, cancel := context.WithDeadline(ctx, attempt)
-		x, resp := send(actx, client, url, req.Body, header, time.Now)
-		if resp != nil {
-			streamed := make(chan struct{})
-			go func() {
-				defer close(streamed)
-				defer cancel()
-				defer resp.Body.Close()
-				x.readEvents(actx, resp.Body, time.Now)
-			}()
-			return streamed, nil
+		x, events := send(actx, client, url, req.Body, header, time.Now)
+		if events != nil {
+			return readInBackground(actx, cancel, x, events), nil
 		}
 		cancel()
 		switch {
@@ -106,6 +100,19 @@ func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string
 			return nil, fmt.Errorf("ready check: %w", ctx.Err())
 		}
 	}
+}
+
+// readInBackground reads the rest of a ready answer's stream, then closes
+// it and cancels its context; the channel closes when it is done.
+func readInBackground(ctx context.Context, cancel context.CancelFunc, x *exchange, body io.ReadCloser) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel()
+		defer body.Close()
+		x.readEvents(ctx, body, time.Now)
+	}()
+	return done
 }
 
 func closed() <-chan struct{} {

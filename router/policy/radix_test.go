@@ -185,9 +185,9 @@ func TestRadixEvictionKeepsInvariants(t *testing.T) {
 	}
 }
 
-// prompts yields n distinct prompts of about 2k tokens (8000 bytes), cut
+// prompts yields distinct prompts of about 2k tokens (8000 bytes), cut
 // from one random buffer so generating them costs next to nothing.
-func prompts(n int) func(i int) string {
+func prompts() func(i int) string {
 	rnd := rand.New(rand.NewPCG(7, 8))
 	buf := make([]byte, 1<<20)
 	for i := range buf {
@@ -211,7 +211,7 @@ func TestCacheAwareHeapBoundedByCap(t *testing.T) {
 		n = 5_000
 	}
 	const limit = 1 << 26 // router.DefaultMaxTreeSize
-	next := prompts(n)
+	next := prompts()
 	heap := func() uint64 {
 		runtime.GC()
 		runtime.GC()
@@ -257,7 +257,7 @@ func TestCacheAwareHeapBoundedByCap(t *testing.T) {
 //	go test -run '^$' -bench PickEvicting -benchtime 20000x ./router/policy/
 func BenchmarkCacheAwarePickEvicting(b *testing.B) {
 	const limit = 1 << 26
-	next := prompts(1 << 30)
+	next := prompts()
 	p := newCacheAware(Params{CacheThreshold: 0.3, BalanceAbsThreshold: 64, BalanceRelThreshold: 1.5, MaxTreeSize: limit})
 	cands := ids(8)
 	i := 0

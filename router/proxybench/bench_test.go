@@ -50,7 +50,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		dur = time.Duration(n) * time.Second
 	}
 	upAddr := freeAddr(b)
-	direct := start(b, "direct", "http://"+upAddr, "/health", self(ctx, b, "upstream", upAddr))
+	direct := start(b, "direct", "http://"+upAddr, self(ctx, b, "upstream", upAddr))
 	targets := []*proc{direct}
 	var missing []string
 	for _, name := range []string{"router", "nginx", "haproxy", "httputil"} {

@@ -36,8 +36,8 @@ func freeAddr(tb testing.TB) string {
 }
 
 // start runs cmd until the benchmark ends (SIGTERM, then a kill after 5 s)
-// and waits until base+ready answers 200.
-func start(tb testing.TB, name, base, ready string, cmd *exec.Cmd) *proc {
+// and waits until base/health answers 200 (through a proxy: the upstream's).
+func start(tb testing.TB, name, base string, cmd *exec.Cmd) *proc {
 	tb.Helper()
 	p := &proc{name: name, base: base, log: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
@@ -53,7 +53,7 @@ func start(tb testing.TB, name, base, ready string, cmd *exec.Cmd) *proc {
 		_ = cmd.Cancel()
 		<-exited
 	})
-	if err := waitReady(base+ready, exited); err != nil {
+	if err := waitReady(base+"/health", exited); err != nil {
 		tb.Fatalf("%s: %v\n%s", name, err, p.log)
 	}
 	return p
@@ -147,9 +147,9 @@ func peer(ctx context.Context, tb testing.TB, name, upstream string) (p *proc, o
 	dir := tb.TempDir()
 	switch name {
 	case "router":
-		return start(tb, name, base, "/health", self(ctx, tb, "router", addr, "http://"+upstream, "round_robin")), true
+		return start(tb, name, base, self(ctx, tb, "router", addr, "http://"+upstream, "round_robin")), true
 	case "httputil":
-		return start(tb, name, base, "/health", self(ctx, tb, "reverseproxy", addr, "http://"+upstream)), true
+		return start(tb, name, base, self(ctx, tb, "reverseproxy", addr, "http://"+upstream)), true
 	case "nginx":
 		bin, err := exec.LookPath("nginx")
 		if err != nil {
@@ -159,7 +159,7 @@ func peer(ctx context.Context, tb testing.TB, name, upstream string) (p *proc, o
 		if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, upstream, addr), 0o600); err != nil {
 			tb.Fatal(err)
 		}
-		return start(tb, name, base, "/health", exec.CommandContext(ctx, bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)), true
+		return start(tb, name, base, exec.CommandContext(ctx, bin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf)), true
 	case "haproxy":
 		bin, err := exec.LookPath("haproxy")
 		if err != nil {
@@ -169,7 +169,7 @@ func peer(ctx context.Context, tb testing.TB, name, upstream string) (p *proc, o
 		if err := os.WriteFile(conf, fmt.Appendf(nil, haproxyConf, upstream, addr), 0o600); err != nil {
 			tb.Fatal(err)
 		}
-		return start(tb, name, base, "/health", exec.CommandContext(ctx, bin, "-db", "-f", conf)), true
+		return start(tb, name, base, exec.CommandContext(ctx, bin, "-db", "-f", conf)), true
 	}
 	tb.Fatalf("unknown peer %q", name)
 	return nil, false
