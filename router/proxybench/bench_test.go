@@ -35,7 +35,9 @@ type scenario struct {
 // the per-run ratio) and the load average around the run: the machines are
 // shared, so absolute figures move with other work while ratios taken
 // side by side in one run hold better. AUTOINFER_PROXYBENCH_SECONDS sets the
-// length of each load (default 3).
+// length of each load (default 3); AUTOINFER_PROXYBENCH_BASE=path adds the
+// router of another build of this package (go test -c ./router/proxybench
+// in a checkout of the base) as the peer router_base.
 //
 //	make bench-peers   # installs nginx, haproxy, wrk; then runs:
 //	go test -run '^$' -bench ProxyOverhead -benchtime 1x ./router/proxybench/
@@ -53,10 +55,10 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	direct := start(b, "direct", "http://"+upAddr, self(ctx, b, "upstream", upAddr))
 	targets := []*proc{direct}
 	var missing []string
-	for _, name := range []string{"router", "nginx", "haproxy", "httputil"} {
+	for _, name := range []string{"router", "router_base", "nginx", "haproxy", "httputil"} {
 		if p, ok := peer(ctx, b, name, upAddr); ok {
 			targets = append(targets, p)
-		} else {
+		} else if name != "router_base" {
 			missing = append(missing, name)
 		}
 	}
@@ -121,13 +123,13 @@ func report(b *testing.B, targets []*proc, scenarios []scenario, samples map[str
 		return median(rs)
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%-9s", "target")
+	fmt.Fprintf(&sb, "\n%-11s", "target")
 	for _, sc := range scenarios {
 		fmt.Fprintf(&sb, " %14s %12s", sc.name+" cpu/req", "req/s")
 	}
 	fmt.Fprintf(&sb, " %14s\n", "added TTFB")
 	for _, t := range targets {
-		fmt.Fprintf(&sb, "%-9s", t.name)
+		fmt.Fprintf(&sb, "%-11s", t.name)
 		for _, sc := range scenarios {
 			ss := samples[sc.name][t.name]
 			var cpu, rps []float64
@@ -159,7 +161,7 @@ func report(b *testing.B, targets []*proc, scenarios []scenario, samples map[str
 			rpsR := ratio(func(run int) float64 {
 				return samples[sc.name][t.name][run].rps() / samples[sc.name]["nginx"][run].rps()
 			})
-			fmt.Fprintf(&sb, "  %-9s %-10s cpu/req %.2f×  req/s %.2f×\n", t.name, sc.name, cpuR, rpsR)
+			fmt.Fprintf(&sb, "  %-11s %-10s cpu/req %.2f×  req/s %.2f×\n", t.name, sc.name, cpuR, rpsR)
 			if t.name == "router" {
 				b.ReportMetric(cpuR, "router_cpu_vs_nginx_"+sc.name)
 				b.ReportMetric(rpsR, "router_rps_vs_nginx_"+sc.name)
@@ -168,7 +170,7 @@ func report(b *testing.B, targets []*proc, scenarios []scenario, samples map[str
 		ttfbR := ratio(func(run int) float64 {
 			return float64(addedTTFB(t.name, run)) / float64(max(addedTTFB("nginx", run), time.Microsecond))
 		})
-		fmt.Fprintf(&sb, "  %-9s added streaming TTFB %.2f×\n", t.name, ttfbR)
+		fmt.Fprintf(&sb, "  %-11s added streaming TTFB %.2f×\n", t.name, ttfbR)
 		if t.name == "router" {
 			b.ReportMetric(ttfbR, "router_added_ttfb_vs_nginx")
 		}

@@ -138,6 +138,10 @@ backend be
 	server w1 %[1]s
 `
 
+// baseBinaryEnv names a test binary of this package built from another
+// tree (go test -c); its router is measured as the peer "router_base".
+const baseBinaryEnv = "AUTOINFER_PROXYBENCH_BASE"
+
 // peer starts the named peer in front of upstream (host:port); ok is false
 // when its program is not installed.
 func peer(ctx context.Context, tb testing.TB, name, upstream string) (p *proc, ok bool) {
@@ -148,6 +152,16 @@ func peer(ctx context.Context, tb testing.TB, name, upstream string) (p *proc, o
 	switch name {
 	case "router":
 		return start(tb, name, base, self(ctx, tb, "router", addr, "http://"+upstream, "round_robin")), true
+	case "router_base":
+		// Another build of this benchmark (say, of the main branch) plays
+		// the router, so a change is measured against its base in one run.
+		bin := os.Getenv(baseBinaryEnv)
+		if bin == "" {
+			return nil, false
+		}
+		cmd := exec.CommandContext(ctx, bin, "-test.run=^$")
+		cmd.Env = append(os.Environ(), roleEnv+"=router", roleArgsEnv+"="+strings.Join([]string{addr, "http://" + upstream, "round_robin"}, " "))
+		return start(tb, name, base, cmd), true
 	case "httputil":
 		return start(tb, name, base, self(ctx, tb, "reverseproxy", addr, "http://"+upstream)), true
 	case "nginx":
