@@ -105,16 +105,22 @@ fuzz:
 # reports ratios measured within one run (the machines are shared and noisy).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./target/sim/
-	$(GO) test -run '^$$' -bench Overhead -benchtime 2000x ./router/
+	$(GO) test -run '^$$' -bench 'PoolPick|StreamRelay' -benchmem ./router/
+	$(GO) test -run '^$$' -bench PickEvicting -benchtime 20000x ./router/policy/
+	$(GO) test -run '^$$' -bench ProxyOverhead -benchtime 1x ./router/proxybench/
 	$(GO) test -run '^$$' -bench DriverVsSim -benchtime 3000x ./driver/
 	$(GO) test -run '^$$' -bench SweepKnee -benchtime 1x ./driver/sweep/
 	$(GO) test -run '^$$' -bench Pareto100k -benchtime 1x ./ledger/
 
-# bench-peers installs nginx (Debian package) so the router overhead benchmark
-# also measures nginx as a reverse proxy in front of the same worker.
+# bench-peers installs the Debian packages nginx, haproxy and wrk, then runs
+# the proxy-overhead benchmark: the router, nginx, HAProxy and a bare
+# httputil.ReverseProxy in front of one trivial upstream, each in its own
+# process, loaded by wrk; it prints CPU per request and requests/s as ratios
+# to nginx (docs/router.md, "Performance").
 bench-peers:
-	@command -v nginx >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq nginx >/dev/null; }
-	$(GO) test -run '^$$' -bench Overhead -benchtime 2000x ./router/
+	@for p in nginx haproxy wrk; do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+		if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
+	$(GO) test -run '^$$' -bench ProxyOverhead -benchtime 1x -timeout 30m ./router/proxybench/
 
 clean:
 	rm -rf bin

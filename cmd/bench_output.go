@@ -69,6 +69,11 @@ func printResults(w io.Writer, res *driver.Result, metricList, percentiles strin
 	line("Mean schedule delay (ms):", s.MeanScheduleDelayMs)
 	line("P99 schedule delay (ms):", s.P99ScheduleDelayMs)
 	line("Max schedule delay (ms):", s.MaxScheduleDelayMs)
+	line("ITLs read in bursts (%):", 100*s.ClientBurstITLFraction)
+	line("P99 client scheduling latency (ms):", s.ClientSchedP99Ms)
+	if s.ClientLag != nil {
+		fmt.Fprintf(w, "WARNING %s: the ITL figures describe the client, not the server\n", s.ClientLag)
+	}
 	if s.Failed > 0 {
 		line("Errors by status:", fmt.Sprint(s.ErrorsByStatus))
 		line("Errors by type:", fmt.Sprint(s.ErrorsByType))

@@ -20,7 +20,7 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.IntVar(&c.BalanceAbsThreshold, "balance-abs-threshold", c.BalanceAbsThreshold, "cache_aware: imbalance needs max-min load above this")
 	fs.Float64Var(&c.BalanceRelThreshold, "balance-rel-threshold", c.BalanceRelThreshold, "cache_aware: imbalance needs max load above min × this")
 	fs.IntVar(&c.EvictionIntervalSecs, "eviction-interval-secs", c.EvictionIntervalSecs, "cache_aware: seconds between tree evictions")
-	fs.IntVar(&c.MaxTreeSize, "max-tree-size", c.MaxTreeSize, "cache_aware: characters the tree may hold in total over all workers")
+	fs.IntVar(&c.MaxTreeSize, "max-tree-size", c.MaxTreeSize, "cache_aware: bytes the tree may hold in total over all workers (text, nodes, entries)")
 	fs.StringVar(&c.LoadSignal, "load-signal", c.LoadSignal, "power_of_two/least_loaded signal: in_flight or in_flight+queue")
 	fs.Float64Var(&c.LoadCheckIntervalSecs, "load-check-interval-secs", c.LoadCheckIntervalSecs, "seconds between queue-depth scrapes (in_flight+queue)")
 	fs.IntVar(&c.IntraNodeDataParallelSize, "intra-node-data-parallel-size", c.IntraNodeDataParallelSize, "data-parallel ranks per worker URL")

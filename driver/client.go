@@ -78,10 +78,21 @@ type chunk struct {
 type exchange struct {
 	send, first, last time.Time
 	itls              []time.Duration
-	text              strings.Builder
-	usage             *usage
-	status            int
-	errType, errMsg   string
+	// bursts counts ITLs whose event was already waiting in the client's
+	// buffers when the previous event was handled (no read from the
+	// connection between the two): the client was behind, so that ITL is
+	// the client's, not the server's. lastReads is the read count at the
+	// previous event with choices.
+	bursts, lastReads int
+	// Decoding state reused across the stream's events.
+	dec             *json.Decoder
+	src             bytes.Reader
+	fed             int64 // bytes given to dec so far
+	chunk           chunk
+	text            strings.Builder
+	usage           *usage
+	status          int
+	errType, errMsg string
 	// detail is the server's own error message (or the transport error),
 	// without the status prefix errMsg carries.
 	detail string
@@ -102,28 +113,40 @@ func (x *exchange) fail(typ, format string, args ...any) {
 // role-only or empty-text one), each later such event adds an ITL, and the
 // last one ends E2EL, as vllm bench serve measures.
 func do(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) *exchange {
+	x, events := send(ctx, client, url, body, header, now)
+	if events != nil {
+		defer events.Close()
+		x.readEvents(ctx, events, now)
+	}
+	return x
+}
+
+// send posts one request and reads the answer's status. An error answer is
+// read and recorded whole; for a 200 the body comes back with its events
+// unread, and the caller must read (readEvents) and close it.
+func send(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) (*exchange, io.ReadCloser) {
 	x := &exchange{}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		x.fail(errTransport, "building request: %v", err)
-		return x
+		return x, nil
 	}
 	req.Header = header
 	if ctx.Err() != nil {
 		// The run ended between dispatch and here: nothing leaves, so no
 		// send time is recorded and the request counts as unsent.
 		x.fail(classify(ctx, errCancelled), "not sent: %v", context.Cause(ctx))
-		return x
+		return x, nil
 	}
 	x.send = now()
 	resp, err := client.Do(req)
 	if err != nil {
 		x.fail(classify(ctx, errTransport), "%v", err)
-		return x
+		return x, nil
 	}
-	defer resp.Body.Close()
 	x.status = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		typ, msg := parseError(b)
 		if typ == "" {
@@ -133,17 +156,28 @@ func do(ctx context.Context, client *http.Client, url string, body []byte, heade
 		}
 		x.fail(typ, "HTTP %d: %s", resp.StatusCode, msg)
 		x.detail = msg
-		return x
+		return x, nil
 	}
-	x.readEvents(ctx, resp.Body, now)
-	return x
+	return x, resp.Body
+}
+
+// countingReader counts the reads that reach the connection.
+type countingReader struct {
+	r     io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
 }
 
 // readEvents reads SSE data lines until [DONE] or the end of the body.
 // Each data event is timestamped once, when its line has been read and
 // before it is decoded, so decoding cost never shifts a measurement.
 func (x *exchange) readEvents(ctx context.Context, body io.Reader, now func() time.Time) {
-	br := bufio.NewReaderSize(body, 16<<10)
+	cr := &countingReader{r: body}
+	br := bufio.NewReaderSize(cr, 16<<10)
 	var long []byte
 	for {
 		line, err := br.ReadSlice('\n')
@@ -156,7 +190,7 @@ func (x *exchange) readEvents(ctx context.Context, body io.Reader, now func() ti
 			long = nil
 		}
 		if len(line) > 0 {
-			if done := x.event(bytes.TrimRight(line, "\r\n"), now); done {
+			if done := x.event(bytes.TrimRight(line, "\r\n"), now, cr.reads); done {
 				return
 			}
 			if x.errType != "" {
@@ -176,8 +210,9 @@ func (x *exchange) readEvents(ctx context.Context, body io.Reader, now func() ti
 	}
 }
 
-// event handles one SSE line and reports whether the stream is done.
-func (x *exchange) event(line []byte, now func() time.Time) bool {
+// event handles one SSE line, read when the body had been read reads
+// times, and reports whether the stream is done.
+func (x *exchange) event(line []byte, now func() time.Time, reads int) bool {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
 		return false // blank separator, comment (":"), event/id/retry field
@@ -190,9 +225,26 @@ func (x *exchange) event(line []byte, now func() time.Time) bool {
 		}
 		return true
 	}
-	var c chunk
-	if err := json.Unmarshal(data, &c); err != nil {
+	// One decoder and one chunk serve every event of the stream: the
+	// decoder keeps its scanner state and the emptied choices list its
+	// storage, so an event costs no allocation beyond its text.
+	if x.dec == nil {
+		x.dec = json.NewDecoder(&x.src)
+	}
+	x.src.Reset(data)
+	c := &x.chunk
+	// Decoding into a reused element sets only the keys present, so the
+	// old elements are zeroed first.
+	clear(c.Choices[:cap(c.Choices)])
+	c.Choices, c.Usage, c.Error = c.Choices[:0], nil, nil
+	x.fed += int64(len(data))
+	if err := x.dec.Decode(c); err != nil {
 		x.fail(errStream, "decoding chunk: %v", err)
+		return true
+	}
+	// Like json.Unmarshal, refuse anything after the object.
+	if rest := data[len(data)-int(x.fed-x.dec.InputOffset()):]; len(bytes.TrimSpace(rest)) > 0 {
+		x.fail(errStream, "decoding chunk: invalid data after the JSON object: %.40q", rest)
 		return true
 	}
 	if c.Error != nil {
@@ -213,8 +265,11 @@ func (x *exchange) event(line []byte, now func() time.Time) bool {
 		x.first = t
 	} else {
 		x.itls = append(x.itls, t.Sub(x.last))
+		if reads == x.lastReads {
+			x.bursts++
+		}
 	}
-	x.last = t
+	x.last, x.lastReads = t, reads
 	x.text.WriteString(c.Choices[0].Text)
 	x.text.WriteString(c.Choices[0].Delta.Content)
 	return false

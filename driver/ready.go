@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
@@ -48,9 +49,15 @@ func (e *NotReadyError) what() string {
 //   - nothing (refused, reset, no answer in time): retried every
 //     readyRetryInterval until cfg.ReadyCheckTimeout, then NotReadyError.
 //
+// The verdict is known from the status line: a 200 is ready whatever its
+// stream holds. So the check returns as soon as a 200 arrives and its
+// stream is read to the end in the background, as the warm-up request it
+// is; done closes when it has ended, and the caller must wait for it before
+// measuring. The rest of the warm-up thus starts one generation earlier.
+//
 // vllm retries every failure until its timeout; autoinfer retries only
 // while nothing answers, so a live server that sheds load is measured.
-func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string, req Request, header http.Header) error {
+func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string, req Request, header http.Header) (done <-chan struct{}, err error) {
 	deadline := time.Now().Add(cfg.ReadyCheckTimeout)
 	if req.Session != "" {
 		header.Set(cfg.SessionHeader, req.Session)
@@ -66,30 +73,50 @@ func readyCheck(ctx context.Context, cfg Config, client *http.Client, url string
 			attempt = t
 		}
 		actx, cancel := context.WithDeadline(ctx, attempt)
-		x := do(actx, client, url, req.Body, header, time.Now)
+		x, events := send(actx, client, url, req.Body, header, time.Now)
+		if events != nil {
+			return readInBackground(actx, cancel, x, events), nil
+		}
 		cancel()
 		switch {
-		case x.errType == "":
-			return nil
 		case ctx.Err() != nil:
-			return fmt.Errorf("ready check: %w", ctx.Err())
+			return nil, fmt.Errorf("ready check: %w", ctx.Err())
 		case x.status >= 400 && x.status < 500:
-			return &NotReadyError{Status: x.status, Type: x.errType, Message: x.detail}
+			return nil, &NotReadyError{Status: x.status, Type: x.errType, Message: x.detail}
 		case x.status != 0:
-			return nil // a live server's 5xx or broken stream: measured, not a readiness problem
+			return closed(), nil // a live server's 5xx: measured, not a readiness problem
 		}
 		if !time.Now().Add(readyRetryInterval).Before(deadline) {
 			msg := x.detail
 			if msg == "" {
 				msg = x.errMsg
 			}
-			return &NotReadyError{Status: x.status, Type: x.errType, Message: msg, TimedOut: cfg.ReadyCheckTimeout}
+			return nil, &NotReadyError{Status: x.status, Type: x.errType, Message: msg, TimedOut: cfg.ReadyCheckTimeout}
 		}
 		retry.Reset(readyRetryInterval)
 		select {
 		case <-retry.C:
 		case <-ctx.Done():
-			return fmt.Errorf("ready check: %w", ctx.Err())
+			return nil, fmt.Errorf("ready check: %w", ctx.Err())
 		}
 	}
+}
+
+// readInBackground reads the rest of a ready answer's stream, then closes
+// it and cancels its context; the channel closes when it is done.
+func readInBackground(ctx context.Context, cancel context.CancelFunc, x *exchange, body io.ReadCloser) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel()
+		defer body.Close()
+		x.readEvents(ctx, body, time.Now)
+	}()
+	return done
+}
+
+func closed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }

@@ -77,6 +77,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	res := &Result{}
 	warmup, warmupDone := st.Warmup, 0
+	readyStream := closed()
 	if cfg.ReadyCheckTimeout > 0 {
 		// The first warm-up request doubles as the ready check, so the
 		// server sees no request beyond the warm-up and the measured ones.
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		if len(warmup) > 0 {
 			ready, warmup, warmupDone = warmup[0], warmup[1:], 1
 		}
-		if err := readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
+		if readyStream, err = readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
 			return nil, err
 		}
 	}
@@ -97,17 +98,21 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 				res.WarmupFailed++
 			}
 		}
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("warm-up: %w", err)
-		}
+	}
+	<-readyStream // it ends with ctx at the latest
+	if err := ctx.Err(); err != nil && len(warmup) > 0 {
+		return res, fmt.Errorf("warm-up: %w", err)
 	}
 	m := newPhase(phaseMeasured, st.Requests)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
+	sched := metrics.SampleSched()
 	m.run(ctx)
 	duration := m.since()
+	schedP99 := metrics.SampleSched().P99MsSince(sched)
 	res.Requests = m.records
-	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles})
+	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
+		SchedP99Ms: schedP99})
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
 	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()

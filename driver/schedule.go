@@ -252,6 +252,7 @@ func (p *phase) measure(rec *metrics.RequestRecord, x *exchange) {
 	rec.Success = true
 	rec.TTFTMs = ms(x.first.Sub(x.send))
 	rec.E2ELMs = ms(x.last.Sub(x.send))
+	rec.BurstITLs = x.bursts
 	rec.ITLMs = make([]float64, len(x.itls))
 	for k, d := range x.itls {
 		rec.ITLMs[k] = ms(d)

@@ -63,7 +63,7 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	if in.runID != "" {
 		tap = newUsageTap(up.resp.Header.Get("Content-Type"))
 	}
-	readErr, writeErr := relayBody(w, src, tap, secs(r.cfg.WriteIdleTimeoutSecs))
+	readErr, writeErr := relayBody(w, src, tap, sse || up.resp.ContentLength < 0, secs(r.cfg.WriteIdleTimeoutSecs))
 	switch {
 	case writeErr != nil:
 		// The client left: not the worker's fault.

@@ -28,7 +28,10 @@ func TestAttackRunIDsOfRejectedRequests(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
 	f := e.worker()
-	cfg := testConfig("round_robin", f.URL)
+	// cache_aware reads the prompt text, so the nested prompt below meets
+	// the extraction's depth limit; policies that read no text leave field
+	// checks to the worker (issue 16) and only check the body is JSON.
+	cfg := testConfig("cache_aware", f.URL)
 	cfg.MaxPayloadSize = 1 << 10
 	r, base := e.router(cfg, WithSecrets(Secrets{APIKey: testClientKey}))
 	n := 0

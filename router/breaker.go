@@ -2,6 +2,7 @@ package router
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,10 @@ type Breaker struct {
 	now      func() time.Time
 	onChange func(from, to BreakerState)
 
+	// open mirrors state == BreakerOpen for Allow's lock-free fast path:
+	// every pick asks every worker's circuit, and almost all are closed.
+	open atomic.Bool
+
 	mu       sync.Mutex
 	state    BreakerState
 	fails    int
@@ -50,7 +55,7 @@ func NewBreaker(cfg CircuitBreakerConfig, now func() time.Time, onChange func(fr
 
 // Allow reports whether the worker may receive traffic now.
 func (b *Breaker) Allow() bool {
-	if b.cfg.Disable {
+	if b.cfg.Disable || !b.open.Load() {
 		return true
 	}
 	b.mu.Lock()
@@ -94,6 +99,7 @@ func (b *Breaker) Record(success bool) {
 func (b *Breaker) set(to BreakerState) {
 	from := b.state
 	b.state, b.fails, b.oks = to, 0, 0
+	b.open.Store(to == BreakerOpen)
 	if b.onChange != nil && from != to {
 		b.onChange(from, to)
 	}

@@ -10,7 +10,7 @@ import (
 type stateCollector struct {
 	r *Router
 
-	activeWorkers, health, load, running, queue, cbState, treeSize,
+	activeWorkers, health, load, running, queue, cbState, treeSize, treeBytes,
 	maxLoad, minLoad, signal, admitted, waiting,
 	bodyBytes, bodyPeak, bodyWaiting, runIDs *prometheus.Desc
 }
@@ -28,6 +28,7 @@ func newStateCollector(r *Router) *stateCollector {
 		queue:         d("worker_queue_depth", "vllm:num_requests_waiting last scraped from the worker (in_flight+queue only).", "worker"),
 		cbState:       d("cb_state", "Circuit state: 0 closed, 1 open, 2 half-open.", "worker"),
 		treeSize:      d("tree_size", "Characters held by the cache_aware tree for the target.", "worker"),
+		treeBytes:     d("tree_bytes", "Bytes the cache_aware tree holds (text, nodes and entries), the quantity max_tree_size bounds.", "pool"),
 		maxLoad:       d("max_load", "Highest exact in-flight count over workers."),
 		minLoad:       d("min_load", "Lowest exact in-flight count over workers."),
 		signal:        d("load_signal", "1 for the load signal power_of_two and least_loaded use.", "signal"),
@@ -42,7 +43,7 @@ func newStateCollector(r *Router) *stateCollector {
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.activeWorkers, c.health, c.load, c.running, c.queue, c.cbState,
-		c.treeSize, c.maxLoad, c.minLoad, c.signal, c.admitted, c.waiting, c.bodyBytes, c.bodyPeak, c.bodyWaiting, c.runIDs} {
+		c.treeSize, c.treeBytes, c.maxLoad, c.minLoad, c.signal, c.admitted, c.waiting, c.bodyBytes, c.bodyPeak, c.bodyWaiting, c.runIDs} {
 		ch <- d
 	}
 }
@@ -80,6 +81,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			for id, n := range s.Sizes() {
 				gauge(c.treeSize, float64(n), id)
 			}
+		}
+		if h, ok := p.policy.(policy.MemoryHolder); ok {
+			gauge(c.treeBytes, float64(h.HeldBytes()), p.name)
 		}
 	}
 	gauge(c.activeWorkers, float64(active))

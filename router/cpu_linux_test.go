@@ -59,7 +59,9 @@ func TestAcceptanceNestedBodyCPUIsLinear(t *testing.T) {
 	const size, maxRatio = 1 << 20, 5.0
 	e := loopback(t)
 	f := e.worker()
-	cfg := testConfig("round_robin", f.URL)
+	// cache_aware, because it is the policy that extracts the prompt text
+	// (the others never walk the prompt at all).
+	cfg := testConfig("cache_aware", f.URL)
 	r, _ := e.router(cfg)
 	h := r.Handler()
 

@@ -314,3 +314,32 @@ func TestRemovingWorkerPrunesCacheTree(t *testing.T) {
 		t.Fatalf("after removing %s tree sizes are %v", a.URL, sizes)
 	}
 }
+
+// TestTreeBytesMetricFollowsTheCap checks vllm_router_tree_bytes: it rises
+// with the text routed under cache_aware and never exceeds max_tree_size,
+// which counts bytes held.
+func TestTreeBytesMetricFollowsTheCap(t *testing.T) {
+	t.Parallel()
+	e := loopback(t)
+	a := e.worker()
+	cfg := testConfig("cache_aware", a.URL)
+	cfg.MaxTreeSize = 16 << 10
+	_, base := e.router(cfg)
+	treeBytes := func() float64 {
+		return e.scrape(base).Sum("vllm_router_tree_bytes", map[string]string{"pool": "default"})
+	}
+	if n := treeBytes(); n != 0 {
+		t.Fatalf("tree_bytes = %v before any request", n)
+	}
+	prompt := strings.Repeat("long shared context ", 50)
+	e.Post(base+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":"0 %s"}`, prompt))
+	if n := treeBytes(); n < float64(len(prompt)) || n > float64(cfg.MaxTreeSize) {
+		t.Fatalf("tree_bytes = %v after one %d-byte prompt, cap %d", n, len(prompt), cfg.MaxTreeSize)
+	}
+	for i := range 40 { // 40 KB of distinct text through a 16 KB tree
+		e.Post(base+"/v1/completions", fmt.Sprintf(`{"model":"m","prompt":"%d %s"}`, i+1, prompt))
+	}
+	if n := treeBytes(); n > float64(cfg.MaxTreeSize) || n < float64(cfg.MaxTreeSize)/2 {
+		t.Fatalf("tree_bytes = %v after 40 KB of distinct prompts, cap %d", n, cfg.MaxTreeSize)
+	}
+}

@@ -84,16 +84,11 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 	}
 	defer res.release()
 	in.body = body
-	switch kind {
-	case kindInference:
-		model, text, apiErr := parseOpenAI(body)
-		if apiErr != nil {
-			return reject(w, apiErr)
-		}
-		in.policy = policy.Request{Model: model, Text: text, HashKey: hashKey(req, body, r.keys.hasAPI)}
-	case kindPassthrough:
-		in.policy = policy.Request{HashKey: hashKey(req, body, r.keys.hasAPI)}
+	pr, apiErr := r.describe(req, body, kind)
+	if apiErr != nil {
+		return reject(w, apiErr)
 	}
+	in.policy = pr
 
 	release, err := r.limiter.acquire(req.Context())
 	if err != nil {

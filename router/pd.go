@@ -134,7 +134,7 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 		// client gets P's answer, as it would from a collocated worker.
 		copyResponseHeaders(w.Header(), res.answered.header)
 		w.WriteHeader(res.answered.status)
-		_, _ = relayBody(w, bytes.NewReader(res.answered.body), nil, secs(r.cfg.WriteIdleTimeoutSecs))
+		_, _ = relayBody(w, bytes.NewReader(res.answered.body), nil, true, secs(r.cfg.WriteIdleTimeoutSecs))
 		return ""
 	case !res.ok && ctx.Err() != nil:
 		return r.answer(ctx, w, dis.prefill, res.tries)

@@ -1,9 +1,10 @@
 package router
 
 import (
-	"maps"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/autoinfer/autoinfer/router/policy"
 )
@@ -21,15 +22,44 @@ type Pool struct {
 	mu       sync.RWMutex
 	workers  map[string]*Worker
 	draining map[string]*Worker // removed with attempts still in flight
+
+	// sorted is the members in URL order, rebuilt (copy on write) under mu
+	// whenever membership changes, so a pick reads it without a lock, a
+	// sort or an allocation. Readers must not modify it.
+	sorted atomic.Pointer[[]*Worker]
+	// scratch recycles the candidate and target lists a pick builds.
+	scratch sync.Pool
+}
+
+// pickScratch is one pick's candidate list and the targets behind it.
+type pickScratch struct {
+	cands   []policy.Candidate
+	targets []target
 }
 
 // NewPool builds a pool named name (a metrics and log label) choosing with
 // pol; each worker is addressed as dp ranks. newBreaker makes a worker's
 // circuit.
 func NewPool(name string, pol policy.Policy, dp int, newBreaker func(url string) *Breaker) *Pool {
-	return &Pool{name: name, policy: pol, dp: max(dp, 1), newBrk: newBreaker,
+	p := &Pool{name: name, policy: pol, dp: max(dp, 1), newBrk: newBreaker,
 		workers: map[string]*Worker{}, draining: map[string]*Worker{}}
+	p.sorted.Store(&[]*Worker{})
+	p.scratch.New = func() any { return new(pickScratch) }
+	return p
 }
+
+// resort publishes a new sorted member list; the caller holds mu.
+func (p *Pool) resort() {
+	ws := make([]*Worker, 0, len(p.workers))
+	for _, w := range p.workers {
+		ws = append(ws, w)
+	}
+	slices.SortFunc(ws, func(a, b *Worker) int { return strings.Compare(a.url, b.url) })
+	p.sorted.Store(&ws)
+}
+
+// members is the current sorted member list, shared: never modify it.
+func (p *Pool) members() []*Worker { return *p.sorted.Load() }
 
 // Name is the pool's label.
 func (p *Pool) Name() string { return p.name }
@@ -54,6 +84,7 @@ func (p *Pool) Add(url string) (*Worker, bool) {
 		w = newWorker(url, p.dp, p.newBrk(url))
 	}
 	p.workers[url] = w
+	p.resort()
 	return w, true
 }
 
@@ -64,6 +95,7 @@ func (p *Pool) Remove(url string) bool {
 	w, ok := p.workers[url]
 	if ok {
 		delete(p.workers, url)
+		p.resort()
 		w.removed.Store(true)
 		if w.Load() > 0 {
 			p.draining[url] = w
@@ -89,7 +121,7 @@ func (p *Pool) reap(w *Worker) {
 func (p *Pool) forget(w *Worker) {
 	if f, ok := p.policy.(policy.Forgetter); ok {
 		for r := range w.ranks {
-			f.Forget(w.targetID(r))
+			f.Forget(w.ids[r])
 		}
 	}
 }
@@ -102,15 +134,7 @@ func (p *Pool) Get(url string) *Worker {
 }
 
 // Workers returns the members sorted by URL.
-func (p *Pool) Workers() []*Worker {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	out := make([]*Worker, 0, len(p.workers))
-	for _, url := range slices.Sorted(maps.Keys(p.workers)) {
-		out = append(out, p.workers[url])
-	}
-	return out
-}
+func (p *Pool) Workers() []*Worker { return slices.Clone(p.members()) }
 
 // Loads returns the exact in-flight count per worker URL, including removed
 // workers whose attempts are still running.
@@ -127,12 +151,11 @@ func (p *Pool) Loads() map[string]int64 {
 	return out
 }
 
-// candidates lists every rank of every healthy worker whose circuit admits
-// traffic, in a stable order, with its load signal.
-func (p *Pool) candidates(withQueue bool) ([]policy.Candidate, []target) {
-	var cands []policy.Candidate
-	var targets []target
-	for _, w := range p.Workers() {
+// candidates appends every rank of every healthy worker whose circuit
+// admits traffic, in URL order, with its load signal, to s.
+func (p *Pool) candidates(s *pickScratch, withQueue bool) {
+	s.cands, s.targets = s.cands[:0], s.targets[:0]
+	for _, w := range p.members() {
 		if !w.Healthy() || !w.breaker.Allow() {
 			continue
 		}
@@ -141,25 +164,27 @@ func (p *Pool) candidates(withQueue bool) ([]policy.Candidate, []target) {
 			q = w.queue.Load()
 		}
 		for r := range w.ranks {
-			cands = append(cands, policy.Candidate{ID: w.targetID(r), InFlight: w.ranks[r].Load(), Queue: q})
-			targets = append(targets, target{w, r})
+			s.cands = append(s.cands, policy.Candidate{ID: w.ids[r], InFlight: w.ranks[r].Load(), Queue: q})
+			s.targets = append(s.targets, target{w, r})
 		}
 	}
-	return cands, targets
 }
 
 // pick asks pol (nil: the pool's policy) for a target. ok is false when no
-// worker is available.
+// worker is available. In steady state it allocates nothing: the member
+// list is a shared snapshot and the candidate lists are recycled.
 func (p *Pool) pick(pol policy.Policy, req policy.Request, withQueue bool) (target, policy.Decision, bool) {
 	if pol == nil {
 		pol = p.policy
 	}
-	cands, targets := p.candidates(withQueue)
-	d, ok := pol.Pick(req, cands)
-	if !ok || d.Index < 0 || d.Index >= len(targets) {
+	s := p.scratch.Get().(*pickScratch)
+	defer p.scratch.Put(s)
+	p.candidates(s, withQueue)
+	d, ok := pol.Pick(req, s.cands)
+	if !ok || d.Index < 0 || d.Index >= len(s.targets) {
 		return target{}, d, false
 	}
-	return targets[d.Index], d, true
+	return s.targets[d.Index], d, true
 }
 
 // acquire binds one attempt to t: the load is held until the guard is released.
@@ -178,7 +203,7 @@ func (p *Pool) acquire(t target) *guard {
 
 // availability summarises the pool for pool_exhausted bodies and readiness.
 func (p *Pool) availability() (size, healthy, openCircuits int) {
-	for _, w := range p.Workers() {
+	for _, w := range p.members() {
 		size++
 		if w.Healthy() {
 			healthy++

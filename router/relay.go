@@ -56,13 +56,15 @@ func dropHop(h http.Header) {
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// relayBody copies src to the client chunk by chunk, flushing each one as it
-// arrives so streams are never held back; tap (may be nil) sees every chunk.
-// Each write must finish within writeIdle: a client that stops reading is
-// cut, while a stream that is merely long or slow to produce never is. It
-// reports a read error from the worker and a write error to the client
-// separately.
-func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, writeIdle time.Duration) (readErr, writeErr error) {
+// relayBody copies src to the client chunk by chunk; tap (may be nil) sees
+// every chunk. With flush set every chunk is flushed as it arrives, so
+// streams are never held back; a body whose length the worker announced is
+// not a stream, and net/http sends it with the headers in one write when
+// the handler returns. Each write must finish within writeIdle: a client
+// that stops reading is cut, while a stream that is merely long or slow to
+// produce never is. It reports a read error from the worker and a write
+// error to the client separately.
+func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, flush bool, writeIdle time.Duration) (readErr, writeErr error) {
 	rc := http.NewResponseController(w)
 	// The response's last bytes go out after the handler returns: they get
 	// a fresh window too.
@@ -80,8 +82,10 @@ func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, writeIdle ti
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return nil, werr
 			}
-			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
-				return nil, ferr
+			if flush {
+				if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+					return nil, ferr
+				}
 			}
 		}
 		switch {

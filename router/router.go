@@ -200,5 +200,8 @@ func newTransport(d Dialer) *http.Transport {
 		MaxIdleConnsPerHost: 1024,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true, // relay bytes as the worker sent them
+		// A 2k-token prompt with its headers goes out in one write (the
+		// default 4 KiB buffer needs three system calls for it).
+		WriteBufferSize: 16 << 10,
 	}
 }

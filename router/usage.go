@@ -76,7 +76,7 @@ var usageKey = []byte(`"usage"`)
 
 func (t *usageTap) sseLine(line []byte) {
 	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:"))
-	if !ok || !bytes.Contains(data, usageKey) {
+	if !ok || !hasUsage(data) {
 		return
 	}
 	var chunk struct {
@@ -84,6 +84,25 @@ func (t *usageTap) sseLine(line []byte) {
 	}
 	if json.Unmarshal(bytes.TrimSpace(data), &chunk) == nil && chunk.Usage != nil {
 		t.found = chunk.Usage
+	}
+}
+
+// hasUsage reports whether data has a "usage" key whose value is not null.
+// vLLM sends "usage": null in every chunk but the last, and decoding each of
+// them would cost allocations per event; a quoted "usage" followed by a
+// colon cannot occur inside a JSON string (its quotes would be escaped).
+func hasUsage(data []byte) bool {
+	for {
+		i := bytes.Index(data, usageKey)
+		if i < 0 {
+			return false
+		}
+		data = bytes.TrimLeft(data[i+len(usageKey):], " \t")
+		if rest, ok := bytes.CutPrefix(data, []byte(":")); ok {
+			if !bytes.HasPrefix(bytes.TrimLeft(rest, " \t"), []byte("null")) {
+				return true
+			}
+		}
 	}
 }
 

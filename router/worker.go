@@ -10,6 +10,7 @@ import (
 // own in-flight count; health and the circuit are per worker.
 type Worker struct {
 	url     string
+	ids     []string       // target ID per rank, for the policies
 	ranks   []atomic.Int64 // exact in-flight attempts per rank
 	breaker *Breaker
 	healthy atomic.Bool
@@ -21,7 +22,10 @@ type Worker struct {
 }
 
 func newWorker(url string, dp int, b *Breaker) *Worker {
-	w := &Worker{url: url, ranks: make([]atomic.Int64, dp), breaker: b}
+	w := &Worker{url: url, ids: make([]string, dp), ranks: make([]atomic.Int64, dp), breaker: b}
+	for r := range w.ids {
+		w.ids[r] = targetID(url, r, dp)
+	}
 	w.healthy.Store(true) // optimistic until probed; the breaker guards the gap
 	return w
 }
@@ -46,11 +50,11 @@ func (w *Worker) Breaker() *Breaker { return w.breaker }
 
 // targetID names one rank for the policies: the URL itself without data
 // parallelism, "url@rank" with it (vllm-router's convention).
-func (w *Worker) targetID(rank int) string {
-	if len(w.ranks) == 1 {
-		return w.url
+func targetID(url string, rank, dp int) string {
+	if dp == 1 {
+		return url
 	}
-	return w.url + "@" + strconv.Itoa(rank)
+	return url + "@" + strconv.Itoa(rank)
 }
 
 // target is one rank of one worker, the unit a policy picks.
@@ -59,4 +63,4 @@ type target struct {
 	rank int
 }
 
-func (t target) id() string { return t.w.targetID(t.rank) }
+func (t target) id() string { return t.w.ids[t.rank] }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
@@ -26,6 +29,8 @@ type Config struct {
 	// Texts, when set, are the prompts themselves (Prompts and PromptTokens
 	// are then ignored).
 	Texts []string
+	// Concurrency bounds the gate requests in flight (0: DefaultConcurrency).
+	Concurrency int
 }
 
 // Result is the gate's verdict and the figures behind it.
@@ -54,27 +59,52 @@ func Prompts(cfg Config) []string {
 	return out
 }
 
+// DefaultConcurrency is how many gate requests are in flight at once when
+// Config.Concurrency is 0: a default gate (4 prompts, deployment and
+// reference) sends all of them together.
+const DefaultConcurrency = 8
+
 // Run sends every gate prompt to candidateURL and referenceURL (base URLs of
-// OpenAI-compatible servers) and compares the answers.
+// OpenAI-compatible servers) and compares the answers. Requests go out
+// concurrently, at most cfg.Concurrency at a time (the answers are compared
+// in prompt order, so the result does not depend on arrival order); the
+// first failure, in prompt order, ends the gate.
 func Run(ctx context.Context, client *http.Client, candidateURL, referenceURL string, cfg Config) (Result, error) {
 	if cfg.Texts != nil {
 		cfg.Prompts = len(cfg.Texts)
 	}
-	if cfg.Prompts <= 0 || cfg.MaxTokens <= 0 || cfg.TopLogprobs <= 0 {
-		return Result{}, fmt.Errorf("gate: prompts, max_tokens and top_logprobs must be positive (got %d, %d, %d)",
-			cfg.Prompts, cfg.MaxTokens, cfg.TopLogprobs)
+	if cfg.Prompts <= 0 || cfg.MaxTokens <= 0 || cfg.TopLogprobs <= 0 || cfg.Concurrency < 0 {
+		return Result{}, fmt.Errorf("gate: prompts, max_tokens and top_logprobs must be positive and concurrency not negative (got %d, %d, %d, %d)",
+			cfg.Prompts, cfg.MaxTokens, cfg.TopLogprobs, cfg.Concurrency)
+	}
+	prompts := Prompts(cfg)
+	sides := [2]struct{ name, url string }{{"reference", referenceURL}, {"deployment", candidateURL}}
+	answers := make([][2]answer, len(prompts))
+	errs := make([][2]error, len(prompts))
+	// The first failure cancels the requests still running (with a plain
+	// cancellation, so they are told apart from real failures below).
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var g errgroup.Group
+	g.SetLimit(cmp.Or(cfg.Concurrency, DefaultConcurrency))
+	for i, prompt := range prompts {
+		for s, side := range sides {
+			g.Go(func() error {
+				answers[i][s], errs[i][s] = complete(gctx, client, side.url, cfg, prompt)
+				if errs[i][s] != nil {
+					cancel()
+				}
+				return errs[i][s]
+			})
+		}
+	}
+	if g.Wait() != nil {
+		return Result{}, firstFailure(ctx, errs, sides)
 	}
 	res := Result{KLThreshold: cfg.KLThreshold, Prompts: cfg.Prompts, ReferenceModel: cfg.Model}
 	total := 0.0
-	for i, prompt := range Prompts(cfg) {
-		ref, err := complete(ctx, client, referenceURL, cfg, prompt)
-		if err != nil {
-			return Result{}, fmt.Errorf("gate prompt %d on reference: %w", i, err)
-		}
-		cand, err := complete(ctx, client, candidateURL, cfg, prompt)
-		if err != nil {
-			return Result{}, fmt.Errorf("gate prompt %d on deployment: %w", i, err)
-		}
+	for _, a := range answers {
+		ref, cand := a[0], a[1]
 		kl := promptKL(ref.positions, cand.positions)
 		res.PerPromptKL = append(res.PerPromptKL, kl)
 		total += kl
@@ -84,6 +114,27 @@ func Run(ctx context.Context, client *http.Client, candidateURL, referenceURL st
 	res.KLMean = total / float64(cfg.Prompts)
 	res.Passed = res.KLMean <= cfg.KLThreshold
 	return res, nil
+}
+
+// firstFailure is the first error in prompt order that is not merely a
+// request cancelled because another failed (unless ctx itself ended).
+func firstFailure(ctx context.Context, errs [][2]error, sides [2]struct{ name, url string }) error {
+	var first error
+	for i := range errs {
+		for s, err := range errs[i] {
+			if err == nil {
+				continue
+			}
+			err = fmt.Errorf("gate prompt %d on %s: %w", i, sides[s].name, err)
+			if !errors.Is(err, context.Canceled) || ctx.Err() != nil {
+				return err
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
 }
 
 func mismatches(a, b []string) int {

@@ -28,6 +28,10 @@ type RequestRecord struct {
 
 	TTFTMs float64   `json:"ttft_ms"`
 	ITLMs  []float64 `json:"itl_ms"`
+	// BurstITLs counts the ITLs whose event was already waiting in the
+	// client's buffers when the event before it was read: the client was
+	// behind, so those ITLs measure the client (client lag).
+	BurstITLs int `json:"burst_itls,omitempty"`
 	// TPOTMs is (E2EL − TTFT)/(output tokens − 1), 0 with ≤ 1 output token.
 	TPOTMs float64 `json:"tpot_ms"`
 	E2ELMs float64 `json:"e2el_ms"`

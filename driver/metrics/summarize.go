@@ -24,6 +24,9 @@ type Params struct {
 	Goodput  SLO
 	// Percentiles are reported besides 50, 90 and 99 (which always are).
 	Percentiles []float64
+	// SchedP99Ms is the p99 goroutine scheduling latency of the client
+	// process during the run (SampleSched), for the client-lag flag.
+	SchedP99Ms float64
 }
 
 // Summarize computes the measured figures of recs: counts, throughputs,
@@ -32,7 +35,7 @@ type Params struct {
 func Summarize(recs []RequestRecord, p Params) Summary {
 	var s Summary
 	var ttfts, tpots, itls, e2els, delays []float64
-	good, sent, lastSend := 0, 0, 0.0
+	good, sent, lastSend, bursts := 0, 0, 0.0, 0
 	s.ErrorsByStatus = map[string]int{}
 	s.ErrorsByType = map[string]int{}
 	for i := range recs {
@@ -66,6 +69,7 @@ func Summarize(recs []RequestRecord, p Params) Summary {
 		ttfts = append(ttfts, r.TTFTMs)
 		e2els = append(e2els, r.E2ELMs)
 		itls = append(itls, r.ITLMs...)
+		bursts += r.BurstITLs
 		if r.OutputTokens > 1 {
 			tpots = append(tpots, r.TPOTMs)
 		}
@@ -111,6 +115,11 @@ func Summarize(recs []RequestRecord, p Params) Summary {
 	if len(extra) > 0 {
 		s.ExtraPercentiles = extra
 	}
+	if len(itls) > 0 {
+		s.ClientBurstITLFraction = float64(bursts) / float64(len(itls))
+	}
+	s.ClientSchedP99Ms = p.SchedP99Ms
+	s.ClientLag = clientLag(s.ClientBurstITLFraction, s.ClientSchedP99Ms, s.MedianITLMs)
 	d := describe(delays)
 	s.MeanScheduleDelayMs, s.P50ScheduleDelayMs = d.mean, d.percentile(50)
 	s.P99ScheduleDelayMs, s.MaxScheduleDelayMs = d.percentile(99), d.sorted[len(d.sorted)-1]

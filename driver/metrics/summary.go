@@ -108,6 +108,12 @@ type Summary struct {
 	WarmupRequests      int            `json:"warmup_requests"`
 	StreamHash          string         `json:"stream_hash"`
 	SentHash            string         `json:"sent_hash"`
+	// Client lag: the share of ITLs read in bursts behind a previous event,
+	// the client process's p99 goroutine scheduling latency during the run,
+	// and the typed flag (null when the client kept up).
+	ClientBurstITLFraction float64    `json:"client_burst_itl_fraction"`
+	ClientSchedP99Ms       float64    `json:"client_sched_p99_ms"`
+	ClientLag              *ClientLag `json:"client_lag"`
 
 	// ExtraPercentiles holds p{P}_{metric}_ms for configured percentiles
 	// other than 50, 90 and 99; they are written as top-level keys.

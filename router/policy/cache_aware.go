@@ -2,6 +2,13 @@ package policy
 
 import "sync"
 
+// evictBatch bounds the entries one Pick, or one step of Evict, removes
+// while holding the policy lock. Keeping the tree under its cap after every
+// insert means a Pick removes about as many bytes as it added, far fewer
+// than this bound; the bound only matters after the cap was lowered or a
+// burst outran it, and then the remainder is left to the next calls.
+const evictBatch = 4096
+
 // cacheAware routes requests that share a prefix to the worker that most
 // likely still holds it in its KV cache, unless loads are imbalanced.
 //
@@ -13,25 +20,32 @@ import "sync"
 // candidate (the least loaded among equal matches), anything else goes to the
 // least-loaded candidate. Ties on load go to the candidate holding the least
 // text, so cold prefix groups spread over idle workers instead of all landing
-// on the first one. The text is then inserted under the chosen candidate.
+// on the first one. The text is then inserted under the chosen candidate, and
+// least-recently-used entries are evicted until the tree holds at most
+// MaxTreeSize bytes again (a bounded amount of work per request).
 type cacheAware struct {
 	p Params
 
-	mu   sync.Mutex
-	tree *radix
-	now  uint64 // logical clock: one tick per decision, deterministic
+	mu    sync.Mutex
+	tree  *radix
+	epoch uint64 // one tick per decision
 }
 
 var (
-	_ Policy    = (*cacheAware)(nil)
-	_ Forgetter = (*cacheAware)(nil)
-	_ Evicter   = (*cacheAware)(nil)
-	_ Sizer     = (*cacheAware)(nil)
+	_ Policy       = (*cacheAware)(nil)
+	_ Forgetter    = (*cacheAware)(nil)
+	_ Evicter      = (*cacheAware)(nil)
+	_ Sizer        = (*cacheAware)(nil)
+	_ MemoryHolder = (*cacheAware)(nil)
+	_ Needer       = (*cacheAware)(nil)
 )
 
 func newCacheAware(p Params) *cacheAware { return &cacheAware{p: p, tree: newRadix()} }
 
 func (*cacheAware) Name() string { return CacheAware }
+
+// Needs reports that cache_aware matches the model's prompt text.
+func (*cacheAware) Needs() Needs { return Needs{Text: true} }
 
 func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 	if len(cands) == 0 {
@@ -39,28 +53,26 @@ func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.now++
+	p.epoch++
+	for i, c := range cands {
+		if t := p.tree.tenants[c.ID]; t != nil {
+			t.epoch, t.cand = p.epoch, i
+		}
+	}
 
 	var d Decision
 	if p.imbalanced(cands) {
-		d = Decision{Index: p.leastLoaded(cands, nil), Outcome: OutcomeLoadBalance}
+		d = Decision{Index: p.leastLoaded(cands), Outcome: OutcomeLoadBalance}
 	} else {
-		allowed := make(map[string]bool, len(cands))
-		for _, c := range cands {
-			allowed[c.ID] = true
-		}
-		matched, holders := p.tree.match(req.Model, req.Text, allowed)
+		matched, holder := p.tree.match(req.Model, req.Text, p.epoch)
 		if len(req.Text) > 0 && float64(matched)/float64(len(req.Text)) > p.p.CacheThreshold {
-			only := make(map[string]bool, len(holders))
-			for _, h := range holders {
-				only[h] = true
-			}
-			d = Decision{Index: p.leastLoaded(cands, only), Outcome: OutcomeCacheHit}
+			d = Decision{Index: p.leastLoadedHolder(cands, holder), Outcome: OutcomeCacheHit}
 		} else {
-			d = Decision{Index: p.leastLoaded(cands, nil), Outcome: OutcomeCacheMiss}
+			d = Decision{Index: p.leastLoaded(cands), Outcome: OutcomeCacheMiss}
 		}
 	}
-	p.tree.insert(req.Model, req.Text, cands[d.Index].ID, p.now)
+	p.tree.insert(req.Model, req.Text, cands[d.Index].ID)
+	p.trim()
 	return d, true
 }
 
@@ -72,22 +84,47 @@ func (p *cacheAware) imbalanced(cands []Candidate) bool {
 	return hi-lo > int64(p.p.BalanceAbsThreshold) && float64(hi) > float64(lo)*p.p.BalanceRelThreshold
 }
 
-// leastLoaded returns the index of the candidate (among only, if non-nil)
-// with the fewest in-flight requests; ties go to the smallest tree share,
-// then to the earliest candidate.
-func (p *cacheAware) leastLoaded(cands []Candidate, only map[string]bool) int {
+// less orders candidates for the least-loaded choice: fewer in-flight
+// requests, then the smaller tree share, then the earlier candidate.
+func (p *cacheAware) less(cands []Candidate, i, j int) bool {
+	a, b := cands[i], cands[j]
+	if a.InFlight != b.InFlight {
+		return a.InFlight < b.InFlight
+	}
+	if ca, cb := p.chars(a.ID), p.chars(b.ID); ca != cb {
+		return ca < cb
+	}
+	return i < j
+}
+
+func (p *cacheAware) chars(id string) int {
+	if t := p.tree.tenants[id]; t != nil {
+		return t.chars
+	}
+	return 0
+}
+
+// leastLoaded returns the index of the least-loaded candidate.
+func (p *cacheAware) leastLoaded(cands []Candidate) int {
+	best := 0
+	for i := 1; i < len(cands); i++ {
+		if p.less(cands, i, best) {
+			best = i
+		}
+	}
+	return best
+}
+
+// leastLoadedHolder returns the least-loaded candidate among those holding
+// n (n holds at least one candidate when match returned it).
+func (p *cacheAware) leastLoadedHolder(cands []Candidate, n *node) int {
 	best := -1
-	for i, c := range cands {
-		if only != nil && !only[c.ID] {
+	for _, e := range n.entries {
+		if e.t.epoch != p.epoch {
 			continue
 		}
-		if best < 0 {
-			best = i
-			continue
-		}
-		b := cands[best]
-		if c.InFlight < b.InFlight || (c.InFlight == b.InFlight && p.tree.sizes[c.ID] < p.tree.sizes[b.ID]) {
-			best = i
+		if best < 0 || p.less(cands, e.t.cand, best) {
+			best = e.t.cand
 		}
 	}
 	return max(best, 0)
@@ -100,21 +137,47 @@ func (p *cacheAware) Forget(id string) {
 	p.tree.forget(id)
 }
 
-// Evict trims least-recently-used leaves until the whole tree, over every
-// target and model, holds at most MaxTreeSize characters.
+// Evict trims least-recently-used entries until the tree holds at most
+// MaxTreeSize bytes. Pick already keeps the tree under the cap; this
+// periodic pass only finishes what a Pick's bounded share left over, and it
+// releases the lock after every batch so routing never waits behind it.
 func (p *cacheAware) Evict() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.tree.evict(p.p.MaxTreeSize)
+	for {
+		p.mu.Lock()
+		more := p.trim()
+		p.mu.Unlock()
+		if !more {
+			return
+		}
+	}
+}
+
+// trim evicts at most evictBatch entries towards the cap and reports
+// whether the tree is still over it. The caller holds the lock.
+func (p *cacheAware) trim() (over bool) {
+	for range evictBatch {
+		if p.tree.held <= p.p.MaxTreeSize || !p.tree.evictOldest() {
+			return false
+		}
+	}
+	return p.tree.held > p.p.MaxTreeSize
 }
 
 // Sizes reports characters held per target.
 func (p *cacheAware) Sizes() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]int, len(p.tree.sizes))
-	for id, n := range p.tree.sizes {
-		out[id] = n
+	out := make(map[string]int, len(p.tree.tenants))
+	for id, t := range p.tree.tenants {
+		out[id] = t.chars
 	}
 	return out
+}
+
+// HeldBytes reports the bytes the tree holds, the quantity MaxTreeSize
+// bounds.
+func (p *cacheAware) HeldBytes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tree.held
 }

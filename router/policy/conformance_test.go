@@ -63,6 +63,34 @@ func TestConformance(t *testing.T) {
 					}
 				}
 			})
+			t.Run("reads only the fields it declares", func(t *testing.T) {
+				// The router leaves undeclared fields empty; picks must not
+				// change when they are.
+				var needs Needs
+				if n, ok := p.(Needer); ok {
+					needs = n.Needs()
+				}
+				run := func(blank bool) []int {
+					q, _ := New(name, params, NewLockedRand(9))
+					var picks []int
+					for i := range 200 {
+						req := Request{Model: "m", Text: fmt.Sprintf("group %d body %d", i%5, i), HashKey: fmt.Sprint(i % 13)}
+						if blank && !needs.Text {
+							req.Model, req.Text = "", ""
+						}
+						if blank && !needs.HashKey {
+							req.HashKey = ""
+						}
+						cands := []Candidate{{ID: "a", InFlight: int64(i % 3)}, {ID: "b", InFlight: int64(i % 2)}, {ID: "c"}}
+						d, _ := q.Pick(req, cands)
+						picks = append(picks, d.Index)
+					}
+					return picks
+				}
+				if full, blank := run(false), run(true); fmt.Sprint(full) != fmt.Sprint(blank) {
+					t.Errorf("picks depend on a field the policy does not declare (needs %+v)", needs)
+				}
+			})
 			t.Run("concurrent use", func(t *testing.T) {
 				cands := []Candidate{{ID: "a"}, {ID: "b"}, {ID: "c"}}
 				var wg sync.WaitGroup

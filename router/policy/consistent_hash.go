@@ -23,11 +23,17 @@ type consistentHash struct {
 	ring *ring // cached for the last candidate set
 }
 
-var _ Policy = (*consistentHash)(nil)
+var (
+	_ Policy = (*consistentHash)(nil)
+	_ Needer = (*consistentHash)(nil)
+)
 
 func newConsistentHash() *consistentHash { return &consistentHash{} }
 
 func (*consistentHash) Name() string { return ConsistentHash }
+
+// Needs reports that consistent_hash places the request's hash key.
+func (*consistentHash) Needs() Needs { return Needs{HashKey: true} }
 
 func (p *consistentHash) Pick(req Request, cands []Candidate) (Decision, bool) {
 	if len(cands) == 0 {
@@ -43,28 +49,40 @@ func (p *consistentHash) Pick(req Request, cands []Candidate) (Decision, bool) {
 	return Decision{Index: 0}, true // unreachable: the ring holds exactly cands
 }
 
-// ringFor returns the ring for cands, rebuilding it only when the set changed.
+// ringFor returns the ring for cands, rebuilding it only when the set
+// changed; the comparison allocates nothing.
 func (p *consistentHash) ringFor(cands []Candidate) *ring {
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	key := strings.Join(ids, "\x00")
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ring == nil || p.ring.key != key {
-		p.ring = newRing(key, ids)
+	if p.ring == nil || !p.ring.holds(cands) {
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			ids[i] = c.ID
+		}
+		p.ring = newRing(ids)
 	}
 	return p.ring
 }
 
 type ring struct {
-	key    string
+	ids    []string // the candidates it was built for, in order
 	points []uint64
 	owner  []string
 }
 
-func newRing(key string, ids []string) *ring {
+func (r *ring) holds(cands []Candidate) bool {
+	if len(r.ids) != len(cands) {
+		return false
+	}
+	for i, c := range cands {
+		if r.ids[i] != c.ID {
+			return false
+		}
+	}
+	return true
+}
+
+func newRing(ids []string) *ring {
 	type point struct {
 		h  uint64
 		id string
@@ -84,7 +102,7 @@ func newRing(key string, ids []string) *ring {
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	r := &ring{key: key, points: make([]uint64, len(pts)), owner: make([]string, len(pts))}
+	r := &ring{ids: ids, points: make([]uint64, len(pts)), owner: make([]string, len(pts))}
 	for i, pt := range pts {
 		r.points[i], r.owner[i] = pt.h, pt.id
 	}

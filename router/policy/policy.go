@@ -58,6 +58,21 @@ type Policy interface {
 	Pick(req Request, cands []Candidate) (d Decision, ok bool)
 }
 
+// Needs says which request fields a policy reads. The router fills in only
+// what some policy of it reads: extracting the prompt text costs more than
+// routing on it, so a policy that does not read the text must not pay for
+// it on every request.
+type Needs struct {
+	Text    bool // Model and Text (cache_aware)
+	HashKey bool // HashKey (consistent_hash)
+}
+
+// Needer is implemented by policies that read request fields; a policy
+// without it reads none, and sees a zero Request.
+type Needer interface {
+	Needs() Needs
+}
+
 // Forgetter is implemented by policies that keep per-target state (the
 // cache_aware tree). The router calls Forget when a target leaves the pool
 // or becomes unhealthy.
@@ -77,6 +92,13 @@ type Sizer interface {
 	Sizes() map[string]int
 }
 
+// MemoryHolder reports the bytes a policy's state holds (cache_aware: its
+// tree, the quantity max_tree_size bounds), exported as
+// vllm_router_tree_bytes.
+type MemoryHolder interface {
+	HeldBytes() int
+}
+
 // Rand is the randomness a policy draws from. Implementations must be safe
 // for concurrent use.
 type Rand interface {
@@ -88,7 +110,9 @@ type Params struct {
 	CacheThreshold      float64
 	BalanceAbsThreshold int
 	BalanceRelThreshold float64
-	MaxTreeSize         int
+	// MaxTreeSize bounds the bytes cache_aware's tree holds: text, nodes
+	// and entries together, over every target and model.
+	MaxTreeSize int
 }
 
 // Policy names.

@@ -151,40 +151,47 @@ func TestCacheAwareStrictThreshold(t *testing.T) {
 	}
 }
 
-func TestCacheAwareEvictionBoundsTotalAndForgetPrunes(t *testing.T) {
+func TestCacheAwareEvictionBoundsBytesAndForgetPrunes(t *testing.T) {
 	t.Parallel()
-	const limit = 500
+	const limit = 8 << 10
 	p := newCacheAware(Params{CacheThreshold: 0.5, BalanceAbsThreshold: 100, BalanceRelThreshold: 2, MaxTreeSize: limit})
 	cands := ids(4)
+	inserted := 0
 	for i := range 200 {
-		p.Pick(Request{Model: fmt.Sprint("m", i%2), Text: fmt.Sprintf("%03d unique text that does not share much %d", i, i)}, cands)
-	}
-	total := func() int {
-		n := 0
-		for _, s := range p.Sizes() {
-			n += s
+		text := fmt.Sprintf("%03d unique text that does not share much %d", i, i)
+		inserted += len(text)
+		p.Pick(Request{Model: fmt.Sprint("m", i%2), Text: text}, cands)
+		if held := p.HeldBytes(); held > limit {
+			t.Fatalf("after pick %d the tree holds %d bytes, cap %d", i, held, limit)
 		}
-		return n
+		checkTree(t, p.tree)
 	}
-	if total() <= limit {
-		t.Fatalf("test did not overfill the tree: %d", total())
+	if inserted <= limit {
+		t.Fatalf("test did not overfill the tree: %d bytes of text", inserted)
 	}
-	p.Evict()
-	if got := total(); got > limit || got < limit/2 {
-		t.Fatalf("after eviction total = %d, want ≤ %d (and not emptied)", got, limit)
-	}
-	if got := total(); got != p.tree.total {
-		t.Fatalf("sizes sum %d != total %d", got, p.tree.total)
+	if held := p.HeldBytes(); held < limit/2 {
+		t.Fatalf("eviction emptied the tree too far: %d of %d bytes", held, limit)
 	}
 	// The most recent text survives eviction.
-	if m, _ := p.tree.match("m1", "199 unique text that does not share much 199", map[string]bool{"http://w0": true, "http://w1": true, "http://w2": true, "http://w3": true}); m == 0 {
+	p.epoch++
+	for _, c := range cands {
+		if ten := p.tree.tenants[c.ID]; ten != nil {
+			ten.epoch = p.epoch
+		}
+	}
+	if m, _ := p.tree.match("m1", "199 unique text that does not share much 199", p.epoch); m == 0 {
 		t.Error("eviction dropped the most recently used text")
 	}
 	p.Forget("http://w1")
 	if _, ok := p.Sizes()["http://w1"]; ok {
 		t.Error("Forget left the target in the tree")
 	}
-	if total() != p.tree.total {
-		t.Error("size accounting drifted after Forget")
+	checkTree(t, p.tree)
+	// A lowered cap is reached by the periodic pass.
+	p.p.MaxTreeSize = limit / 4
+	p.Evict()
+	if held := p.HeldBytes(); held > limit/4 {
+		t.Errorf("Evict left %d bytes, cap %d", held, limit/4)
 	}
+	checkTree(t, p.tree)
 }
