@@ -19,6 +19,11 @@ func (d *discardWriter) Write(p []byte) (int, error) { d.n += len(p); return len
 func (d *discardWriter) WriteHeader(int)             {}
 func (d *discardWriter) Flush()                      { d.flushes++ }
 
+// SetWriteDeadline is there because net/http's response writer has it:
+// without it ResponseController reports ErrNotSupported, and building that
+// error allocates on every event the real server never pays for.
+func (d *discardWriter) SetWriteDeadline(time.Time) error { return nil }
+
 // eventSource yields one SSE event per Read, as a streaming worker does,
 // then a final event carrying usage.
 type eventSource struct {
