@@ -17,8 +17,9 @@ type Config struct {
 	BalanceAbsThreshold  int     `yaml:"balance_abs_threshold,omitempty" json:"balance_abs_threshold,omitempty"`
 	BalanceRelThreshold  float64 `yaml:"balance_rel_threshold,omitempty" json:"balance_rel_threshold,omitempty"`
 	EvictionIntervalSecs int     `yaml:"eviction_interval_secs,omitempty" json:"eviction_interval_secs,omitempty"`
-	// MaxTreeSize caps the characters held by the cache_aware tree in total,
-	// over every worker and model (vllm-router caps each worker separately).
+	// MaxTreeSize caps the bytes the cache_aware tree really holds (text and
+	// node overhead) in total, over every worker and model (vllm-router caps
+	// the characters of each worker separately).
 	MaxTreeSize int `yaml:"max_tree_size,omitempty" json:"max_tree_size,omitempty"`
 
 	// LoadSignal is what power_of_two and least_loaded compare: "in_flight"
