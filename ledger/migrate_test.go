@@ -75,13 +75,13 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	}
 }
 
-func TestOpenExistingDoesNotCreate(t *testing.T) {
+func TestOpenReadOnlyDoesNotCreate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing.db")
 	if _, err := OpenReadOnly(context.Background(), path); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("OpenReadOnly(missing) = %v", err)
 	}
 	if _, err := OpenReadOnly(context.Background(), path); err == nil {
-		t.Fatal("second OpenExisting found a file the first one created")
+		t.Fatal("second OpenReadOnly found a file the first one created")
 	}
 }
 
