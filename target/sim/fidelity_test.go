@@ -67,8 +67,34 @@ func benchServe(t *testing.T, profile string, c, n, in, out int) (time.Duration,
 	return tpot / time.Duration(n), float64(n*out) / rep.End.Seconds()
 }
 
+// lambdaPrompts are the ten ShareGPT requests of Lambda's vllm-benchmark
+// (LambdaLabsML/vllm-benchmark, results/prompt_10/1x{H100,A100}-80GB-SXM/
+// Meta-Llama-3-8B-Instruct_tp1_len2048.json, September 2024, vLLM 0.6-era
+// benchmark_serving.py, rate inf, max_num_seqs 1024): each result file
+// records every request's input and output length, so the workload is fully
+// stated. Outputs differ by GPU (sampling), so each run replays its own.
+var lambdaPrompts = []int{13, 25, 27, 10, 329, 29, 399, 328, 4, 205}
+
+// lambdaMeanLatency replays the ten requests, all sent at once with the
+// recorded output lengths, and returns the mean end-to-end latency.
+func lambdaMeanLatency(t *testing.T, profile string, outputs []int) float64 {
+	r := rand.New(rand.NewPCG(5, 6))
+	trace := make([]sim.TraceRequest, len(lambdaPrompts))
+	for i, in := range lambdaPrompts {
+		trace[i] = sim.TraceRequest{Prompt: randomPrompt(r, in), MaxTokens: outputs[i], IgnoreEOS: true}
+	}
+	var sum time.Duration
+	rep := replayProfile(t, profile, trace)
+	for _, q := range rep.Requests {
+		sum += q.TokenTimes[len(q.TokenTimes)-1]
+	}
+	return ms(sum / time.Duration(len(trace)))
+}
+
 // Acceptance 3 of issue 12: the calibrated profiles reproduce published
-// real-vLLM measurements, each within 10 %.
+// real-vLLM measurements on H100, A100 and H200: six within 10 %, and one
+// stated known miss (A100-40GB single-stream decode with 2026 kernels)
+// held to 12 % so a regression there still fails.
 func TestReproducesPublishedVLLMMeasurements(t *testing.T) {
 	t.Parallel()
 	type check struct {
@@ -100,6 +126,18 @@ func TestReproducesPublishedVLLMMeasurements(t *testing.T) {
 				"bandwidth ceiling, vidur's 2024 kernel timings on the A100-80GB about 69 %; the model is ~11 % slow here (see docs/sim.md)",
 			75, func() float64 { return 1 / tpot1.Seconds() }, 0.12},
 	}
+	lambda := "Lambda vllm-benchmark, Meta-Llama-3-8B-Instruct TP1, 10 ShareGPT prompts at rate inf with the per-request lengths the result file records " +
+		"(see lambdaPrompts); mean_latency_ms. "
+	checks = append(checks,
+		check{"H100 Llama-3-8B ShareGPT-10 mean E2E latency (ms)", lambda + "H100-80GB-SXM, 2024-09-07: 1431.8 ms",
+			1431.8, func() float64 {
+				return lambdaMeanLatency(t, "h100-llama3-8b", []int{120, 429, 233, 194, 101, 741, 9, 3, 6, 31})
+			}, 0.10},
+		check{"A100 Llama-3-8B ShareGPT-10 mean E2E latency (ms)", lambda + "A100-80GB-SXM, 2024-09-08: 2404.0 ms",
+			2404.0, func() float64 {
+				return lambdaMeanLatency(t, "a100-llama3-8b", []int{120, 507, 233, 194, 101, 741, 9, 3, 6, 31})
+			}, 0.10},
+	)
 	for _, c := range checks {
 		got := c.simulated()
 		dev := got/c.published - 1
