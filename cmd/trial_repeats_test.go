@@ -20,8 +20,14 @@ func repeatsSpec(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The latency assertion is the smoke test's, not this test's subject:
+	// six runs on a loaded machine should not hang on it.
+	body := strings.Replace(string(spec), "  - p99_ttft_ms < 1000\n", "", 1)
+	if body == string(spec) {
+		t.Fatal("ci-smoke.yaml changed: no p99_ttft_ms assertion to drop")
+	}
 	path := filepath.Join(dir, "repeats.yaml")
-	writeFile(t, path, string(spec)+"\nrepeats: 3\nmatrix:\n  router.policy: [round_robin, least_loaded]\n")
+	writeFile(t, path, body+"\nrepeats: 3\nmatrix:\n  router.policy: [round_robin, least_loaded]\n")
 	return path
 }
 
