@@ -38,6 +38,10 @@ func TestTrialRunRepeats(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ledger.db")
+	if code, out, errs := run(t, "trial", "validate", repeatsSpec(t, dir)); code != ExitOK || !strings.Contains(out, "2 trials (sweep ") ||
+		!strings.Contains(out, ", 6 runs with repeats") {
+		t.Errorf("validate: exit %d\n%s\n%s", code, out, errs)
+	}
 	code, out, errs := run(t, "trial", "run", repeatsSpec(t, dir), "--ledger", db, "--max-schedule-delay", noOverload, "-o", "json")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
