@@ -94,6 +94,9 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 			RouterPromptTokens: int64(tr.seen.RunPromptTokens), RouterCompletionTokens: int64(tr.seen.RunCompletionTokens)},
 		Failure: out.Failure,
 	}
+	if r := tr.t.Replicate; r.Group != "" {
+		row.Replicate = ledger.Replicate{ReplicateGroup: r.Group, ReplicateIndex: r.Index, Replicates: tr.t.Replicates()}
+	}
 	if out.Status == ledger.StatusAborted && tr.obs.Err != nil && !errors.Is(tr.obs.Err, context.Canceled) {
 		row.Failure = failure.Unknown{Message: tr.obs.Err.Error()}
 	}

@@ -107,7 +107,7 @@ func (f *ledgerFilterFlags) filter() (ledger.Filter, error) {
 
 // ledgerNotFound turns a missing trial or reference into bad input.
 func ledgerNotFound(err error) error {
-	if errors.Is(err, ledger.ErrNotFound) {
+	if errors.Is(err, ledger.ErrNotFound) || errors.Is(err, ledger.ErrIncompleteGroup) {
 		return withCode(ExitUsage, err)
 	}
 	return withCode(ExitInfra, err)

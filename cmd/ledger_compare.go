@@ -20,9 +20,16 @@ intervals on the differences (B − A) of TTFT and TPOT p50 and p99 from the
 per-request records. A difference is significant when its interval excludes 0;
 the lower latency is better.
 
-A and B each resolve, first match wins: a number is a trial id; a sweep id is
-every ok trial of that sweep (requests pooled, metrics averaged); otherwise a
-name is the latest ok trial with that name.`,
+A and B each resolve, first match wins: a number is a trial id; a replicate
+group id is every replicate of a repeated trial; a sweep id is every ok trial
+of that sweep (requests pooled, metrics averaged); otherwise a name is the
+latest ok trial with that name (its whole replicate group if it is a
+replicate).
+
+A replicate group shows each metric as its mean with a 95% Student t interval
+across replicates (a_ci, b_ci). Where an interval reaches the other side's
+value or interval the metric is "not separable" and neither side is called
+better. A group with a failed or missing replicate is refused.`,
 		Example: `  autoinfer ledger compare 12 13
   autoinfer ledger compare quickstart/router.policy=round_robin quickstart/router.policy=cache_aware --seed 7`,
 		Args: cobra.ExactArgs(2),
@@ -61,17 +68,31 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 		for i, id := range s.IDs {
 			ids[i] = strconv.FormatInt(id, 10)
 		}
+		if g := s.Group; g != nil {
+			return fmt.Sprintf("%s (replicate group %s of %s: %d replicates, trials %s, %d requests; a_ci/b_ci: %g%% Student t across replicates)",
+				s.Ref, g.Group, g.Name, g.Replicates, strings.Join(ids, ","), s.Requests, g.Confidence*100)
+		}
 		return fmt.Sprintf("%s (%s: trial %s, %d requests)", s.Ref, s.Resolved, strings.Join(ids, ","), s.Requests)
 	}
 	// Table and CSV share one shape: a section column keeps the metric rows
 	// and the interval rows apart.
-	tbl := ledgerTable{header: []string{"section", "metric", "a", "b", "diff_b_minus_a", "ci_low", "ci_high", "significant", "better"}}
+	tbl := ledgerTable{header: []string{"section", "metric", "a", "b", "diff_b_minus_a", "ci_low", "ci_high", "significant", "better", "a_ci", "b_ci"}}
 	for _, iv := range cmp.Intervals {
 		tbl.add("bootstrap", iv.Metric, ledgerNum(iv.A), ledgerNum(iv.B), ledgerNum(iv.Diff), ledgerNum(iv.Lo), ledgerNum(iv.Hi),
-			ledgerYesNo(iv.Significant), iv.Better)
+			ledgerYesNo(iv.Significant), iv.Better, "", "")
+	}
+	ci := func(e *ledger.Estimate) string {
+		if e == nil {
+			return ""
+		}
+		return "±" + ledgerNum(e.HalfWidth())
 	}
 	for _, d := range cmp.Metrics {
-		tbl.add("metric", d.Metric, ledgerNum(d.A), ledgerNum(d.B), ledgerNum(d.Diff), "", "", "", d.Better)
+		better := d.Better
+		if d.NotSeparable {
+			better = "not separable"
+		}
+		tbl.add("metric", d.Metric, ledgerNum(d.A), ledgerNum(d.B), ledgerNum(d.Diff), "", "", "", better, ci(d.ACI), ci(d.BCI))
 	}
 	if format == "table" {
 		fmt.Fprintf(w, "A: %s\nB: %s\n", side(cmp.A), side(cmp.B))

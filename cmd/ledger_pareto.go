@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,7 +27,13 @@ func newLedgerParetoCmd(o *ledgerOpts) *cobra.Command {
 		Long: `Print the trials no other trial beats on both metrics. Latencies, delays and
 failures are minimised; throughputs, goodput, completions and cache hit rate
 are maximised. Only ok rows are candidates; stale rows join with
---include-stale. --plot draws every matching ok row with the front highlighted.`,
+--include-stale. --plot draws every matching ok row with the front highlighted.
+
+A repeated trial (repeats: N) is one point at its replicates' means, with
+95% Student t intervals (x_ci, y_ci), and competes only when every replicate
+is ok, fresh and within the bounds. A point the front dominates only by its
+means (its intervals reach a front point's) is listed too, and both are
+marked not separable: the data cannot tell which is better.`,
 		Example: `  autoinfer ledger pareto --x p99_ttft_ms --y output_throughput
   autoinfer ledger pareto --x median_tpot_ms --y request_goodput --where policy=cache_aware --plot front.png
   # which topology and policy give the most tokens/s under a TTFT p99 of 500 ms?
@@ -61,10 +68,18 @@ are maximised. Only ok rows are candidates; stale rows join with
 					return withCode(ExitInfra, err)
 				}
 			}
-			pts := front.OnFront()
-			tbl := ledgerTable{header: []string{"id", "name", "sweep_id", x, y, "stale"}}
+			pts := front.Points
+			if plotFile != "" { // every point came back for the plot
+				pts = slices.DeleteFunc(slices.Clone(pts), func(p ledger.Point) bool { return !p.OnFront && p.Separable() })
+			}
+			tbl := ledgerTable{header: []string{"id", "name", "sweep_id", x, y, "stale", "on_front", "replicates", x + "_ci", y + "_ci", "separable"}}
 			for _, p := range pts {
-				tbl.add(strconv.FormatInt(p.ID, 10), p.Name, p.SweepID, ledgerNum(p.X), ledgerNum(p.Y), strconv.FormatBool(p.Stale))
+				xci, yci, reps := "", "", ""
+				if p.CI != nil {
+					xci, yci, reps = ledgerCI(p.CI.XLo, p.CI.XHi), ledgerCI(p.CI.YLo, p.CI.YHi), strconv.Itoa(p.Replicates)
+				}
+				tbl.add(strconv.FormatInt(p.ID, 10), p.Name, p.SweepID, ledgerNum(p.X), ledgerNum(p.Y), strconv.FormatBool(p.Stale),
+					strconv.FormatBool(p.OnFront), reps, xci, yci, ledgerSeparable(p))
 			}
 			if pts == nil {
 				pts = []ledger.Point{}
@@ -82,16 +97,40 @@ are maximised. Only ok rows are candidates; stale rows join with
 	return c
 }
 
+// ledgerCI renders an interval as "[lo, hi]".
+func ledgerCI(lo, hi float64) string { return "[" + ledgerNum(lo) + ", " + ledgerNum(hi) + "]" }
+
+// ledgerSeparable says "yes", or "no: ids" naming the points this one
+// cannot be told apart from.
+func ledgerSeparable(p ledger.Point) string {
+	if p.Separable() {
+		return "yes"
+	}
+	ids := make([]string, len(p.NotSeparableFrom))
+	for i, id := range p.NotSeparableFrom {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	return "no: " + strings.Join(ids, ",")
+}
+
 // ledgerPlot draws every point grey (stale ones hollow) and the front as a
-// red line through red points; the file type follows the extension.
+// red line through red points, replicate groups with their intervals as
+// error bars and points that are not separable as orange triangles; the
+// file type follows the extension.
 func ledgerPlot(front ledger.Front, file string) error {
 	p := plot.New()
 	p.Title.Text = "Pareto front"
 	p.X.Label.Text = fmt.Sprintf("%s (%s is better)", front.X.Name, ledgerBetter(front.X.Direction))
 	p.Y.Label.Text = fmt.Sprintf("%s (%s is better)", front.Y.Name, ledgerBetter(front.Y.Direction))
-	var fresh, stale, best plotter.XYs
+	var fresh, stale, best, unsure plotter.XYs
 	for _, pt := range front.Points {
 		xy := plotter.XY{X: pt.X, Y: pt.Y}
+		if !pt.Separable() {
+			unsure = append(unsure, xy)
+		}
+		if err := plotInterval(p, pt); err != nil {
+			return err
+		}
 		switch {
 		case pt.OnFront:
 			best = append(best, xy)
@@ -132,10 +171,43 @@ func ledgerPlot(front ledger.Front, file string) error {
 	if err := add("front", best, draw.CircleGlyph{}, red); err != nil {
 		return err
 	}
+	if err := add("not separable", unsure, draw.TriangleGlyph{}, color.RGBA{R: 230, G: 140, A: 255}); err != nil {
+		return err
+	}
 	if err := p.Save(7*vg.Inch, 5*vg.Inch, file); err != nil {
 		return fmt.Errorf("saving plot: %w", err)
 	}
 	return nil
+}
+
+// plotInterval draws a replicate group's intervals as error bars.
+func plotInterval(p *plot.Plot, pt ledger.Point) error {
+	if pt.CI == nil {
+		return nil
+	}
+	bars := intervalBars{pt}
+	xb, err := plotter.NewXErrorBars(bars)
+	if err != nil {
+		return fmt.Errorf("plotting the intervals of %s: %w", pt.ReplicateGroup, err)
+	}
+	yb, err := plotter.NewYErrorBars(bars)
+	if err != nil {
+		return fmt.Errorf("plotting the intervals of %s: %w", pt.ReplicateGroup, err)
+	}
+	p.Add(xb, yb)
+	return nil
+}
+
+// intervalBars is one group point as gonum/plot's error bar data.
+type intervalBars struct{ pt ledger.Point }
+
+func (b intervalBars) Len() int                  { return 1 }
+func (b intervalBars) XY(int) (float64, float64) { return b.pt.X, b.pt.Y }
+func (b intervalBars) XError(int) (float64, float64) {
+	return b.pt.X - b.pt.CI.XLo, b.pt.CI.XHi - b.pt.X
+}
+func (b intervalBars) YError(int) (float64, float64) {
+	return b.pt.Y - b.pt.CI.YLo, b.pt.CI.YHi - b.pt.Y
 }
 
 func ledgerBetter(d ledger.Direction) string {

@@ -24,30 +24,41 @@ type sweepComparison struct {
 }
 
 // compareSweep compares every ok trial with the first ok one, from the
-// per-request records in the ledger (bootstrap confidence intervals).
-func compareSweep(ctx context.Context, led *ledger.Ledger, rs []trialResult) []sweepComparison {
-	var ok []trialResult
+// per-request records in the ledger (bootstrap confidence intervals). A
+// repeated trial is one side (its replicate group), and only when complete.
+func compareSweep(ctx context.Context, led *ledger.Ledger, rs []trialResult, gs []ledger.GroupResult) []sweepComparison {
+	complete := map[string]bool{}
+	for _, g := range gs {
+		complete[g.Group] = g.Complete()
+	}
+	type side struct{ name, ref string }
+	var ok []side
 	for _, r := range rs {
-		if r.Status == ledger.StatusOK && r.RowID > 0 {
-			ok = append(ok, r)
+		switch g := r.Replicate.Group; {
+		case g != "":
+			if complete[g] && r.Replicate.Index == 0 {
+				ok = append(ok, side{r.Name, g})
+			}
+		case r.Status == ledger.StatusOK && r.RowID > 0:
+			ok = append(ok, side{r.Name, strconv.FormatInt(r.RowID, 10)})
 		}
 	}
 	var out []sweepComparison
 	for _, r := range ok[min(1, len(ok)):] {
-		c, err := led.Compare(ctx, strconv.FormatInt(ok[0].RowID, 10), strconv.FormatInt(r.RowID, 10), ledger.CompareOptions{})
+		c, err := led.Compare(ctx, ok[0].ref, r.ref, ledger.CompareOptions{})
 		if err != nil {
 			continue
 		}
-		out = append(out, sweepComparison{A: ok[0].Name, B: r.Name, Comparison: c})
+		out = append(out, sweepComparison{A: ok[0].name, B: r.name, Comparison: c})
 	}
 	return out
 }
 
-func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []sweepComparison) error {
+func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledger.GroupResult, cmp []sweepComparison) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"trials": rs, "comparisons": cmp})
+		return enc.Encode(map[string]any{"trials": rs, "replicate_groups": gs, "comparisons": cmp})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tSTALE\tNOTES")
@@ -73,6 +84,9 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 		if r.Router == nil {
 			notes = append(notes, "no router (one replica)")
 		}
+		if rp := r.Replicate; rp.Group != "" {
+			notes = append(notes, fmt.Sprintf("replicate %d of %s, seed %d", rp.Index+1, rp.Group, r.Seed))
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%.2f\t%.1f\t%.1f/%.1f\t%.2f/%.2f\t%.1f%%\t%s\t%d\t%s\n",
 			r.RowID, r.Name, r.Status, s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput,
 			s.P50TTFTMs, s.P99TTFTMs, s.P50TPOTMs, s.P99TPOTMs, 100*r.PrefixCacheHitRate, gateKL,
@@ -81,6 +95,7 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	renderGroups(w, gs)
 	for _, c := range cmp {
 		fmt.Fprintf(w, "\nA = %s, B = %s (B − A, %d bootstrap resamples, %.0f%% CI):\n",
 			c.A, c.B, c.Comparison.Resamples, 100*c.Comparison.Confidence)
@@ -94,7 +109,11 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 		}
 		for _, m := range c.Comparison.Metrics {
 			if m.Metric == "output_throughput" || m.Metric == "request_throughput" || m.Metric == "prefix_cache_hit_rate" {
-				fmt.Fprintf(w, "  %-22s A %9.3f  B %9.3f  better: %s\n", m.Metric, m.A, m.B, orDash(m.Better))
+				better := orDash(m.Better)
+				if m.NotSeparable {
+					better = "not separable (intervals across replicates overlap)"
+				}
+				fmt.Fprintf(w, "  %-22s A %9.3f  B %9.3f  better: %s\n", m.Metric, m.A, m.B, better)
 			}
 		}
 	}

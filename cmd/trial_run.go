@@ -25,6 +25,8 @@ type trialRunFlags struct {
 	workDir   string
 	verbose   bool
 	report    string
+	// repeats overrides the spec's repeats when set (0: the spec's).
+	repeats int
 	// maxScheduleDelay is the driver's p99 lateness above which a trial
 	// fails as DriverOverloaded.
 	maxScheduleDelay time.Duration
@@ -42,12 +44,19 @@ it, run the measured workload, gate quality against a reference replica,
 scrape metrics, classify failures, write one ledger row, mark the rows it
 invalidates stale, and tear everything down, also on error and on Ctrl-C.
 
+With repeats: N in the spec (or --repeats N) each trial runs N times, with
+seeds derived from its seed, as replicates of one trial: one row each,
+sharing a replicate group id, never marking each other stale. The summary
+gives each metric's mean and 95% Student t interval across the replicates;
+if any replicate fails, the group's figures are withheld (n of N ok).
+
 Exit status: 0 every trial passed; 1 a trial failed, or an assertion or the
 baseline tolerance was violated; 2 the spec or flags are invalid; 3 the
 infrastructure failed (workers, router, ledger); 130 interrupted.`,
 		Example: `  autoinfer trial run trials/examples/quickstart.yaml
   autoinfer trial run trials/examples/ci-smoke.yaml --assert 'p99_ttft_ms < 500'
-  autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 100%`,
+  autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 100%
+  autoinfer trial run trials/examples/quickstart.yaml --repeats 5`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runTrials(c, args[0], f) },
 	}
@@ -59,6 +68,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.StringVar(&f.tolerance, "tolerance", "", "how much worse than the baseline a metric may be, e.g. 10% (default: the spec's, else 10%)")
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for router configs and logs (default: a new temporary directory per trial)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
+	fl.IntVar(&f.repeats, "repeats", 0, "run each trial N times as replicates with derived seeds (overrides the spec's repeats)")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", failure.DefaultScheduleDelayLimitMs*time.Millisecond,
 		"p99 lateness of the driver's sends above which a trial fails as DriverOverloaded (its figures would describe this machine, not the deployment)")
@@ -75,6 +85,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	ts, err := trials.Load(specPath, targetkinds.All())
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if c.Flags().Changed("repeats") {
+		if err := trials.SetRepeats(ts, f.repeats, "--repeats"); err != nil {
+			return withCode(ExitUsage, err)
+		}
 	}
 	extra, err := parseAsserts(f.asserts)
 	if err != nil {
@@ -106,9 +121,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 
 	var results []trialResult
+	var groups []string
 	worst := ExitOK
-	for i, t := range ts {
-		prog.start(i+1, len(ts), t.Name)
+	runs := replicateRuns(ts)
+	for i, t := range runs {
+		prog.start(i+1, len(runs), runLabel(t))
 		base, err := checks.baselineFor(ctx, led, t)
 		if err != nil {
 			return withCode(ExitUsage, err)
@@ -116,11 +133,14 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		started := time.Now()
 		out, err := runner.RunAgainst(ctx, t, base)
 		prog.finish()
-		res := trialResult{Outcome: out, Elapsed: time.Since(started)}
+		res := trialResult{Outcome: out, Replicate: t.Replicate, Seed: t.Seed, Elapsed: time.Since(started)}
+		if g := t.Replicate.Group; g != "" && (len(groups) == 0 || groups[len(groups)-1] != g) {
+			groups = append(groups, g)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				results = append(results, res)
-				_ = renderTrialResults(c.OutOrStdout(), f.output, results, nil)
+				_ = renderTrialResults(c.OutOrStdout(), f.output, results, groupResults(context.WithoutCancel(ctx), led, groups), nil)
 				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), out.RowID))
 			}
 			return withCode(ExitInfra, err)
@@ -128,8 +148,9 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		results = append(results, res)
 		worst = max(worst, res.exitCode())
 	}
-	cmp := compareSweep(ctx, led, results)
-	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp); err != nil {
+	grs := groupResults(ctx, led, groups)
+	cmp := compareSweep(ctx, led, results, grs)
+	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp); err != nil {
 		return withCode(ExitInfra, err)
 	}
 	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {
@@ -147,7 +168,10 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 // trialResult is one trial's outcome (with the checks it violated).
 type trialResult struct {
 	adapter.Outcome
-	Elapsed time.Duration `json:"elapsed_ns"`
+	// Replicate places the run in its repeated trial (zero when run once).
+	Replicate trials.Replicate `json:"replicate,omitzero"`
+	Seed      int64            `json:"seed"`
+	Elapsed   time.Duration    `json:"elapsed_ns"`
 }
 
 // exitCode: infrastructure failures (nothing could be measured) outrank

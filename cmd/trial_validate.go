@@ -53,6 +53,13 @@ func printTrials(w io.Writer, file string, ts []trials.Trial) error {
 	if ts[0].SweepID != "" {
 		head += " (sweep " + ts[0].SweepID + ")"
 	}
+	runs := 0
+	for _, t := range ts {
+		runs += t.Replicates()
+	}
+	if runs != len(ts) {
+		head += fmt.Sprintf(", %d runs with repeats", runs)
+	}
 	fmt.Fprintln(w, head)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TRIAL\tTARGET\tTOPOLOGY\tROUTER\tWORKLOAD\tSPEC")

@@ -17,24 +17,33 @@ type CompareOptions struct {
 	Seed       uint64  // default 1; equal seeds give equal intervals
 }
 
-// Side is one side of a comparison: one trial, or every ok trial of a sweep.
+// Side is one side of a comparison: one trial, every replicate of a
+// repeated trial, or every ok trial of a sweep.
 type Side struct {
 	Ref      string  `json:"ref"`
-	Resolved string  `json:"resolved"` // "trial", "sweep" or "name"
+	Resolved string  `json:"resolved"` // "trial", "group", "sweep" or "name"
 	Trials   []Trial `json:"-"`
 	IDs      []int64 `json:"trial_ids"`
 	Requests int     `json:"requests"`
+	// Group is the replicate group's result when the side is one.
+	Group *GroupResult `json:"replicate_group,omitempty"`
 }
 
 // MetricDelta is one metric side by side. With several trials on a side
-// its value is their mean.
+// its value is their mean. A side that is a replicate group carries its
+// interval across replicates (ACI, BCI); when an interval reaches the
+// other side's value or interval, the sides are not separable on this
+// metric and Better stays empty.
 type MetricDelta struct {
-	Metric    string  `json:"metric"`
-	Direction string  `json:"direction"`
-	A         float64 `json:"a"`
-	B         float64 `json:"b"`
-	Diff      float64 `json:"diff"`   // B − A
-	Better    string  `json:"better"` // "A", "B" or "" when equal
+	Metric       string    `json:"metric"`
+	Direction    string    `json:"direction"`
+	A            float64   `json:"a"`
+	B            float64   `json:"b"`
+	ACI          *Estimate `json:"a_ci,omitempty"`
+	BCI          *Estimate `json:"b_ci,omitempty"`
+	Diff         float64   `json:"diff"`   // B − A
+	Better       string    `json:"better"` // "A", "B" or "" when equal or not separable
+	NotSeparable bool      `json:"not_separable,omitempty"`
 }
 
 // Interval is a bootstrap confidence interval on B − A of one latency
@@ -89,7 +98,10 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 	for _, m := range MetricList() {
 		va, vb := mean(m, a.Trials), mean(m, b.Trials)
 		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: va, B: vb, Diff: vb - va}
+		d.ACI, d.BCI = a.estimate(m.Name), b.estimate(m.Name)
 		switch {
+		case (d.ACI != nil || d.BCI != nil) && va != vb && interval(d.ACI, va).Overlaps(interval(d.BCI, vb)):
+			d.NotSeparable = true
 		case m.Direction.Better(va, vb):
 			d.Better = "A"
 		case m.Direction.Better(vb, va):
@@ -133,11 +145,20 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 
 // Resolve turns a reference into trials. Rules, first match wins:
 //  1. a decimal integer is a trial id (any status);
-//  2. a sweep id is every ok trial of that sweep, stale or not;
-//  3. a name is the latest ok trial with that name.
+//  2. a replicate group id is every replicate of that repeated trial;
+//  3. a sweep id is every ok trial of that sweep, stale or not;
+//  4. a name is the latest ok trial with that name, or all of its
+//     replicate group when it is a replicate.
+//
+// A replicate group resolves only when complete (every replicate
+// recorded and ok): a mean over the survivors would not be the trial's.
 func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
 	side := Side{Ref: ref}
-	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+	if g, ok, err := l.resolveGroup(ctx, ref); err != nil {
+		return Side{}, err
+	} else if ok {
+		side.Resolved, side.Trials, side.Group = "group", g.Trials, &g
+	} else if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		t, err := l.Get(ctx, id)
 		if err != nil {
 			return Side{}, err
@@ -161,11 +182,71 @@ func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
 			return Side{}, err
 		}
 		side.Resolved, side.Trials = "name", []Trial{t}
+		if t.ReplicateGroup != "" {
+			g, err := l.completeGroup(ctx, t.ReplicateGroup)
+			if err != nil {
+				return Side{}, fmt.Errorf("%q: the latest ok trial of that name is a replicate: %w", ref, err)
+			}
+			side.Trials, side.Group = g.Trials, &g
+		}
 	}
 	for _, t := range side.Trials {
 		side.IDs = append(side.IDs, t.ID)
 	}
 	return side, nil
+}
+
+// resolveGroup resolves ref as a replicate group id (not a trial id: those
+// are decimal); ok is false when no group has that id.
+func (l *Ledger) resolveGroup(ctx context.Context, ref string) (GroupResult, bool, error) {
+	if _, err := strconv.ParseInt(ref, 10, 64); err == nil || ref == "" {
+		return GroupResult{}, false, nil
+	}
+	var n int
+	if err := l.db.GetContext(ctx, &n, `SELECT count(*) FROM trials WHERE replicate_group = ?`, ref); err != nil {
+		return GroupResult{}, false, fmt.Errorf("resolving %q: %w", ref, err)
+	}
+	if n == 0 {
+		return GroupResult{}, false, nil
+	}
+	g, err := l.completeGroup(ctx, ref)
+	return g, true, err
+}
+
+// ErrIncompleteGroup is returned for a replicate group with a failed,
+// aborted or missing replicate where a complete one is needed.
+var ErrIncompleteGroup = errors.New("incomplete replicate group")
+
+// completeGroup reads a replicate group and refuses it unless complete.
+func (l *Ledger) completeGroup(ctx context.Context, group string) (GroupResult, error) {
+	g, err := l.ReplicateGroup(ctx, group)
+	if err != nil {
+		return GroupResult{}, err
+	}
+	if !g.Complete() {
+		return GroupResult{}, fmt.Errorf("replicate group %s: %s: %w", group, g.Missing, ErrIncompleteGroup)
+	}
+	return g, nil
+}
+
+// estimate is the side's interval on a metric when it is a replicate group.
+func (s Side) estimate(metric string) *Estimate {
+	if s.Group == nil {
+		return nil
+	}
+	e, ok := s.Group.Metric(metric)
+	if !ok {
+		return nil
+	}
+	return &e
+}
+
+// interval is e, or a zero-width interval at v for a side without one.
+func interval(e *Estimate, v float64) Estimate {
+	if e == nil {
+		return Estimate{Mean: v, Lo: v, Hi: v, N: 1}
+	}
+	return *e
 }
 
 // samples loads the latency samples of a side's completed requests: every

@@ -85,6 +85,7 @@ func whereExprs() map[string]string {
 		"engine_hash": "engine_hash", "router_hash": "router_hash", "failure_kind": "failure_kind",
 		"replicas": "replicas", "prefill": "prefill", "decode": "decode",
 		"target_kind": "target_kind", "hardware": "hardware", "hardware_hash": "hardware_hash", "workload_hash": "workload_hash",
+		"replicate_group": "replicate_group",
 		// Rows without a router (one replica, no PD) store an empty
 		// router_config; json_extract would fail the whole query on it.
 		"model":  "(CASE WHEN json_valid(engine_config) THEN json_extract(engine_config, '$.model') END)",

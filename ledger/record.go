@@ -110,16 +110,17 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 		Status  string `db:"status"`
 		Router  JSON   `db:"router_config"`
 		SweepID string `db:"sweep_id"`
+		Group   string `db:"replicate_group"`
 	}
 	// Two range scans of trials_engine (router hashes above and below the
 	// new one, '' excluded) rather than a scan of every fresh row of this
 	// engine config: most of those share the new row's router hash.
 	const sameContext = `target_kind = ?3 AND hardware_hash = ?4 AND model = ?5 AND workload_hash = ?6
 		AND replicas = ?7 AND prefill = ?8 AND decode = ?9`
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config, sweep_id FROM trials
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config, sweep_id, replicate_group FROM trials
 		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2 AND `+sameContext+`
 		UNION ALL
-		SELECT id, status, router_config, sweep_id FROM trials
+		SELECT id, status, router_config, sweep_id, replicate_group FROM trials
 		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > '' AND `+sameContext+`
 		ORDER BY id`, t.EngineHash, t.RouterHash, t.TargetKind, t.HardwareHash, t.Model, t.WorkloadHash,
 		t.Replicas, t.Prefill, t.Decode); err != nil {
@@ -130,10 +131,10 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	earlier := make([]stale.Row, len(rows))
 	for i, r := range rows {
 		earlier[i] = stale.Row{ID: r.ID, Status: r.Status, Context: cc, PD: t.Prefill > 0,
-			RouterConfig: json.RawMessage(r.Router), SweepID: r.SweepID}
+			RouterConfig: json.RawMessage(r.Router), SweepID: r.SweepID, ReplicateGroup: r.Group}
 	}
 	marks, err := stale.Marks(stale.Row{ID: id, Status: string(t.Status), Context: cc, PD: t.Prefill > 0,
-		RouterConfig: json.RawMessage(t.RouterConfig), SweepID: t.SweepID}, earlier)
+		RouterConfig: json.RawMessage(t.RouterConfig), SweepID: t.SweepID, ReplicateGroup: t.ReplicateGroup}, earlier)
 	if err != nil {
 		return nil, fmt.Errorf("marking stale rows: %w", err)
 	}
@@ -189,6 +190,10 @@ func prepare(t Trial) (trialRow, error) {
 		(t.Replicas > 0) == (t.Prefill > 0 || t.Decode > 0) || (t.Prefill > 0) != (t.Decode > 0) {
 		bad("topology: want replicas, or prefill and decode counts (got replicas %d, prefill %d, decode %d)",
 			t.Replicas, t.Prefill, t.Decode)
+	}
+	if r := t.Replicate; r != (Replicate{}) && (r.ReplicateGroup == "" || r.Replicates < 2 || r.ReplicateIndex < 0 || r.ReplicateIndex >= r.Replicates) {
+		bad("replicate_group, replicate_index, replicates: want a group id, replicates ≥ 2 and 0 ≤ index < replicates (got %q, %d, %d)",
+			r.ReplicateGroup, r.ReplicateIndex, r.Replicates)
 	}
 	engine, err := canonical("engine_config", t.EngineConfig, true)
 	if err != nil {

@@ -15,6 +15,7 @@ func migrations() []migration {
 		{"requests", schemaRequests},
 		{"router_run_counts", schemaRouterRun},
 		{"trial_identity", schemaIdentity},
+		{"replicates", schemaReplicates},
 	}
 }
 
@@ -146,4 +147,15 @@ ALTER TABLE trials ADD COLUMN workload_hash TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN hardware_config TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN slo TEXT NOT NULL DEFAULT '';
 CREATE INDEX trials_hardware ON trials (hardware, target_kind);
+`
+
+// schemaReplicates groups the runs of a repeated trial (spec repeats: N):
+// rows of one replicate group are one trial measured N times, reported as
+// a mean with a confidence interval and never marking each other stale.
+// Earlier rows keep an empty group: a trial run once.
+const schemaReplicates = `
+ALTER TABLE trials ADD COLUMN replicate_group TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN replicate_index INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN replicates INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX trials_replicate_group ON trials (replicate_group) WHERE replicate_group != '';
 `

@@ -54,6 +54,8 @@ type Trial struct {
 
 	RouterRun
 
+	Replicate
+
 	FailureKind failure.Kind    `db:"failure_kind" json:"failure_kind"`
 	Failure     failure.Failure `db:"-" json:"failure"`
 
@@ -96,6 +98,16 @@ type RouterRun struct {
 	RouterRequests         int64  `db:"router_requests" json:"router_requests"`
 	RouterPromptTokens     int64  `db:"router_prompt_tokens" json:"router_prompt_tokens"`
 	RouterCompletionTokens int64  `db:"router_completion_tokens" json:"router_completion_tokens"`
+}
+
+// Replicate places a row in a repeated trial: rows sharing a non-empty
+// ReplicateGroup are replicates of one trial (equal configs, seeds derived
+// from one base seed), ReplicateIndex 0 … Replicates-1. All zero for a
+// trial run once.
+type Replicate struct {
+	ReplicateGroup string `db:"replicate_group" json:"replicate_group,omitempty"`
+	ReplicateIndex int    `db:"replicate_index" json:"replicate_index,omitempty"`
+	Replicates     int    `db:"replicates" json:"replicates,omitempty"`
 }
 
 // Topology is how many workers served the trial: Replicas for collocated

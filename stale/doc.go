@@ -11,7 +11,9 @@
 // stale: no router setting could have changed under them. Identical configs
 // never mark anything, and a row once stale keeps its first reason. Rows
 // of one sweep (equal, non-empty SweepID) never mark each other: the sweep
-// is a deliberate side-by-side comparison.
+// is a deliberate side-by-side comparison. Replicates of one repeated
+// trial (equal, non-empty ReplicateGroup) never mark each other: they are
+// one trial measured several times, whatever their seeds.
 //
 // The ledger calls Marks inside the transaction that records the new row,
 // so the row and the marks it causes land together or not at all.

@@ -21,6 +21,8 @@ type Row struct {
 	Stale        bool
 	// SweepID groups the trials of one matrix expansion ("" for none).
 	SweepID string
+	// ReplicateGroup groups the runs of one repeated trial ("" for none).
+	ReplicateGroup string
 }
 
 // Mark says row ID becomes stale, and why.
@@ -37,7 +39,9 @@ type Mark struct {
 // deliberate side-by-side comparison, and every one of its rows must stay
 // on the Pareto front. (Sweep ids derive from the sweep's definition, so a
 // re-run of the same sweep compares with its earlier rows too; an edited
-// sweep has a new id and invalidates them as usual.)
+// sweep has a new id and invalidates them as usual.) Replicates of one
+// repeated trial (equal, non-empty ReplicateGroup) never invalidate each
+// other either: they are one trial measured several times.
 func Marks(current Row, earlier []Row) ([]Mark, error) {
 	if current.Status != "ok" || !HasRouter(current.RouterConfig) {
 		return nil, nil
@@ -45,7 +49,8 @@ func Marks(current Row, earlier []Row) ([]Mark, error) {
 	var marks []Mark
 	for _, e := range earlier {
 		if e.ID == current.ID || e.Stale || current.Context == "" || e.Context != current.Context ||
-			!HasRouter(e.RouterConfig) || (current.SweepID != "" && e.SweepID == current.SweepID) {
+			!HasRouter(e.RouterConfig) || (current.SweepID != "" && e.SweepID == current.SweepID) ||
+			(current.ReplicateGroup != "" && e.ReplicateGroup == current.ReplicateGroup) {
 			continue
 		}
 		changes, err := Diff(e.RouterConfig, current.RouterConfig)

@@ -28,6 +28,8 @@ type Trial struct {
 	// matrix). It is derived from the trials' hashes, so the same sweep
 	// definition always has the same id.
 	SweepID string `json:"sweep_id,omitempty"`
+	// Replicate is set on each run of a repeated trial (Trial.Replica).
+	Replicate Replicate `json:"replicate,omitzero"`
 	// Settings are the matrix values that made this trial, in matrix order.
 	Settings []Setting `json:"settings,omitempty"`
 	// Assertions are Spec.Assert parsed.
@@ -112,11 +114,7 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 		return nil, &SpecError{Fields: sortFields(fields, len(combos))}
 	}
 	if len(axes) > 0 {
-		h := sha256.New()
-		for _, t := range trials {
-			h.Write([]byte(t.SpecHash))
-		}
-		id := hex.EncodeToString(h.Sum(nil))[:16]
+		id := sweepID(trials)
 		for i := range trials {
 			trials[i].SweepID = id
 		}
@@ -149,6 +147,7 @@ func buildTrial(tree *yaml.Node, settings []Setting, defaultName string, kinds [
 	p.fields = append(p.fields, v.fields...)
 	applyDefaults(&spec, present)
 	validate(&spec, base, present, p)
+	normaliseRepeats(&spec)
 	if !spec.RouterLaunched() {
 		// No router runs, so its settings cannot affect the trial: the
 		// ledger stores an empty router config and the hash ignores them.

@@ -17,7 +17,11 @@ type Spec struct {
 	Name string `yaml:"name" json:"name"`
 	// Seed seeds the workload and the gate prompts. Every trial of a sweep
 	// has the same seed, hence the same request bytes.
-	Seed     int64    `yaml:"seed" json:"seed"`
+	Seed int64 `yaml:"seed" json:"seed"`
+	// Repeats runs the trial this many times as replicates of one trial,
+	// each with a seed derived from Seed (see DeriveSeed). Absent or 1 means
+	// one run, kept as 0 so the spec hash equals a spec without the key.
+	Repeats  int      `yaml:"repeats" json:"repeats,omitempty"`
 	Target   Target   `yaml:"target" json:"target"`
 	Topology Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one

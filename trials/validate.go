@@ -29,6 +29,7 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 			p.add("target.hardware", "not for kind %s: its profile identifies the simulated hardware", s.Target.Kind)
 		}
 	}
+	validateRepeats(s, present, p)
 	p.nest("topology", s.Topology.Validate())
 	validateTopology(s, present, p)
 	if s.RouterLaunched() {
