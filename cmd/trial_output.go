@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/ledger/metric"
 )
 
 // sweepComparison is each later trial of a run against the first.
@@ -81,6 +83,9 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// The catalogue metrics (package metric) a sweep's comparison lists
+	// besides the bootstrap intervals.
+	headline := []string{"request_throughput", "output_throughput", "prefix_cache_hit_rate"}
 	for _, c := range cmp {
 		fmt.Fprintf(w, "\nA = %s, B = %s (B − A, %d bootstrap resamples, %.0f%% CI):\n",
 			c.A, c.B, c.Comparison.Resamples, 100*c.Comparison.Confidence)
@@ -92,10 +97,15 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 			fmt.Fprintf(w, "  %-12s A %9.2f  B %9.2f  diff %+9.2f  [%+.2f, %+.2f]  %s\n",
 				iv.Metric, iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi, verdict)
 		}
-		for _, m := range c.Comparison.Metrics {
-			if m.Metric == "output_throughput" || m.Metric == "request_throughput" || m.Metric == "prefix_cache_hit_rate" {
-				fmt.Fprintf(w, "  %-22s A %9.3f  B %9.3f  better: %s\n", m.Metric, m.A, m.B, orDash(m.Better))
+		for _, d := range c.Comparison.Metrics {
+			if !slices.Contains(headline, d.Metric) {
+				continue
 			}
+			m, err := metric.Lookup(d.Metric)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "  %-22s A %14s  B %14s  better: %s\n", d.Metric, m.Format(d.A), m.Format(d.B), orDash(d.Better))
 		}
 	}
 	return nil

@@ -200,7 +200,8 @@ func mean(m Metric, ts []Trial) float64 {
 	}
 	sum := 0.0
 	for _, t := range ts {
-		sum += m.Value(t)
+		v, _ := t.Value(m.Name)
+		sum += v
 	}
 	return sum / float64(len(ts))
 }
