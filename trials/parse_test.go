@@ -158,6 +158,20 @@ workload: {kind: random, num_prompts: 5}
 	}
 }
 
+// docs/spec.md: a static target without topology.replicas gets one
+// replica per URL (it got 1 whatever the list said, so a two-URL target
+// ran without a router on its first worker).
+func TestStaticReplicasFromWorkerURLs(t *testing.T) {
+	s := mustParse(t, `name: s
+target: {kind: static, hardware: 2xL4, workers: [http://10.0.0.1:8000, http://10.0.0.2:8000]}
+topology: {engine: {model: m}}
+workload: {kind: random, num_prompts: 5}
+`)[0]
+	if s.Topology.Replicas != 2 || s.Topology.PD() || !s.RouterLaunched() {
+		t.Errorf("topology = %+v, router launched %v; want 2 replicas behind a router", s.Topology, s.RouterLaunched())
+	}
+}
+
 func TestParsedChecks(t *testing.T) {
 	s := mustParse(t, minimal+"assert: ['p99_ttft_ms < 500', 'output_throughput >= 10']\nbaseline: 17\n")[0]
 	if len(s.Assertions) != 2 || s.Assertions[0] != (Assertion{"p99_ttft_ms", "<", 500}) {
