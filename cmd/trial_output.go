@@ -16,6 +16,7 @@ import (
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/ledger/metric"
+	"github.com/autoinfer/autoinfer/trials"
 )
 
 // sweepComparison is each later trial of a run against the first.
@@ -45,14 +46,26 @@ func compareSweep(ctx context.Context, led *ledger.Ledger, rs []trialResult) []s
 	return out
 }
 
-func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []sweepComparison) error {
+// notRun is a trial of the spec that was not run: it runs the same as an
+// earlier one after defaults.
+type notRun struct {
+	Trial   string `json:"trial"`
+	SameAs  string `json:"same_as"`
+	Because string `json:"because"`
+}
+
+func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []sweepComparison, skipped []trials.Trial) error {
+	nr := make([]notRun, len(skipped))
+	for i, t := range skipped {
+		nr[i] = notRun{Trial: t.Name, SameAs: t.SameAs, Because: t.SameBecause}
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"trials": rs, "comparisons": cmp})
+		return enc.Encode(map[string]any{"trials": rs, "not_run": nr, "comparisons": cmp})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tSTALE\tNOTES")
+	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tMADE STALE\tNOTES")
 	for _, r := range rs {
 		s := r.Summary
 		gateKL := "-"
@@ -82,6 +95,12 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(nr) > 0 {
+		fmt.Fprintf(w, "\nnot run, the same trial after defaults as one above (%d):\n", len(nr))
+		for _, n := range nr {
+			fmt.Fprintf(w, "  %s = %s: %s\n", n.Trial, n.SameAs, n.Because)
+		}
 	}
 	// The catalogue metrics (package metric) a sweep's comparison lists
 	// besides the bootstrap intervals.
@@ -138,6 +157,13 @@ func (p *trialProgress) start(i, n int, name string) {
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "[%d/%d] %s\n", i, n, name)
 	p.bar, p.phase, p.quarter = nil, "", 0
+}
+
+// skip says that trial i of n is not run, and why.
+func (p *trialProgress) skip(i, n int, t trials.Trial) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "[%d/%d] %s: not run, same as %s (%s)\n", i, n, t.Name, t.SameAs, t.SameBecause)
 }
 
 func (p *trialProgress) update(pr driver.Progress) {

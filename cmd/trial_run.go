@@ -107,7 +107,14 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 
 	var results []trialResult
 	worst := ExitOK
+	var skipped []trials.Trial
 	for i, t := range ts {
+		if t.SameAs != "" {
+			// The same measurement under another name: run once.
+			prog.skip(i+1, len(ts), t)
+			skipped = append(skipped, t)
+			continue
+		}
 		prog.start(i+1, len(ts), t.Name)
 		base, err := checks.baselineFor(ctx, led, t)
 		if err != nil {
@@ -120,7 +127,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				results = append(results, res)
-				_ = renderTrialResults(c.OutOrStdout(), f.output, results, nil)
+				_ = renderTrialResults(c.OutOrStdout(), f.output, results, nil, skipped)
 				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), out.RowID))
 			}
 			return withCode(ExitInfra, err)
@@ -129,7 +136,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		worst = max(worst, res.exitCode())
 	}
 	cmp := compareSweep(ctx, led, results)
-	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp); err != nil {
+	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp, skipped); err != nil {
 		return withCode(ExitInfra, err)
 	}
 	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {
