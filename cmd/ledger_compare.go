@@ -56,12 +56,18 @@ name is the latest ok trial with that name.`,
 
 func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparison) error {
 	w := c.OutOrStdout()
+	// A side is labelled by its trials' names; ids (and a sweep's id)
+	// follow in brackets.
 	side := func(s ledger.Side) string {
 		ids := make([]string, len(s.IDs))
 		for i, id := range s.IDs {
 			ids[i] = strconv.FormatInt(id, 10)
 		}
-		return fmt.Sprintf("%s (%s: trial %s, %d requests)", s.Ref, s.Resolved, strings.Join(ids, ","), s.Requests)
+		ref := "trial " + strings.Join(ids, ",")
+		if s.Resolved == "sweep" {
+			ref = "sweep " + s.Ref + ": trials " + strings.Join(ids, ",")
+		}
+		return fmt.Sprintf("%s (%s, %d requests)", strings.Join(s.Names, ", "), ref, s.Requests)
 	}
 	// Table and CSV share one shape: a section column keeps the metric rows
 	// and the interval rows apart.

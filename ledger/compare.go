@@ -23,7 +23,9 @@ type Side struct {
 	Resolved string  `json:"resolved"` // "trial", "sweep" or "name"
 	Trials   []Trial `json:"-"`
 	IDs      []int64 `json:"trial_ids"`
-	Requests int     `json:"requests"`
+	// Names are the trials' names, in IDs order: how a side is labelled.
+	Names    []string `json:"names"`
+	Requests int      `json:"requests"`
 }
 
 // MetricDelta is one metric side by side. With several trials on a side
@@ -164,6 +166,7 @@ func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
 	}
 	for _, t := range side.Trials {
 		side.IDs = append(side.IDs, t.ID)
+		side.Names = append(side.Names, t.Name)
 	}
 	return side, nil
 }
