@@ -148,3 +148,36 @@ func TestVariantsCompareDeploymentsOnOneStream(t *testing.T) {
 		t.Errorf("c4 stale reason %q", got.StaleReason)
 	}
 }
+
+// Issue 11: a policy sweep crossed with single-replica trials ran
+// identical trials under several names. The repeat now runs once, and
+// both validate and run say so.
+func TestRepeatedTrialRunsOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ledger.db")
+	path := filepath.Join(dir, "rep.yaml")
+	writeFile(t, path, fmt.Sprintf(identitySpec, "fast", "router: {policy: round_robin}\nmatrix:\n  topology.replicas: [1]\n  router.policy: [round_robin, least_loaded]"))
+	code, out, errs := run(t, "trial", "validate", path)
+	if code != ExitOK || !strings.Contains(out, "no: same as ident/topology.replicas=1,router.policy=round_robin") {
+		t.Fatalf("validate: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload)
+	if code != ExitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+	want := "ident/topology.replicas=1,router.policy=least_loaded = ident/topology.replicas=1,router.policy=round_robin: router.policy=least_loaded has no effect: one replica without PD runs no router"
+	if !strings.Contains(out, "not run, the same trial after defaults as one above (1):") || !strings.Contains(out, want) ||
+		!strings.Contains(errs, "[2/2] ident/topology.replicas=1,router.policy=least_loaded: not run, same as") {
+		t.Errorf("output does not say the repeat was not run:\n%s\n%s", out, errs)
+	}
+	l, err := ledger.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rows, err := l.List(context.Background(), ledger.Filter{IncludeStale: true})
+	if err != nil || len(rows) != 1 {
+		t.Errorf("%d rows (%v), want the one trial that ran", len(rows), err)
+	}
+}
