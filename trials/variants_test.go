@@ -194,3 +194,20 @@ matrix:
 		t.Errorf("not reported: %v\ngot: %v", want, fields)
 	}
 }
+
+// Issue 11: a topology that does not fit pd_disaggregation was reported
+// under router.prefill and router.decode, keys no spec can write. It is
+// now one problem at the key to change.
+func TestPDMismatchNamesWritableKeys(t *testing.T) {
+	for _, c := range []struct{ name, spec, msg string }{
+		{"prefill and decode without pd", "name: p\ntopology: {prefill: 1, decode: 3, engine: {model: m}}\nworkload: {kind: random, num_prompts: 5}\n",
+			"must be true when topology sets prefill and decode"},
+		{"pd with replicas", "name: p\ntopology: {replicas: 4, engine: {model: m}}\nrouter: {pd_disaggregation: true, prefill_policy: round_robin, decode_policy: round_robin, kv_connector: nixl}\nworkload: {kind: random, num_prompts: 5}\n",
+			"needs topology.prefill and topology.decode instead of topology.replicas"},
+	} {
+		fields := specErr(t, c.spec)
+		if len(fields) != 1 || fields[0].Path != "router.pd_disaggregation" || !strings.Contains(fields[0].Msg, c.msg) {
+			t.Errorf("%s: problems %v, want only router.pd_disaggregation: %s", c.name, fields, c.msg)
+		}
+	}
+}
