@@ -1,9 +1,9 @@
 package adapter
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
@@ -46,17 +46,18 @@ func (tr *trialRun) checkFailures(values map[string]float64) []failure.Failure {
 		metrics = trials.DefaultBaselineMetrics
 	}
 	for _, name := range metrics {
-		m, err := ledger.LookupMetric(name)
-		if err != nil {
-			out = append(out, failure.Unknown{Message: "baseline: " + err.Error()})
-			continue
-		}
 		v, ok := values[name]
-		if !ok {
+		base, stored := b.Row.Value(name)
+		switch {
+		case !stored:
+			// The spec's baseline_metrics are validated against the
+			// catalogue's stored metrics; this is a caller's Baseline.
+			out = append(out, failure.Unknown{Message: fmt.Sprintf("baseline: metric %q is not a ledger column", name)})
+			continue
+		case !ok:
 			out = append(out, failure.Unknown{Message: fmt.Sprintf("baseline row %d: %s was not measured", b.Row.ID, name)})
 			continue
 		}
-		base := m.Value(*b.Row)
 		if trials.Regression(name, v, base, b.Tolerance) != nil {
 			out = append(out, failure.BaselineRegressed{Metric: name, Value: v, BaselineRow: b.Row.ID,
 				BaselineValue: base, Tolerance: b.Tolerance})
@@ -65,25 +66,13 @@ func (tr *trialRun) checkFailures(values map[string]float64) []failure.Failure {
 	return out
 }
 
-// Values flattens the outcome to the metric values assertions and
-// baselines read: the summary's numeric keys (vllm bench serve's names),
-// plus the trial-level figures. A figure that was not measured is absent.
-func (o Outcome) Values() map[string]float64 {
-	vals := map[string]float64{}
-	b, err := json.Marshal(o.Summary)
-	if err == nil {
-		var m map[string]any
-		if json.Unmarshal(b, &m) == nil {
-			for k, x := range m {
-				if f, ok := x.(float64); ok {
-					vals[k] = f
-				}
-			}
-		}
-	}
-	vals["prefix_cache_hit_rate"] = o.PrefixCacheHitRate
-	if o.Gate != nil {
-		vals["gate_kl_mean"], vals["gate_kl_max"] = o.Gate.KLMean, o.Gate.KLMax
+// checkValues are the figures checks read: the row's (package metric's
+// names, its columns), plus the latency percentiles the driver computed on
+// demand for them, which have no column (p95_ttft_ms).
+func checkValues(row ledger.Trial, s driver.Summary) map[string]float64 {
+	vals := row.Values()
+	for k, v := range s.ExtraPercentiles {
+		vals[k] = v
 	}
 	return vals
 }

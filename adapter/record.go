@@ -29,15 +29,20 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 		out.Router = &RouterInfo{Launch: tr.router.Launch, URL: tr.router.URL, MetricsURL: tr.router.MetricsURL()}
 	}
 	aborted := ctx.Err() != nil
-	switch {
-	case aborted:
+	if aborted {
 		out.Status = ledger.StatusAborted
-	default:
+	}
+	row, reqs, err := tr.row(out)
+	if err != nil {
+		return out, fmt.Errorf("building ledger row: %w", err)
+	}
+	if !aborted {
 		out.Failure = failure.Classify(tr.obs)
 		if out.Failure == nil {
 			// The checks are part of the record: a trial that broke one is
 			// failed, so it never competes in fronts or marks rows stale.
-			out.Violations = tr.checkFailures(out.Values())
+			// They read the row about to be written, by catalogue name.
+			out.Violations = tr.checkFailures(checkValues(row, out.Summary))
 			if len(out.Violations) > 0 {
 				out.Failure = out.Violations[0]
 			}
@@ -46,10 +51,7 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 		if out.Failure != nil {
 			out.Status = ledger.StatusFailed
 		}
-	}
-	row, reqs, err := tr.row(out)
-	if err != nil {
-		return out, fmt.Errorf("building ledger row: %w", err)
+		row.Status, row.Failure = out.Status, out.Failure
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()

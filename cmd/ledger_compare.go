@@ -63,16 +63,23 @@ better. A group with a failed or missing replicate is refused.`,
 
 func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparison) error {
 	w := c.OutOrStdout()
+	// A side is labelled by its trials' names; ids (and a sweep's id)
+	// follow in brackets.
 	side := func(s ledger.Side) string {
 		ids := make([]string, len(s.IDs))
 		for i, id := range s.IDs {
 			ids[i] = strconv.FormatInt(id, 10)
 		}
-		if g := s.Group; g != nil {
-			return fmt.Sprintf("%s (replicate group %s of %s: %d replicates, trials %s, %d requests; a_ci/b_ci: %g%% Student t across replicates)",
-				s.Ref, g.Group, g.Name, g.Replicates, strings.Join(ids, ","), s.Requests, g.Confidence*100)
+		ref := "trial " + strings.Join(ids, ",")
+		if s.Resolved == "sweep" {
+			ref = "sweep " + s.Ref + ": trials " + strings.Join(ids, ",")
 		}
-		return fmt.Sprintf("%s (%s: trial %s, %d requests)", s.Ref, s.Resolved, strings.Join(ids, ","), s.Requests)
+		if g := s.Group; g != nil {
+			// Replicates share one name: say it once.
+			return fmt.Sprintf("%s (replicate group %s: %d replicates, trials %s, %d requests; a_ci/b_ci: %g%% Student t across replicates)",
+				g.Name, g.Group, g.Replicates, strings.Join(ids, ","), s.Requests, g.Confidence*100)
+		}
+		return fmt.Sprintf("%s (%s, %d requests)", strings.Join(s.Names, ", "), ref, s.Requests)
 	}
 	// Table and CSV share one shape: a section column keeps the metric rows
 	// and the interval rows apart.

@@ -113,66 +113,100 @@ func ledgerSeparable(p ledger.Point) string {
 	return "no: " + strings.Join(ids, ",")
 }
 
-// ledgerPlot draws every point grey (stale ones hollow) and the front as a
-// red line through red points, replicate groups with their intervals as
-// error bars and points that are not separable as orange triangles; the
+// plotSeries is one group of points drawn alike.
+type plotSeries struct {
+	name   string
+	points plotter.XYs
+	labels []string
+	shape  draw.GlyphDrawer
+	color  color.Color
+}
+
+// paretoSeries groups the points as the plot draws them: grey off the
+// front, red on it; filled when fresh, hollow (a ring) when stale; an orange
+// triangle over a point that is not separable. Every point is labelled with
+// its row id and its trial's settings.
+func paretoSeries(front ledger.Front) []plotSeries {
+	grey, red := color.RGBA{R: 150, G: 150, B: 150, A: 255}, color.RGBA{R: 200, A: 255}
+	series := []plotSeries{
+		{name: "trials", shape: draw.CircleGlyph{}, color: grey},
+		{name: "stale", shape: draw.RingGlyph{}, color: grey},
+		{name: "front", shape: draw.CircleGlyph{}, color: red},
+		{name: "front (stale)", shape: draw.RingGlyph{}, color: red},
+		{name: "not separable", shape: draw.TriangleGlyph{}, color: color.RGBA{R: 230, G: 140, A: 255}},
+	}
+	for _, pt := range front.Points {
+		i := 0
+		if pt.OnFront {
+			i = 2
+		}
+		if pt.Stale {
+			i++
+		}
+		series[i].points = append(series[i].points, plotter.XY{X: pt.X, Y: pt.Y})
+		series[i].labels = append(series[i].labels, pointLabel(pt))
+		if !pt.Separable() {
+			// Drawn over the point, unlabelled: its label is already there.
+			series[4].points = append(series[4].points, plotter.XY{X: pt.X, Y: pt.Y})
+			series[4].labels = append(series[4].labels, "")
+		}
+	}
+	return series
+}
+
+// pointLabel is "12 variant=2p2d": the row id and what distinguishes the
+// trial within its sweep (its whole name outside one).
+func pointLabel(pt ledger.Point) string {
+	_, settings, ok := strings.Cut(pt.Name, "/")
+	if !ok {
+		settings = pt.Name
+	}
+	return strconv.FormatInt(pt.ID, 10) + " " + settings
+}
+
+// ledgerPlot draws the points (paretoSeries), the front as a red line, a
+// label by each point and replicate groups' intervals as error bars; the
 // file type follows the extension.
 func ledgerPlot(front ledger.Front, file string) error {
 	p := plot.New()
 	p.Title.Text = "Pareto front"
 	p.X.Label.Text = fmt.Sprintf("%s (%s is better)", front.X.Name, ledgerBetter(front.X.Direction))
 	p.Y.Label.Text = fmt.Sprintf("%s (%s is better)", front.Y.Name, ledgerBetter(front.Y.Direction))
-	var fresh, stale, best, unsure plotter.XYs
+	var line plotter.XYs
+	for _, pt := range front.OnFront() {
+		line = append(line, plotter.XY{X: pt.X, Y: pt.Y})
+	}
 	for _, pt := range front.Points {
-		xy := plotter.XY{X: pt.X, Y: pt.Y}
-		if !pt.Separable() {
-			unsure = append(unsure, xy)
-		}
 		if err := plotInterval(p, pt); err != nil {
 			return err
 		}
-		switch {
-		case pt.OnFront:
-			best = append(best, xy)
-		case pt.Stale:
-			stale = append(stale, xy)
-		default:
-			fresh = append(fresh, xy)
-		}
 	}
-	grey, red := color.RGBA{R: 150, G: 150, B: 150, A: 255}, color.RGBA{R: 200, A: 255}
-	add := func(name string, xys plotter.XYs, shape draw.GlyphDrawer, c color.Color) error {
-		if len(xys) == 0 {
-			return nil
-		}
-		s, err := plotter.NewScatter(xys)
-		if err != nil {
-			return fmt.Errorf("plotting %s: %w", name, err)
-		}
-		s.Shape, s.Color = shape, c
-		p.Add(s)
-		p.Legend.Add(name, s)
-		return nil
-	}
-	if err := add("trials", fresh, draw.CircleGlyph{}, grey); err != nil {
-		return err
-	}
-	if err := add("stale", stale, draw.RingGlyph{}, grey); err != nil {
-		return err
-	}
-	if len(best) > 0 {
-		line, err := plotter.NewLine(best)
+	if len(line) > 0 {
+		l, err := plotter.NewLine(line)
 		if err != nil {
 			return fmt.Errorf("plotting the front: %w", err)
 		}
-		line.Color = red
-		p.Add(line)
+		l.Color = color.RGBA{R: 200, A: 255}
+		p.Add(l)
 	}
-	if err := add("front", best, draw.CircleGlyph{}, red); err != nil {
-		return err
-	}
-	if err := add("not separable", unsure, draw.TriangleGlyph{}, color.RGBA{R: 230, G: 140, A: 255}); err != nil {
-		return err
+	for _, s := range paretoSeries(front) {
+		if len(s.points) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(s.points)
+		if err != nil {
+			return fmt.Errorf("plotting %s: %w", s.name, err)
+		}
+		sc.Shape, sc.Color = s.shape, s.color
+		labels, err := plotter.NewLabels(plotter.XYLabels{XYs: s.points, Labels: s.labels})
+		if err != nil {
+			return fmt.Errorf("labelling %s: %w", s.name, err)
+		}
+		for i := range labels.TextStyle {
+			labels.TextStyle[i].XAlign, labels.Offset = draw.XLeft, vg.Point{X: 4, Y: 2}
+		}
+		p.Add(sc, labels)
+		p.Legend.Add(s.name, sc)
 	}
 	if err := p.Save(7*vg.Inch, 5*vg.Inch, file); err != nil {
 		return fmt.Errorf("saving plot: %w", err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot/vg/draw"
+
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 )
@@ -161,6 +163,56 @@ func TestLedgerCompare(t *testing.T) {
 	out, _, _ = runLedger(t, "compare", "1", "2", "--ledger", path)
 	if !strings.Contains(out, "p99_ttft_ms") || !strings.Contains(out, "yes") {
 		t.Errorf("compare table:\n%s", out)
+	}
+	// Sides are labelled by the trials' names, not only the ids typed.
+	if !strings.Contains(out, "A: A (trial 1, 200 requests)") || !strings.Contains(out, "B: B (trial 2, 200 requests)") {
+		t.Errorf("compare sides not labelled by name:\n%s", out)
+	}
+}
+
+// docs/ledger.md: the plot labels every point and draws stale points
+// hollow, on the front too.
+func TestParetoPlotLabelsPointsAndDrawsStaleHollow(t *testing.T) {
+	front := ledger.Front{Points: []ledger.Point{
+		{ID: 1, Name: "sw/variant=2p2d", X: 1, Y: 9, OnFront: true},
+		{ID: 2, Name: "sw/variant=1p3d", X: 2, Y: 5, Stale: true},
+		{ID: 3, Name: "solo", X: 3, Y: 1},
+		{ID: 4, Name: "sw/variant=c4", X: 0.5, Y: 2, OnFront: true, Stale: true},
+	}}
+	want := map[int64]struct {
+		label  string
+		hollow bool
+	}{1: {"1 variant=2p2d", false}, 2: {"2 variant=1p3d", true}, 3: {"3 solo", false}, 4: {"4 variant=c4", true}}
+	seen := 0
+	for _, s := range paretoSeries(front) {
+		_, hollow := s.shape.(draw.RingGlyph)
+		for i, xy := range s.points {
+			for _, p := range front.Points {
+				if p.X != xy.X || p.Y != xy.Y {
+					continue
+				}
+				seen++
+				if w := want[p.ID]; s.labels[i] != w.label || hollow != w.hollow {
+					t.Errorf("row %d: label %q hollow %v, want %q hollow %v", p.ID, s.labels[i], hollow, w.label, w.hollow)
+				}
+			}
+		}
+	}
+	if seen != len(front.Points) {
+		t.Errorf("%d of %d points drawn", seen, len(front.Points))
+	}
+	svg := filepath.Join(t.TempDir(), "front.svg")
+	if err := ledgerPlot(front, svg); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(b), w.label) {
+			t.Errorf("the SVG lacks the label %q", w.label)
+		}
 	}
 }
 

@@ -60,5 +60,22 @@ against a reference replica and writes one row to a SQLite ledger.`,
 		newTrialCmd(),
 		newWorkloadCmd(),
 	)
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every argument error bad input (exit 2), as flag errors
+// are: a wrong count of positional arguments, and an unknown subcommand,
+// which cobra would otherwise answer with the parent's help and exit 0.
+func usageArgs(c *cobra.Command) {
+	if !c.Runnable() && c.HasSubCommands() {
+		c.Args = cobra.NoArgs
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
+	if args := c.Args; args != nil {
+		c.Args = func(c *cobra.Command, a []string) error { return withCode(ExitUsage, args(c, a)) }
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }

@@ -27,7 +27,9 @@ func TestViolatedAssertionIsAFailedRowThatMarksNothing(t *testing.T) {
 	ll := filepath.Join(dir, "ll.yaml")
 	writeFile(t, ll, strings.Replace(string(spec), "policy: round_robin", "policy: least_loaded", 1))
 
-	if code, out, errs := run(t, "trial", "run", rr, "--ledger", db, "--max-schedule-delay", noOverload); code != ExitOK {
+	// achieved_request_rate was a pareto axis but no --assert metric.
+	if code, out, errs := run(t, "trial", "run", rr, "--ledger", db, "--max-schedule-delay", noOverload,
+		"--assert", "achieved_request_rate > 0"); code != ExitOK {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs := run(t, "trial", "run", ll, "--ledger", db, "--max-schedule-delay", noOverload,

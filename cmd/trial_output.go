@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/ledger/metric"
+	"github.com/autoinfer/autoinfer/trials"
 )
 
 // sweepComparison is each later trial of a run against the first.
@@ -54,14 +57,26 @@ func compareSweep(ctx context.Context, led *ledger.Ledger, rs []trialResult, gs 
 	return out
 }
 
-func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledger.GroupResult, cmp []sweepComparison) error {
+// notRun is a trial of the spec that was not run: it runs the same as an
+// earlier one after defaults.
+type notRun struct {
+	Trial   string `json:"trial"`
+	SameAs  string `json:"same_as"`
+	Because string `json:"because"`
+}
+
+func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledger.GroupResult, cmp []sweepComparison, skipped []trials.Trial) error {
+	nr := make([]notRun, len(skipped))
+	for i, t := range skipped {
+		nr[i] = notRun{Trial: t.Name, SameAs: t.SameAs, Because: t.SameBecause}
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"trials": rs, "replicate_groups": gs, "comparisons": cmp})
+		return enc.Encode(map[string]any{"trials": rs, "replicate_groups": gs, "not_run": nr, "comparisons": cmp})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tSTALE\tNOTES")
+	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tMADE STALE\tNOTES")
 	for _, r := range rs {
 		s := r.Summary
 		gateKL := "-"
@@ -96,6 +111,15 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 		return err
 	}
 	renderGroups(w, gs)
+	if len(nr) > 0 {
+		fmt.Fprintf(w, "\nnot run, the same trial after defaults as one above (%d):\n", len(nr))
+		for _, n := range nr {
+			fmt.Fprintf(w, "  %s = %s: %s\n", n.Trial, n.SameAs, n.Because)
+		}
+	}
+	// The catalogue metrics (package metric) a sweep's comparison lists
+	// besides the bootstrap intervals.
+	headline := []string{"request_throughput", "output_throughput", "prefix_cache_hit_rate"}
 	for _, c := range cmp {
 		fmt.Fprintf(w, "\nA = %s, B = %s (B − A, %d bootstrap resamples, %.0f%% CI):\n",
 			c.A, c.B, c.Comparison.Resamples, 100*c.Comparison.Confidence)
@@ -107,14 +131,19 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 			fmt.Fprintf(w, "  %-12s A %9.2f  B %9.2f  diff %+9.2f  [%+.2f, %+.2f]  %s\n",
 				iv.Metric, iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi, verdict)
 		}
-		for _, m := range c.Comparison.Metrics {
-			if m.Metric == "output_throughput" || m.Metric == "request_throughput" || m.Metric == "prefix_cache_hit_rate" {
-				better := orDash(m.Better)
-				if m.NotSeparable {
-					better = "not separable (intervals across replicates overlap)"
-				}
-				fmt.Fprintf(w, "  %-22s A %9.3f  B %9.3f  better: %s\n", m.Metric, m.A, m.B, better)
+		for _, d := range c.Comparison.Metrics {
+			if !slices.Contains(headline, d.Metric) {
+				continue
 			}
+			m, err := metric.Lookup(d.Metric)
+			if err != nil {
+				return err
+			}
+			better := orDash(d.Better)
+			if d.NotSeparable {
+				better = "not separable (intervals across replicates overlap)"
+			}
+			fmt.Fprintf(w, "  %-22s A %14s  B %14s  better: %s\n", d.Metric, m.Format(d.A), m.Format(d.B), better)
 		}
 	}
 	return nil
@@ -147,6 +176,13 @@ func (p *trialProgress) start(i, n int, name string) {
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "[%d/%d] %s\n", i, n, name)
 	p.bar, p.phase, p.quarter = nil, "", 0
+}
+
+// skip says that trial i of n is not run, and why.
+func (p *trialProgress) skip(i, n int, t trials.Trial) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "[%d/%d] %s: not run, same as %s (%s)\n", i, n, t.Name, t.SameAs, t.SameBecause)
 }
 
 func (p *trialProgress) update(pr driver.Progress) {

@@ -19,7 +19,9 @@ func replicateRuns(ts []trials.Trial) []trials.Trial {
 	var runs []trials.Trial
 	for _, t := range ts {
 		n := t.Replicates()
-		if n == 1 {
+		if n == 1 || t.SameAs != "" {
+			// A trial the same as an earlier one is not run at all, so
+			// it has no replicates either.
 			runs = append(runs, t)
 			continue
 		}

@@ -123,8 +123,15 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	var results []trialResult
 	var groups []string
 	worst := ExitOK
+	var skipped []trials.Trial
 	runs := replicateRuns(ts)
 	for i, t := range runs {
+		if t.SameAs != "" {
+			// The same measurement under another name: run once.
+			prog.skip(i+1, len(runs), t)
+			skipped = append(skipped, t)
+			continue
+		}
 		prog.start(i+1, len(runs), runLabel(t))
 		base, err := checks.baselineFor(ctx, led, t)
 		if err != nil {
@@ -140,7 +147,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				results = append(results, res)
-				_ = renderTrialResults(c.OutOrStdout(), f.output, results, groupResults(context.WithoutCancel(ctx), led, groups), nil)
+				_ = renderTrialResults(c.OutOrStdout(), f.output, results, groupResults(context.WithoutCancel(ctx), led, groups), nil, skipped)
 				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), out.RowID))
 			}
 			return withCode(ExitInfra, err)
@@ -150,7 +157,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	grs := groupResults(ctx, led, groups)
 	cmp := compareSweep(ctx, led, results, grs)
-	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp); err != nil {
+	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp, skipped); err != nil {
 		return withCode(ExitInfra, err)
 	}
 	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {

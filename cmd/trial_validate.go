@@ -19,8 +19,10 @@ func newTrialValidateCmd() *cobra.Command {
 		Use:   "validate SPEC",
 		Short: "Check a spec and list the trials it expands to",
 		Long: `Decode the spec strictly (unknown keys are errors), apply defaults, expand the
-matrix and validate every trial. Problems are listed with their path and line
-and exit with status 2.`,
+variants and the matrix and validate every trial. Every problem of every
+trial is listed at once with its path and line, and exits with status 2.
+A trial that runs the same as an earlier one after defaults (its settings
+have no effect) is listed with RUNS "no: same as …"; trial run skips it.`,
 		Example: `  autoinfer trial validate trials/examples/quickstart.yaml
   autoinfer trial validate spec.yaml --output json   # the expanded, defaulted trials`,
 		Args: cobra.ExactArgs(1),
@@ -62,9 +64,13 @@ func printTrials(w io.Writer, file string, ts []trials.Trial) error {
 	}
 	fmt.Fprintln(w, head)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRIAL\tTARGET\tTOPOLOGY\tROUTER\tWORKLOAD\tSPEC")
+	fmt.Fprintln(tw, "TRIAL\tTARGET\tTOPOLOGY\tROUTER\tWORKLOAD\tSPEC\tRUNS")
 	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Target.Kind, topologyText(t.Topology), routerText(t), workloadText(t.Workload), t.SpecHash[:12])
+		runs := "yes"
+		if t.SameAs != "" {
+			runs = "no: same as " + t.SameAs + " (" + t.SameBecause + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Target.Kind, topologyText(t.Topology), routerText(t), workloadText(t.Workload), t.SpecHash[:12], runs)
 	}
 	return tw.Flush()
 }

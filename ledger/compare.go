@@ -24,7 +24,9 @@ type Side struct {
 	Resolved string  `json:"resolved"` // "trial", "group", "sweep" or "name"
 	Trials   []Trial `json:"-"`
 	IDs      []int64 `json:"trial_ids"`
-	Requests int     `json:"requests"`
+	// Names are the trials' names, in IDs order: how a side is labelled.
+	Names    []string `json:"names"`
+	Requests int      `json:"requests"`
 	// Group is the replicate group's result when the side is one.
 	Group *GroupResult `json:"replicate_group,omitempty"`
 }
@@ -192,6 +194,7 @@ func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
 	}
 	for _, t := range side.Trials {
 		side.IDs = append(side.IDs, t.ID)
+		side.Names = append(side.Names, t.Name)
 	}
 	return side, nil
 }
@@ -281,7 +284,8 @@ func mean(m Metric, ts []Trial) float64 {
 	}
 	sum := 0.0
 	for _, t := range ts {
-		sum += m.Value(t)
+		v, _ := t.Value(m.Name)
+		sum += v
 	}
 	return sum / float64(len(ts))
 }

@@ -1,88 +1,64 @@
 package ledger
 
 import (
-	"fmt"
 	"reflect"
-	"strings"
+
+	"github.com/autoinfer/autoinfer/ledger/metric"
 )
 
-// Direction says which way a metric improves.
-type Direction int
+// Direction says which way a metric improves (the catalogue's).
+type Direction = metric.Direction
 
 // Directions.
 const (
-	Minimize Direction = iota // latencies, failures, delays
-	Maximize                  // throughputs, completions, hit rates
+	Minimize = metric.Minimize
+	Maximize = metric.Maximize
 )
 
-func (d Direction) String() string {
-	if d == Maximize {
-		return "max"
-	}
-	return "min"
+// Metric is a catalogued figure; every one is a numeric column of the
+// trials table, usable in pareto, compare and --bound.
+type Metric = metric.Metric
+
+// MetricList lists every metric, from the catalogue (package metric).
+func MetricList() []Metric { return metric.All() }
+
+// LookupMetric finds a stored metric by name; an unknown name is an error
+// that lists the valid ones.
+func LookupMetric(name string) (Metric, error) { return metric.Lookup(name) }
+
+// Value returns the row's value of a metric (its column of that name) and
+// whether the row has such a column.
+func (t Trial) Value(name string) (float64, bool) {
+	vals := map[string]float64{}
+	numericFields(reflect.ValueOf(t), vals)
+	v, ok := vals[name]
+	return v, ok
 }
 
-// Better reports whether a is strictly better than b.
-func (d Direction) Better(a, b float64) bool {
-	if d == Maximize {
-		return a > b
+// Values are the row's figures by catalogue name, as checks read them. A
+// figure the trial did not measure is absent, not 0: the gate's without a
+// quality gate, the router's without a router.
+func (t Trial) Values() map[string]float64 {
+	cols := map[string]float64{}
+	numericFields(reflect.ValueOf(t), cols)
+	out := map[string]float64{}
+	for _, m := range metric.All() {
+		if v, ok := cols[m.Name]; ok {
+			out[m.Name] = v
+		}
 	}
-	return a < b
-}
-
-// Metric is a numeric trial column usable in pareto, compare and where
-// clauses. Its name is the column name and the JSON key.
-type Metric struct {
-	Name      string
-	Direction Direction
-}
-
-// MetricList lists every metric: the Metrics fields (vllm bench serve's
-// keys and autoinfer's), then the prefix-cache hit rate and gate figures.
-func MetricList() []Metric {
-	var out []Metric
-	for _, name := range columns(reflect.TypeFor[Metrics]()) {
-		out = append(out, Metric{Name: name, Direction: direction(name)})
+	if t.GatePassed == nil {
+		delete(out, "gate_kl_mean")
+		delete(out, "gate_kl_max")
 	}
-	for _, name := range []string{"prefix_cache_hit_rate", "gate_kl_mean", "gate_kl_max", "load_balancing_events"} {
-		out = append(out, Metric{Name: name, Direction: direction(name)})
+	if t.RouterMetricsURL == "" {
+		delete(out, "load_balancing_events")
 	}
 	return out
 }
 
-// direction: latencies, failures, durations, delays and divergence are
-// minimised; everything else (throughput, goodput, completions, token
-// counts, peak concurrency, cache hit rate) is maximised.
-func direction(name string) Direction {
-	switch {
-	case strings.HasSuffix(name, "_ms"), name == "failed", name == "duration", strings.HasPrefix(name, "gate_kl_"),
-		name == "load_balancing_events":
-		return Minimize
-	}
-	return Maximize
-}
-
-// LookupMetric finds a metric by name; an unknown name is an error that
-// lists the valid ones.
-func LookupMetric(name string) (Metric, error) {
-	names := make([]string, 0, 48)
-	for _, m := range MetricList() {
-		if m.Name == name {
-			return m, nil
-		}
-		names = append(names, m.Name)
-	}
-	return Metric{}, fmt.Errorf("unknown metric %q (valid: %s)", name, strings.Join(names, ", "))
-}
-
-// Value returns the metric's value on a row.
-func (m Metric) Value(t Trial) float64 {
-	vals := map[string]float64{}
-	numericFields(reflect.ValueOf(t), vals)
-	return vals[m.Name]
-}
-
-// numericFields collects every numeric db column of a struct value.
+// numericFields collects every numeric db column of a struct value; a nil
+// pointer (a NULL column) is left out.
 func numericFields(v reflect.Value, out map[string]float64) {
 	for i := range v.NumField() {
 		f, fv := v.Type().Field(i), v.Field(i)
@@ -91,8 +67,16 @@ func numericFields(v reflect.Value, out map[string]float64) {
 			continue
 		}
 		name := f.Tag.Get("db")
+		if name == "" || name == "-" {
+			continue
+		}
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
 		switch {
-		case name == "" || name == "-":
 		case fv.CanInt():
 			out[name] = float64(fv.Int())
 		case fv.CanFloat():

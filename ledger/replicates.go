@@ -128,9 +128,16 @@ func SummariseGroup(ts []Trial) GroupResult {
 		return g
 	}
 	for _, m := range MetricList() {
-		xs := make([]float64, len(ts))
-		for i, t := range ts {
-			xs[i] = m.Value(t)
+		xs := make([]float64, 0, len(ts))
+		for _, t := range ts {
+			if v, ok := t.Value(m.Name); ok {
+				xs = append(xs, v)
+			}
+		}
+		if len(xs) < len(ts) {
+			// Not measured on every replicate (a NULL column): no estimate
+			// rather than one over some of them.
+			continue
 		}
 		g.Metrics = append(g.Metrics, MetricEstimate{Metric: m.Name, Estimate: MeanCI(xs, g.Confidence)})
 	}

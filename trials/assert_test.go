@@ -17,6 +17,12 @@ func TestParseAssertion(t *testing.T) {
 		"std_ttft_ms < 10":           {"std_ttft_ms", "<", 10},
 		"gate_kl_max <= 0.1":         {"gate_kl_max", "<=", 0.1},
 		"total_token_throughput > 5": {"total_token_throughput", ">", 5},
+		// Rejected while `pareto --y achieved_request_rate` worked: one
+		// catalogue now serves both.
+		"achieved_request_rate > 1":   {"achieved_request_rate", ">", 1},
+		"prefix_cache_hit_rate > 0.5": {"prefix_cache_hit_rate", ">", 0.5},
+		"load_balancing_events <= 3":  {"load_balancing_events", "<=", 3},
+		"p99_schedule_delay_ms < 50":  {"p99_schedule_delay_ms", "<", 50},
 	} {
 		got, err := ParseAssertion(in)
 		if err != nil || got != want {
@@ -37,20 +43,7 @@ func TestParseAssertion(t *testing.T) {
 	}
 }
 
-func TestAssertionCheck(t *testing.T) {
-	a, _ := ParseAssertion("p99_ttft_ms < 500")
-	results := map[string]float64{"p99_ttft_ms": 612.4}
-	err := a.Check(results)
-	if err == nil || err.Error() != "p99_ttft_ms = 612.4, want < 500" {
-		t.Errorf("Check = %v", err)
-	}
-	results["p99_ttft_ms"] = 499
-	if err := a.Check(results); err != nil {
-		t.Errorf("Check = %v, want nil", err)
-	}
-	if err := (Assertion{"p90_ttft_ms", "<", 1}).Check(results); err == nil || !strings.Contains(err.Error(), "not measured") {
-		t.Errorf("missing metric: %v", err)
-	}
+func TestAssertionHolds(t *testing.T) {
 	for _, c := range []struct {
 		op   string
 		v    float64
@@ -84,19 +77,6 @@ func TestToleranceAndRegression(t *testing.T) {
 	}
 	if err := Regression("output_throughput", 300, 100, 0.1); err != nil {
 		t.Errorf("improvement flagged: %v", err)
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	for in, want := range map[string]float64{"p99_ttft_ms": 99, "p99.9_itl_ms": 99.9, "p50_e2el_ms": 50} {
-		if got, ok := Percentile(in); !ok || got != want {
-			t.Errorf("Percentile(%q) = %v, %v", in, got, ok)
-		}
-	}
-	for _, in := range []string{"mean_ttft_ms", "output_throughput", "p100_ttft_ms"} {
-		if _, ok := Percentile(in); ok {
-			t.Errorf("Percentile(%q) ok", in)
-		}
 	}
 }
 

@@ -40,12 +40,13 @@ func applyDefaults(s *Spec, present func(string) bool) {
 	}
 	// Listed workers say how many there are; counts the spec writes in
 	// topology are checked against them.
-	if l, ok := s.Target.Options.(target.ListedWorkers); ok &&
-		!present("topology.replicas") && !present("topology.prefill") && !present("topology.decode") {
+	counted := present("topology.replicas") || present("topology.prefill") || present("topology.decode")
+	switch l, listed := s.Target.Options.(target.ListedWorkers); {
+	case listed && !counted:
+		// One replica per listed URL (docs/spec.md).
 		n := l.Listed()
 		s.Topology.Replicas, s.Topology.Prefill, s.Topology.Decode = n.Replicas, n.Prefill, n.Decode
-	}
-	if !s.Topology.PD() && !present("topology.replicas") {
+	case !s.Topology.PD() && !present("topology.replicas"):
 		s.Topology.Replicas = 1
 	}
 

@@ -37,6 +37,10 @@ func TestExamplesValidate(t *testing.T) {
 	if pd := loaded["pd.yaml"]; len(pd) != 1 || pd[0].Topology.Prefill != 2 || pd[0].Topology.Decode != 6 || !pd[0].Router.PDDisaggregation {
 		t.Errorf("pd: want prefill 2, decode 6 through the PD router")
 	}
+	if v := loaded["pd-vs-collocated.yaml"]; len(v) != 3 || v[0].Topology.Replicas != 8 || v[1].Topology.Prefill != 2 ||
+		v[1].Topology.Decode != 6 || v[2].Topology.Prefill != 4 || v[2].Topology.Decode != 4 || v[0].SweepID != v[2].SweepID {
+		t.Errorf("pd-vs-collocated: want c8, 2p6d and 4p4d in one sweep")
+	}
 	if g := loaded["vllm-gpu.yaml"]; len(g) == 0 || g[0].Target.Kind != process.Kind {
 		t.Errorf("vllm-gpu: want a process target")
 	}

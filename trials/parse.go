@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,8 +31,14 @@ type Trial struct {
 	SweepID string `json:"sweep_id,omitempty"`
 	// Replicate is set on each run of a repeated trial (Trial.Replica).
 	Replicate Replicate `json:"replicate,omitzero"`
-	// Settings are the matrix values that made this trial, in matrix order.
+	// Settings are the variant (path "variant") and matrix values that
+	// made this trial, in that order.
 	Settings []Setting `json:"settings,omitempty"`
+	// SameAs names an earlier trial of the expansion that runs the same
+	// thing after defaults; such a trial is not run again. SameBecause
+	// says which of its settings had no effect.
+	SameAs      string `json:"same_as,omitempty"`
+	SameBecause string `json:"same_because,omitempty"`
 	// Assertions are Spec.Assert parsed.
 	Assertions []Assertion `json:"assertions,omitempty"`
 	// ToleranceFraction is Spec.Tolerance parsed ("10%" → 0.1); 0 without a
@@ -75,45 +82,57 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 	if root.Kind != yaml.MappingNode {
 		return nil, &SpecError{Fields: []*FieldError{{Line: root.Line, Msg: "a spec is a mapping of keys such as name, target, topology, router, workload"}}}
 	}
+	// Every stage reports at once: a bad matrix axis or variant is left
+	// out and the rest of the spec is still expanded and validated.
 	p := &problems{}
 	_, matrix := child(root, "matrix")
 	axes := parseMatrix(matrix, p)
-	if len(p.fields) > 0 {
-		return nil, &SpecError{Fields: sortFields(p.fields, 1)}
-	}
+	_, vnode := child(root, "variants")
+	variants := parseVariants(vnode, axes, p)
 	base := clone(root)
 	base.Content = nil
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value != "matrix" {
+		if k := root.Content[i].Value; k != "matrix" && k != "variants" {
 			base.Content = append(base.Content, clone(root.Content[i]), clone(root.Content[i+1]))
 		}
 	}
 
+	runs := variants
+	if len(runs) == 0 {
+		runs = []variant{{}} // the base spec as it is
+	}
 	combos := combinations(axes)
-	var (
-		trials []Trial
-		fields []*FieldError
-	)
-	for _, combo := range combos {
-		tree := clone(base)
-		settings := make([]Setting, len(axes))
-		for i, ax := range axes {
-			settings[i] = Setting{Path: ax.path, Value: ax.labels[combo[i]]}
-			if err := setPath(tree, ax.keys, clone(ax.values[combo[i]]), ax.line); err != nil {
-				fields = append(fields, &FieldError{Path: "matrix." + ax.path, Line: ax.line, Msg: err.Error()})
+	var trials []Trial
+	fields := p.fields
+	for _, v := range runs {
+		for _, combo := range combos {
+			tree := clone(base)
+			var settings []Setting
+			if v.name != "" {
+				settings = append(settings, Setting{Path: "variant", Value: v.name})
+				if err := v.apply(tree); err != nil {
+					fields = append(fields, &FieldError{Path: fmt.Sprintf("variants[%d]", v.index), Line: v.line, Msg: err.Error()})
+				}
 			}
+			for i, ax := range axes {
+				settings = append(settings, Setting{Path: ax.path, Value: ax.labels[combo[i]]})
+				if err := setPath(tree, ax.keys, clone(ax.values[combo[i]]), ax.line); err != nil {
+					fields = append(fields, &FieldError{Path: "matrix." + ax.path, Line: ax.line, Msg: err.Error()})
+				}
+			}
+			t, errs := buildTrial(tree, settings, defaultName, kinds)
+			for _, e := range errs {
+				e.Trial, e.Path = t.Name, v.rename(e.Path)
+			}
+			fields = append(fields, errs...)
+			trials = append(trials, t)
 		}
-		t, errs := buildTrial(tree, settings, defaultName, kinds)
-		for _, e := range errs {
-			e.Trial = t.Name
-		}
-		fields = append(fields, errs...)
-		trials = append(trials, t)
 	}
 	if len(fields) > 0 {
-		return nil, &SpecError{Fields: sortFields(fields, len(combos))}
+		return nil, &SpecError{Fields: sortFields(fields, len(trials))}
 	}
-	if len(axes) > 0 {
+	markSame(trials)
+	if len(axes) > 0 || len(variants) > 0 {
 		id := sweepID(trials)
 		for i := range trials {
 			trials[i].SweepID = id
@@ -140,13 +159,20 @@ func buildTrial(tree *yaml.Node, settings []Setting, defaultName string, kinds [
 	}
 	spec.Name = trialName(base, settings)
 	t := Trial{Settings: settings}
-	if len(p.fields) > 0 {
-		t.Spec = spec
-		return t, p.fields
+	// Validation runs even when decoding found problems, so one pass
+	// reports all of them; only a check of a value that failed to decode
+	// would repeat (or misreport) that failure, and is left out.
+	undecoded := make([]string, len(p.fields))
+	for i, f := range p.fields {
+		undecoded[i] = f.Path
 	}
-	p.fields = append(p.fields, v.fields...)
 	applyDefaults(&spec, present)
-	validate(&spec, base, present, p)
+	validate(&spec, base, present, v)
+	for _, f := range v.fields {
+		if !slices.ContainsFunc(undecoded, func(u string) bool { return u == "" || within(f.Path, u) }) {
+			p.fields = append(p.fields, f)
+		}
+	}
 	normaliseRepeats(&spec)
 	if !spec.RouterLaunched() {
 		// No router runs, so its settings cannot affect the trial: the
@@ -174,6 +200,11 @@ func buildTrial(tree *yaml.Node, settings []Setting, defaultName string, kinds [
 	}
 	t.SpecHash = hash
 	return t, nil
+}
+
+// within reports whether path is base or lies under it (base.x, base[0]).
+func within(path, base string) bool {
+	return path == base || strings.HasPrefix(path, base+".") || strings.HasPrefix(path, base+"[")
 }
 
 // Hash is the sha256 (hex) of s's canonical JSON (struct fields in a fixed

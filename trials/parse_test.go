@@ -158,6 +158,20 @@ workload: {kind: random, num_prompts: 5}
 	}
 }
 
+// docs/spec.md: a static target without topology.replicas gets one
+// replica per URL (it got 1 whatever the list said, so a two-URL target
+// ran without a router on its first worker).
+func TestStaticReplicasFromWorkerURLs(t *testing.T) {
+	s := mustParse(t, `name: s
+target: {kind: static, hardware: 2xL4, workers: [http://10.0.0.1:8000, http://10.0.0.2:8000]}
+topology: {engine: {model: m}}
+workload: {kind: random, num_prompts: 5}
+`)[0]
+	if s.Topology.Replicas != 2 || s.Topology.PD() || !s.RouterLaunched() {
+		t.Errorf("topology = %+v, router launched %v; want 2 replicas behind a router", s.Topology, s.RouterLaunched())
+	}
+}
+
 func TestParsedChecks(t *testing.T) {
 	s := mustParse(t, minimal+"assert: ['p99_ttft_ms < 500', 'output_throughput >= 10']\nbaseline: 17\n")[0]
 	if len(s.Assertions) != 2 || s.Assertions[0] != (Assertion{"p99_ttft_ms", "<", 500}) {
@@ -191,5 +205,39 @@ func TestLoadNamesFromFile(t *testing.T) {
 	_, err = Load(path, targetkinds.All())
 	if err == nil || !strings.HasPrefix(err.Error(), "invalid spec "+path+": bogus: unknown key") {
 		t.Errorf("err = %v, want it to name the file and the key", err)
+	}
+}
+
+// A fraction where an integer is wanted is an error naming the field, not
+// a silent truncation (replicas: 2.5 ran 2 replicas); whole floats are
+// read as integers.
+func TestFractionWhereIntegerIsAnError(t *testing.T) {
+	fields := specErr(t, `name: f
+topology: {replicas: 2.5, engine: {model: m, max_num_seqs: 3.7}}
+router: {retry: {max_retries: 2.2}}
+workload: {kind: random, num_prompts: 10, input_len: 1e3, output_len: 2.0}
+warmup: {requests: 1.5}
+gate: {prompts: 0.5}
+matrix:
+  workload.num_prompts: [10, 12.5]
+`)
+	want := map[string]string{
+		"topology.replicas": "2.5", "topology.engine.max_num_seqs": "3.7", "router.retry.max_retries": "2.2",
+		"warmup.requests": "1.5", "gate.prompts": "0.5", "workload.num_prompts": "12.5",
+	}
+	for _, f := range fields {
+		v, ok := want[f.Path]
+		if !ok || !strings.Contains(f.Msg, "must be a whole number, got "+v) {
+			t.Errorf("unexpected problem %v", f)
+			continue
+		}
+		delete(want, f.Path)
+	}
+	for path := range want {
+		t.Errorf("no problem reported for %s", path)
+	}
+	s := mustParse(t, strings.Replace(minimal, "num_prompts: 10", "num_prompts: 1e2\n  input_len: 64.0", 1))[0]
+	if s.Workload.NumPrompts != 100 || s.Workload.InputLen != 64 {
+		t.Errorf("num_prompts %d input_len %d, want 100 and 64 from whole floats", s.Workload.NumPrompts, s.Workload.InputLen)
 	}
 }

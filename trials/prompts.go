@@ -28,6 +28,9 @@ func (p *GatePrompts) UnmarshalYAML(n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		var c int
+		if err := wholeNumber(n); err != nil {
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: prompts %v", n.Line, err)}}
+		}
 		if err := n.Decode(&c); err != nil {
 			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: prompts must be a count or a list of strings, got %q", n.Line, n.Value)}}
 		}

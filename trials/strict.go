@@ -2,8 +2,10 @@ package trials
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +24,9 @@ var (
 	durationType    = reflect.TypeFor[time.Duration]()
 )
 
-// checkKeys reports every mapping key in n that type t does not have.
+// checkKeys reports every mapping key in n that type t does not have, and
+// every number with a fraction where t wants an integer: the decoder would
+// truncate `replicas: 2.5` to 2 without a word.
 func checkKeys(n *yaml.Node, t reflect.Type, path string, p *problems) {
 	n = deref(n)
 	for t.Kind() == reflect.Pointer {
@@ -32,6 +36,11 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, p *problems) {
 		return // custom decoders check their own input
 	}
 	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if err := wholeNumber(n); err != nil {
+			p.addAt(path, n.Line, "%v", err)
+		}
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return // the decoder reports the type mismatch
@@ -62,6 +71,20 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, p *problems) {
 			checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), p)
 		}
 	}
+}
+
+// wholeNumber rejects a YAML float that is not a whole number (2.5, .inf)
+// where an integer is wanted; 2.0 and 1e3 are whole and read as 2 and
+// 1000. Anything else is left to the decoder's type check.
+func wholeNumber(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+		return nil
+	}
+	f, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) {
+		return fmt.Errorf("must be a whole number, got %s", n.Value)
+	}
+	return nil
 }
 
 // yamlFields maps the YAML keys of struct t to their types, with inlined

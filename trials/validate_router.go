@@ -3,7 +3,6 @@ package trials
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/autoinfer/autoinfer/trials/field"
 )
@@ -53,15 +52,15 @@ func validateRouter(s *Spec, present func(string) bool, p *problems) {
 	} else {
 		cfg.WorkerURLs = urls(s.Topology.Replicas, 0)
 	}
-	// The placeholder URLs are valid; a problem with them is the topology's,
-	// reported there.
+	// The worker lists are the runner's, not keys a spec can write: a
+	// problem with them is a topology that does not fit pd_disaggregation,
+	// reported above under the keys the user writes.
 	for _, e := range field.Flatten(cfg.Validate()) {
 		var fe *field.Error
 		switch {
 		case !errors.As(e, &fe):
 			p.add("router", "%v", e)
-		case !strings.HasPrefix(fe.Path, "router.worker_urls") && !strings.HasPrefix(fe.Path, "router.prefill[") &&
-			!strings.HasPrefix(fe.Path, "router.decode["):
+		case !within(fe.Path, "router.worker_urls") && !within(fe.Path, "router.prefill") && !within(fe.Path, "router.decode"):
 			p.add(fe.Path, "%s", fe.Msg)
 		}
 	}

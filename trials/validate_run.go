@@ -7,6 +7,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/ledger/metric"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
 
@@ -123,8 +124,9 @@ func validateChecks(s *Spec, p *problems) {
 		p.add("tolerance", "%v", err)
 	}
 	for i, m := range s.BaselineMetrics {
-		if !IsMetric(m) {
-			p.add(fmt.Sprintf("baseline_metrics[%d]", i), "unknown metric %q", m)
+		// A baseline is read from a ledger row: only stored metrics.
+		if _, err := metric.Lookup(m); err != nil {
+			p.add(fmt.Sprintf("baseline_metrics[%d]", i), "%v", err)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func rowOf(t ledger.Trial) (Row, error) {
 		row.Failure = t.Failure.Error()
 	}
 	for _, m := range ledger.MetricList() {
-		v := m.Value(t)
+		v, _ := t.Value(m.Name)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return Row{}, fmt.Errorf("trial %d: %s is %g", t.ID, m.Name, v)
 		}
