@@ -81,7 +81,17 @@ func (o Outcome) Values() map[string]float64 {
 			}
 		}
 	}
-	vals["prefix_cache_hit_rate"] = o.PrefixCacheHitRate
+	w := o.Window
+	for name, v := range map[string]*float64{"prefix_cache_hit_rate": w.PrefixCacheHitRate, "engine_lag_ratio": w.EngineLagRatio} {
+		if v != nil {
+			vals[name] = *v
+		}
+	}
+	for name, v := range map[string]*int64{"preemptions": w.Preemptions, "cpu_tier_hits": w.CPUTierHits} {
+		if v != nil {
+			vals[name] = float64(*v)
+		}
+	}
 	if o.Gate != nil {
 		vals["gate_kl_mean"], vals["gate_kl_max"] = o.Gate.KLMean, o.Gate.KLMax
 	}

@@ -71,7 +71,7 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 			ledgerYesNo(iv.Significant), iv.Better)
 	}
 	for _, d := range cmp.Metrics {
-		tbl.add("metric", d.Metric, ledgerNum(d.A), ledgerNum(d.B), ledgerNum(d.Diff), "", "", "", d.Better)
+		tbl.add("metric", d.Metric, ledgerOptNum(d.A), ledgerOptNum(d.B), ledgerOptNum(d.Diff), "", "", "", d.Better)
 	}
 	if format == "table" {
 		fmt.Fprintf(w, "A: %s\nB: %s\n", side(cmp.A), side(cmp.B))

@@ -73,9 +73,12 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 		if r.Router == nil {
 			notes = append(notes, "no router (one replica)")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%.2f\t%.1f\t%.1f/%.1f\t%.2f/%.2f\t%.1f%%\t%s\t%d\t%s\n",
+		if wo := r.Warmup; wo.Failed > 0 {
+			notes = append(notes, fmt.Sprintf("warm-up: %d of %d failed", wo.Failed, wo.Sent))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%.2f\t%.1f\t%.1f/%.1f\t%.2f/%.2f\t%s\t%s\t%d\t%s\n",
 			r.RowID, r.Name, r.Status, s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput,
-			s.P50TTFTMs, s.P99TTFTMs, s.P50TPOTMs, s.P99TPOTMs, 100*r.PrefixCacheHitRate, gateKL,
+			s.P50TTFTMs, s.P99TTFTMs, s.P50TPOTMs, s.P99TPOTMs, percentOrDash(r.Window.PrefixCacheHitRate), gateKL,
 			len(r.MarkedStale), strings.Join(notes, "; "))
 	}
 	if err := tw.Flush(); err != nil {
@@ -94,11 +97,27 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 		}
 		for _, m := range c.Comparison.Metrics {
 			if m.Metric == "output_throughput" || m.Metric == "request_throughput" || m.Metric == "prefix_cache_hit_rate" {
-				fmt.Fprintf(w, "  %-22s A %9.3f  B %9.3f  better: %s\n", m.Metric, m.A, m.B, orDash(m.Better))
+				fmt.Fprintf(w, "  %-22s A %9s  B %9s  better: %s\n", m.Metric, fixed3(m.A), fixed3(m.B), orDash(m.Better))
 			}
 		}
 	}
 	return nil
+}
+
+// percentOrDash shows a fraction as a percentage, or noValue when it was
+// not measured.
+func percentOrDash(v *float64) string {
+	if v == nil {
+		return noValue
+	}
+	return fmt.Sprintf("%.1f%%", 100**v)
+}
+
+func fixed3(v *float64) string {
+	if v == nil {
+		return noValue
+	}
+	return fmt.Sprintf("%.3f", *v)
 }
 
 func orDash(s string) string {

@@ -27,14 +27,15 @@ type Side struct {
 }
 
 // MetricDelta is one metric side by side. With several trials on a side
-// its value is their mean.
+// its value is their mean. A, B and Diff are nil (JSON null, shown as "–")
+// when a trial of that side has no value for the metric (a NULL figure).
 type MetricDelta struct {
-	Metric    string  `json:"metric"`
-	Direction string  `json:"direction"`
-	A         float64 `json:"a"`
-	B         float64 `json:"b"`
-	Diff      float64 `json:"diff"`   // B − A
-	Better    string  `json:"better"` // "A", "B" or "" when equal
+	Metric    string   `json:"metric"`
+	Direction string   `json:"direction"`
+	A         *float64 `json:"a"`
+	B         *float64 `json:"b"`
+	Diff      *float64 `json:"diff"`   // B − A
+	Better    string   `json:"better"` // "A", "B" or "" when equal or unknown
 }
 
 // Interval is a bootstrap confidence interval on B − A of one latency
@@ -87,13 +88,17 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 	}
 	c := Comparison{A: a, B: b, Resamples: opt.Resamples, Confidence: opt.Confidence, Seed: opt.Seed}
 	for _, m := range MetricList() {
-		va, vb := mean(m, a.Trials), mean(m, b.Trials)
-		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: va, B: vb, Diff: vb - va}
-		switch {
-		case m.Direction.Better(va, vb):
-			d.Better = "A"
-		case m.Direction.Better(vb, va):
-			d.Better = "B"
+		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: mean(m, a.Trials), B: mean(m, b.Trials)}
+		if d.A != nil && d.B != nil {
+			va, vb := *d.A, *d.B
+			diff := vb - va
+			d.Diff = &diff
+			switch {
+			case m.Direction.Better(va, vb):
+				d.Better = "A"
+			case m.Direction.Better(vb, va):
+				d.Better = "B"
+			}
 		}
 		c.Metrics = append(c.Metrics, d)
 	}
@@ -194,15 +199,22 @@ func (l *Ledger) samples(ctx context.Context, s *Side) (map[string][]float64, er
 	return out, nil
 }
 
-func mean(m Metric, ts []Trial) float64 {
+// mean is the metric's mean over ts; nil when ts is empty or a trial has
+// no value for it (a mean over the others would hide that).
+func mean(m Metric, ts []Trial) *float64 {
 	if len(ts) == 0 {
-		return 0
+		return nil
 	}
 	sum := 0.0
 	for _, t := range ts {
-		sum += m.Value(t)
+		v, ok := m.Lookup(t)
+		if !ok {
+			return nil
+		}
+		sum += v
 	}
-	return sum / float64(len(ts))
+	sum /= float64(len(ts))
+	return &sum
 }
 
 func percentileOf(sample []float64, q float64) float64 {

@@ -38,13 +38,15 @@ type Metric struct {
 }
 
 // MetricList lists every metric: the Metrics fields (vllm bench serve's
-// keys and autoinfer's), then the prefix-cache hit rate and gate figures.
+// keys and autoinfer's), then the measured-window worker figures and the
+// gate figures.
 func MetricList() []Metric {
 	var out []Metric
 	for _, name := range columns(reflect.TypeFor[Metrics]()) {
 		out = append(out, Metric{Name: name, Direction: direction(name)})
 	}
-	for _, name := range []string{"prefix_cache_hit_rate", "gate_kl_mean", "gate_kl_max", "load_balancing_events"} {
+	for _, name := range []string{"prefix_cache_hit_rate", "preemptions", "cpu_tier_hits", "engine_lag_ratio",
+		"gate_kl_mean", "gate_kl_max", "load_balancing_events"} {
 		out = append(out, Metric{Name: name, Direction: direction(name)})
 	}
 	return out
@@ -56,7 +58,7 @@ func MetricList() []Metric {
 func direction(name string) Direction {
 	switch {
 	case strings.HasSuffix(name, "_ms"), name == "failed", name == "duration", strings.HasPrefix(name, "gate_kl_"),
-		name == "load_balancing_events":
+		name == "load_balancing_events", name == "preemptions", name == "engine_lag_ratio":
 		return Minimize
 	}
 	return Maximize
@@ -75,14 +77,23 @@ func LookupMetric(name string) (Metric, error) {
 	return Metric{}, fmt.Errorf("unknown metric %q (valid: %s)", name, strings.Join(names, ", "))
 }
 
-// Value returns the metric's value on a row.
+// Value returns the metric's value on a row, 0 when the row has none.
 func (m Metric) Value(t Trial) float64 {
-	vals := map[string]float64{}
-	numericFields(reflect.ValueOf(t), vals)
-	return vals[m.Name]
+	v, _ := m.Lookup(t)
+	return v
 }
 
-// numericFields collects every numeric db column of a struct value.
+// Lookup returns the metric's value on a row; false when the row has none
+// (a NULL figure: the workers did not export it, or the row predates it).
+func (m Metric) Lookup(t Trial) (float64, bool) {
+	vals := map[string]float64{}
+	numericFields(reflect.ValueOf(t), vals)
+	v, ok := vals[m.Name]
+	return v, ok
+}
+
+// numericFields collects every numeric db column of a struct value that
+// holds a value (nil pointers, NULL in the ledger, are left out).
 func numericFields(v reflect.Value, out map[string]float64) {
 	for i := range v.NumField() {
 		f, fv := v.Type().Field(i), v.Field(i)
@@ -91,6 +102,12 @@ func numericFields(v reflect.Value, out map[string]float64) {
 			continue
 		}
 		name := f.Tag.Get("db")
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
 		switch {
 		case name == "" || name == "-":
 		case fv.CanInt():
