@@ -82,7 +82,8 @@ func (o Outcome) Values() map[string]float64 {
 		}
 	}
 	w := o.Window
-	for name, v := range map[string]*float64{"prefix_cache_hit_rate": w.PrefixCacheHitRate, "engine_lag_ratio": w.EngineLagRatio} {
+	for name, v := range map[string]*float64{"prefix_cache_hit_rate": w.PrefixCacheHitRate,
+		"all_tiers_hit_rate": w.AllTiersHitRate, "engine_lag_ratio": w.EngineLagRatio} {
 		if v != nil {
 			vals[name] = *v
 		}

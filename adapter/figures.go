@@ -73,6 +73,9 @@ func (e engineDeltas) figures() ledger.Figures {
 	if e.hits != nil && e.queries != nil && *e.queries > 0 {
 		f.PrefixCacheHitRate = ratio(*e.hits, *e.queries)
 	}
+	if e.hits != nil && e.queries != nil && e.cpuHits != nil && *e.queries > 0 {
+		f.AllTiersHitRate = ratio(*e.hits+*e.cpuHits, *e.queries)
+	}
 	if e.lag != nil && e.busy != nil && *e.busy > 0 {
 		f.EngineLagRatio = ratio(*e.lag, *e.busy)
 	}

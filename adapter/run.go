@@ -71,6 +71,10 @@ type hooks struct {
 	provisioned func(ctx context.Context, dep *target.Deployment)
 	driver      func(*driver.Config)
 	clock       func() time.Time
+	// edge runs at the measured window's edges ("begin" right before the
+	// runner's own snapshot, "end" right after it), with no traffic in
+	// between: a test scrapes the workers there itself.
+	edge func(ctx context.Context, edge string)
 }
 
 // New returns a Runner.

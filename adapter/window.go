@@ -148,9 +148,17 @@ func (tr *trialRun) windowHooks() driver.Window {
 				}
 			}
 			tr.obs.Warmup = obs
+			if tr.hooks.edge != nil {
+				tr.hooks.edge(ctx, "begin")
+			}
 			tr.window.begin(ctx)
 		},
-		End: func(ctx context.Context) { tr.window.end(ctx) },
+		End: func(ctx context.Context) {
+			tr.window.end(ctx)
+			if tr.hooks.edge != nil {
+				tr.hooks.edge(ctx, "end")
+			}
+		},
 	}
 }
 

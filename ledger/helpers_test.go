@@ -59,7 +59,8 @@ func fullTrial() Trial {
 		Window: Window{
 			Figures: Figures{PrefixCacheHitRate: ptr(0.61), Preemptions: ptr[int64](4), KVTransfers: ptr[int64](90),
 				KVTransferFailures: ptr[int64](2), KVUsagePeak: ptr(0.93), KVUsageMean: ptr(0.41), CPUTierHits: ptr[int64](5120),
-				EngineLagRatio: ptr(0.03)},
+				AllTiersHitRate: ptr(0.74),
+				EngineLagRatio:  ptr(0.03)},
 			Engines: EngineFigures{{Worker: "http://127.0.0.1:4001", Figures: Figures{PrefixCacheHitRate: ptr(0.7), Preemptions: ptr[int64](4)}},
 				{Worker: "http://127.0.0.1:4002", Figures: Figures{PrefixCacheHitRate: ptr(0.5)}}},
 		},

@@ -45,7 +45,7 @@ func MetricList() []Metric {
 	for _, name := range columns(reflect.TypeFor[Metrics]()) {
 		out = append(out, Metric{Name: name, Direction: direction(name)})
 	}
-	for _, name := range []string{"prefix_cache_hit_rate", "preemptions", "cpu_tier_hits", "engine_lag_ratio",
+	for _, name := range []string{"prefix_cache_hit_rate", "all_tiers_hit_rate", "preemptions", "cpu_tier_hits", "engine_lag_ratio",
 		"gate_kl_mean", "gate_kl_max", "load_balancing_events"} {
 		out = append(out, Metric{Name: name, Direction: direction(name)})
 	}

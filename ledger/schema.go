@@ -165,6 +165,7 @@ ALTER TABLE trials ADD COLUMN kv_transfer_failures INTEGER;
 ALTER TABLE trials ADD COLUMN kv_usage_peak REAL;
 ALTER TABLE trials ADD COLUMN kv_usage_mean REAL;
 ALTER TABLE trials ADD COLUMN cpu_tier_hits INTEGER;
+ALTER TABLE trials ADD COLUMN all_tiers_hit_rate REAL;
 ALTER TABLE trials ADD COLUMN engine_lag_ratio REAL;
 ALTER TABLE trials ADD COLUMN engines TEXT NOT NULL DEFAULT 'null';
 ALTER TABLE trials ADD COLUMN warmup_sent INTEGER NOT NULL DEFAULT 0;

@@ -35,6 +35,11 @@ type Figures struct {
 	// CPUTierHits is Δvllm:external_prefix_cache_hits_total: prompt tokens
 	// served from the KV offload (CPU) tier.
 	CPUTierHits *int64 `db:"cpu_tier_hits" json:"cpu_tier_hits"`
+	// AllTiersHitRate is GPU and CPU-tier hits over prefix-cache queries:
+	// the share of prompt tokens whose KV came from any cache tier (vLLM's
+	// prefix_cache_hit_rate counts the GPU only). Nil without a CPU-tier
+	// series.
+	AllTiersHitRate *float64 `db:"all_tiers_hit_rate" json:"all_tiers_hit_rate"`
 	// EngineLagRatio is Δautoinfer:sim_step_lag_seconds_total over
 	// Δautoinfer:sim_modelled_busy_seconds_total: how far simulated engines'
 	// steps ended behind their modelled end, relative to the modelled busy
