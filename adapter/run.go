@@ -112,8 +112,8 @@ type Outcome struct {
 	// were not exported.
 	Window ledger.Window
 	// Warmup is what the warm-up sent and how much of it failed, by type.
-	Warmup driver.WarmupOutcome
-	MarkedStale    []stale.Mark
+	Warmup      driver.WarmupOutcome
+	MarkedStale []stale.Mark
 	// BaselineRow is the row the trial was compared with, 0 for none.
 	BaselineRow int64 `json:"baseline_row,omitempty"`
 	// Violations are every check the trial failed (assertions, baseline),
