@@ -56,7 +56,11 @@ func (tr *trialRun) checkFailures(values map[string]float64) []failure.Failure {
 			out = append(out, failure.Unknown{Message: fmt.Sprintf("baseline row %d: %s was not measured", b.Row.ID, name)})
 			continue
 		}
-		base := m.Value(*b.Row)
+		base, ok := m.Lookup(*b.Row)
+		if !ok {
+			out = append(out, failure.Unknown{Message: fmt.Sprintf("baseline row %d has no %s (not measured)", b.Row.ID, name)})
+			continue
+		}
 		if trials.Regression(name, v, base, b.Tolerance) != nil {
 			out = append(out, failure.BaselineRegressed{Metric: name, Value: v, BaselineRow: b.Row.ID,
 				BaselineValue: base, Tolerance: b.Tolerance})

@@ -67,12 +67,13 @@ func ParseAssertion(s string) (Assertion, error) {
 }
 
 // Metrics that are not latency statistics, as vllm bench serve names them
-// in its result JSON, plus autoinfer's gate figures.
+// in its result JSON, plus autoinfer's gate and measured-window figures.
 var scalarMetrics = []string{
 	"completed", "failed", "duration", "total_input_tokens", "total_output_tokens",
 	"request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
 	"max_output_tokens_per_s", "max_concurrent_requests",
-	"gate_kl_mean", "gate_kl_max", "prefix_cache_hit_rate",
+	"gate_kl_mean", "gate_kl_max", "prefix_cache_hit_rate", "all_tiers_hit_rate", "preemptions",
+	"cpu_tier_hits", "engine_lag_ratio",
 }
 
 // latencyMetricRE matches vllm bench serve's latency keys: mean_ttft_ms,
@@ -99,7 +100,8 @@ func Percentile(metric string) (float64, bool) {
 // down, throughputs and completions go up.
 func LowerIsBetter(metric string) bool {
 	switch {
-	case strings.HasSuffix(metric, "_ms"), metric == "failed", metric == "duration", strings.HasPrefix(metric, "gate_kl_"):
+	case strings.HasSuffix(metric, "_ms"), metric == "failed", metric == "duration", strings.HasPrefix(metric, "gate_kl_"),
+		metric == "preemptions", metric == "engine_lag_ratio":
 		return true
 	}
 	return false
