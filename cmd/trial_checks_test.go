@@ -27,10 +27,10 @@ func TestViolatedAssertionIsAFailedRowThatMarksNothing(t *testing.T) {
 	ll := filepath.Join(dir, "ll.yaml")
 	writeFile(t, ll, strings.Replace(string(spec), "policy: round_robin", "policy: least_loaded", 1))
 
-	if code, out, errs := run(t, "trial", "run", rr, "--ledger", db, "--max-schedule-delay", noOverload); code != ExitOK {
+	if code, out, errs := run(t, "trial", "run", rr, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag); code != ExitOK {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs := run(t, "trial", "run", ll, "--ledger", db, "--max-schedule-delay", noOverload,
+	code, out, errs := run(t, "trial", "run", ll, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag,
 		"--assert", "p99_ttft_ms < 0.001")
 	if code != ExitFailed {
 		t.Fatalf("violated assertion: exit %d, want %d\n%s\n%s", code, ExitFailed, out, errs)
