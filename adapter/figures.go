@@ -1,6 +1,8 @@
 package adapter
 
 import (
+	"maps"
+	"math"
 	"slices"
 
 	"github.com/autoinfer/autoinfer/ledger"
@@ -16,6 +18,7 @@ const (
 	pullsSeries      = "vllm:kv_transfer_pulls_total"
 	cpuHitsSeries    = "vllm:external_prefix_cache_hits_total"
 	kvUsageSeries    = "vllm:kv_cache_usage_perc"
+	kvStepSeries     = "autoinfer:sim_kv_usage_step_perc"
 	stepLagSeries    = "autoinfer:sim_step_lag_seconds_total"
 	modelBusySeries  = "autoinfer:sim_modelled_busy_seconds_total"
 	pullOK, pullFail = "ok", "failed"
@@ -95,8 +98,7 @@ func count(v *float64) *int64 {
 }
 
 // figures are the window's figures: per engine (every worker scraped at
-// both edges) and in total. KV usage's total at each sample is the mean
-// over the engines that answered it.
+// both edges) and in total.
 func (w *window) figures() ledger.Window {
 	var out ledger.Window
 	if w.after == nil {
@@ -118,30 +120,80 @@ func (w *window) figures() ledger.Window {
 				own = append(own, v)
 			}
 		}
-		ef.KVUsagePeak, ef.KVUsageMean = peakMean(own)
+		if len(own) > 0 {
+			ef.KVUsagePeak, ef.KVUsageMean = ptr(slices.Max(own)), ptr(meanOf(own))
+		}
+		if p, ok := stepPeak(b, a); ok {
+			ef.KVUsagePeak = &p
+		}
 		out.Engines = append(out.Engines, ef)
 	}
 	out.Figures = total.figures()
-	var means []float64
-	for _, s := range w.samples {
-		sum := 0.0
-		for _, v := range s {
-			sum += v
+	// In total: the most loaded engine's peak (did any run out of KV?), and
+	// the engines' mean usage.
+	var peaks, means []float64
+	for _, ef := range out.Engines {
+		if ef.KVUsagePeak != nil {
+			peaks = append(peaks, *ef.KVUsagePeak)
 		}
-		means = append(means, sum/float64(len(s)))
+		if ef.KVUsageMean != nil {
+			means = append(means, *ef.KVUsageMean)
+		}
 	}
-	out.KVUsagePeak, out.KVUsageMean = peakMean(means)
+	if len(peaks) > 0 {
+		out.KVUsagePeak = ptr(slices.Max(peaks))
+	}
+	if len(means) > 0 {
+		out.KVUsageMean = ptr(meanOf(means))
+	}
 	return out
 }
 
-func peakMean(xs []float64) (peak, mean *float64) {
-	if len(xs) == 0 {
-		return nil, nil
+// stepPeak is an engine's highest per-step KV usage in the window, from
+// the simulated engine's per-step histogram: the upper bound of the lowest
+// bucket that holds every step of the window. False when the engine does
+// not export it or made no step.
+func stepPeak(before, after scrape.Families) (float64, bool) {
+	if !before.Has(kvStepSeries) {
+		return 0, false
 	}
-	p, sum := slices.Max(xs), 0.0
+	b, a := buckets(before), buckets(after)
+	total := after.Sum(kvStepSeries, nil) - before.Sum(kvStepSeries, nil)
+	if total <= 0 {
+		return 0, false
+	}
+	for _, ub := range slices.Sorted(maps.Keys(a)) {
+		if a[ub]-b[ub] >= total {
+			return min(ub, 1), true
+		}
+	}
+	return 1, true
+}
+
+// buckets sums the per-step histogram's cumulative bucket counts over an
+// engine's ranks, by upper bound.
+func buckets(f scrape.Families) map[float64]float64 {
+	out := map[float64]float64{}
+	fam, ok := f[kvStepSeries]
+	if !ok {
+		return out
+	}
+	for _, m := range fam.GetMetric() {
+		for _, bk := range m.GetHistogram().GetBucket() {
+			if !math.IsInf(bk.GetUpperBound(), 1) {
+				out[bk.GetUpperBound()] += float64(bk.GetCumulativeCount())
+			}
+		}
+	}
+	return out
+}
+
+func meanOf(xs []float64) float64 {
+	sum := 0.0
 	for _, x := range xs {
 		sum += x
 	}
-	m := sum / float64(len(xs))
-	return &p, &m
+	return sum / float64(len(xs))
 }
+
+func ptr(v float64) *float64 { return &v }

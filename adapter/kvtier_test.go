@@ -94,6 +94,11 @@ func TestCPUTierLiftsCacheAwareHitRate(t *testing.T) {
 			t.Fatalf("%s, CPU tier %g GiB: figures missing: hit rate %v, all tiers %v, CPU-tier hits %v", policy, cpuGiB,
 				deref(row.PrefixCacheHitRate), deref(row.AllTiersHitRate), deref(row.CPUTierHits))
 		}
+		// A request holds 21 of the 24 blocks at its last step (324 tokens):
+		// usage 0.875, in the per-step histogram's (0.85, 0.9] bucket.
+		if p := row.KVUsagePeak; p == nil || *p != 0.9 {
+			t.Errorf("%s, CPU tier %g GiB: KV usage peak %v, want 0.9 (21 of 24 blocks, to within the bucket)", policy, cpuGiB, deref(p))
+		}
 		t.Logf("%-11s CPU tier %g GiB: GPU hit rate %.3f, all tiers %.3f, CPU-tier hits %d tokens, preemptions %v, KV usage peak %.2f mean %.2f",
 			policy, cpuGiB, *row.PrefixCacheHitRate, *row.AllTiersHitRate, *row.CPUTierHits, deref(row.Preemptions),
 			deref(row.KVUsagePeak), deref(row.KVUsageMean))

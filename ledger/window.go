@@ -26,10 +26,11 @@ type Figures struct {
 	// by result (ok, failed): decode engines' KV pulls under PD.
 	KVTransfers        *int64 `db:"kv_transfers" json:"kv_transfers"`
 	KVTransferFailures *int64 `db:"kv_transfer_failures" json:"kv_transfer_failures"`
-	// KVUsagePeak and KVUsageMean are vllm:kv_cache_usage_perc (0..1)
-	// sampled through the window (the total: the engines' mean at each
-	// sample); the peak is the largest sample, so a shorter spike between
-	// samples can be missed.
+	// KVUsagePeak and KVUsageMean are KV usage (0..1): the mean of
+	// vllm:kv_cache_usage_perc sampled through the window; the peak from a
+	// simulated engine's per-step usage histogram (to within its 0.05
+	// buckets), else the largest sample. In total: the most loaded engine's
+	// peak and the engines' mean.
 	KVUsagePeak *float64 `db:"kv_usage_peak" json:"kv_usage_peak"`
 	KVUsageMean *float64 `db:"kv_usage_mean" json:"kv_usage_mean"`
 	// CPUTierHits is Δvllm:external_prefix_cache_hits_total: prompt tokens
