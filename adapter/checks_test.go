@@ -15,7 +15,10 @@ import (
 // assertion can bound (achieved_request_rate was not).
 func TestChecksReadEveryCataloguedMetric(t *testing.T) {
 	passed := true
-	row := ledger.Trial{Gate: ledger.Gate{GatePassed: &passed}, RouterMetricsURL: "http://127.0.0.1:1/metrics"}
+	rate, n := 0.5, int64(3)
+	row := ledger.Trial{Gate: ledger.Gate{GatePassed: &passed}, RouterMetricsURL: "http://127.0.0.1:1/metrics",
+		Window: ledger.Window{Figures: ledger.Figures{PrefixCacheHitRate: &rate, AllTiersHitRate: &rate, EngineLagRatio: &rate,
+			Preemptions: &n, CPUTierHits: &n, KVTransferFailures: &n}}}
 	vals := checkValues(row, driver.Summary{ExtraPercentiles: map[string]float64{"p95_ttft_ms": 7}})
 	for _, m := range metric.All() {
 		if _, ok := vals[m.Name]; !ok {

@@ -25,9 +25,14 @@ func parseSpec(t *testing.T, spec string) []trials.Trial {
 }
 
 // noOverload is the schedule-delay limit of tests about other verdicts: a
-// driver made late by a loaded machine must not decide them. The test of
-// DriverOverloaded makes the driver late itself, through its clock.
+// driver made late by a loaded machine must not decide them. The tests of
+// HostOverloaded make the driver late themselves (through its clock) or
+// inject the engines' lag.
 const noOverload = time.Duration(math.MaxInt64)
+
+// noEngineLagBound is the engine-lag bound of tests about other verdicts,
+// for the same reason.
+var noEngineLagBound = math.Inf(1)
 
 // newTestRunner returns a runner recording into a fresh ledger.
 func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
@@ -37,7 +42,7 @@ func newTestRunner(t *testing.T) (*Runner, *ledger.Ledger) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { led.Close() })
-	r, err := New(Options{Ledger: led, WorkDir: t.TempDir(), ScheduleDelayLimit: noOverload})
+	r, err := New(Options{Ledger: led, WorkDir: t.TempDir(), ScheduleDelayLimit: noOverload, EngineLagRatioLimit: noEngineLagBound})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,4 +112,22 @@ func failedRequests(r *Runner, out Outcome) string {
 		}
 	}
 	return b.String()
+}
+
+// hitRate is the trial's measured-window prefix-cache hit rate, which the
+// sim engines always export.
+func hitRate(t *testing.T, out Outcome) float64 {
+	t.Helper()
+	if out.Window.PrefixCacheHitRate == nil {
+		t.Fatalf("trial %s: no prefix-cache hit rate", out.Name)
+	}
+	return *out.Window.PrefixCacheHitRate
+}
+
+// lagRatio is the trial's engine lag ratio, 0 when not measured.
+func lagRatio(out Outcome) float64 {
+	if out.Window.EngineLagRatio == nil {
+		return 0
+	}
+	return *out.Window.EngineLagRatio
 }

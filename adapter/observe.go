@@ -8,6 +8,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
+	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/target/scrape"
 )
 
@@ -21,8 +22,7 @@ type observed struct {
 	PolicyDecisions     map[string]float64
 	LoadBalancingEvents float64
 	FinalLoads          map[string]float64
-	PrefixCacheHitRate  float64
-	EngineLagRatio      float64
+	Window              ledger.Window
 	RunRequests         float64
 	RunPromptTokens     float64
 	RunCompletionTokens float64
@@ -42,30 +42,21 @@ func (tr *trialRun) observe(ctx context.Context) {
 		}
 		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
 		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
-		o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
+		o.ScheduleDelayLimitMs = tr.t.Checks.MaxScheduleDelayP99Ms
+		if tr.opts.ScheduleDelayLimit > 0 {
+			o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
+		}
 		o.ErrorBodies = errorBodies(s.Requests)
 	}
-	var hits, queries, lag, busy float64
-	for _, w := range tr.dep.Workers {
-		fams, err := scrape.Fetch(ctx, tr.client, w.URL+"/metrics")
-		if err != nil {
-			tr.log.Warn("scraping worker", "worker", w.String(), "err", err)
-			continue
-		}
-		hits += fams.Sum("vllm:prefix_cache_hits_total", nil)
-		queries += fams.Sum("vllm:prefix_cache_queries_total", nil)
-		lag += fams.Sum("autoinfer:sim_step_lag_seconds_total", nil)
-		busy += fams.Sum("autoinfer:sim_modelled_busy_seconds_total", nil)
-	}
-	if queries > 0 {
-		tr.seen.PrefixCacheHitRate = hits / queries
-	}
-	if busy > 0 {
-		// How far simulated engines' steps ended behind their modelled end,
-		// relative to the modelled busy time: 0 on a quiet host, large when
-		// the host could not keep the engines on their own clock. Real
-		// engines export neither series.
-		tr.seen.EngineLagRatio = lag / busy
+	tr.seen.Window = tr.window.figures()
+	// How far simulated engines' steps ended behind their modelled end in
+	// the window, relative to the modelled busy time: near 0 on a quiet
+	// host, large when the host could not keep the engines on their own
+	// clock. Real engines export no lag: nil, never over its bound.
+	o.EngineLagRatio = tr.seen.Window.EngineLagRatio
+	o.EngineLagRatioLimit = tr.t.Checks.MaxEngineLagRatio
+	if tr.opts.EngineLagRatioLimit > 0 {
+		o.EngineLagRatioLimit = tr.opts.EngineLagRatioLimit
 	}
 	if tr.router == nil {
 		return
@@ -83,11 +74,7 @@ func (tr *trialRun) observe(ctx context.Context) {
 	tr.seen.RunRequests = fams.Sum("vllm_router_run_requests_total", run)
 	tr.seen.RunPromptTokens = fams.Sum("vllm_router_run_prompt_tokens_total", run)
 	tr.seen.RunCompletionTokens = fams.Sum("vllm_router_run_completion_tokens_total", run)
-	for _, v := range fams.By("vllm_router_cb_state", "worker") {
-		if v == 1 {
-			o.OpenCircuits++
-		}
-	}
+	o.OpenCircuits = openCircuits(fams)
 	o.PoolSize = len(tr.dep.Workers)
 }
 

@@ -18,7 +18,7 @@ const recordTimeout = 30 * time.Second
 
 // record classifies the trial and writes its row, in one transaction.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
-	out := Outcome{Name: tr.t.Name, Gate: tr.gate, PrefixCacheHitRate: tr.seen.PrefixCacheHitRate, EngineLagRatio: tr.seen.EngineLagRatio}
+	out := Outcome{Name: tr.t.Name, Gate: tr.gate, Window: tr.seen.Window, Warmup: tr.warmup}
 	if tr.result != nil {
 		out.Summary = tr.result.Summary
 	}
@@ -84,11 +84,12 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 		Identity: id,
 		Name:     tr.t.Name, SweepID: tr.t.SweepID, Status: out.Status,
 		StartedAt: tr.started, FinishedAt: time.Now(), Seed: tr.t.Seed, SpecHash: tr.t.SpecHash,
-		EngineConfig:        engineJSON,
-		Topology:            ledger.Topology{Replicas: tr.t.Topology.Replicas, Prefill: tr.t.Topology.Prefill, Decode: tr.t.Topology.Decode},
-		Workload:            workloadJSON,
-		Warmup:              ledger.Warmup{WarmupRequests: tr.t.Warmup.Requests, FreshRouter: tr.t.RouterLaunched()},
-		PrefixCacheHitRate:  tr.seen.PrefixCacheHitRate,
+		EngineConfig: engineJSON,
+		Topology:     ledger.Topology{Replicas: tr.t.Topology.Replicas, Prefill: tr.t.Topology.Prefill, Decode: tr.t.Topology.Decode},
+		Workload:     workloadJSON,
+		Warmup: ledger.Warmup{WarmupRequests: tr.t.Warmup.Requests, FreshRouter: tr.t.RouterLaunched(),
+			WarmupSent: tr.warmup.Sent, WarmupFailed: tr.warmup.Failed, WarmupErrors: countsOf(tr.warmup.ErrorTypes)},
+		Window:              tr.seen.Window,
 		PolicyDecisions:     tr.seen.PolicyDecisions,
 		LoadBalancingEvents: int64(tr.seen.LoadBalancingEvents),
 		FinalLoads:          tr.seen.FinalLoads,
@@ -165,6 +166,18 @@ func requestsOf(recs []driver.RequestRecord) []ledger.Request {
 			}
 		}
 		out = append(out, q)
+	}
+	return out
+}
+
+// countsOf is a count map as the ledger stores it; nil stays nil (null).
+func countsOf(m map[string]int) ledger.Counts {
+	if m == nil {
+		return nil
+	}
+	out := make(ledger.Counts, len(m))
+	for k, n := range m {
+		out[k] = float64(n)
 	}
 	return out
 }

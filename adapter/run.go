@@ -43,11 +43,15 @@ type Options struct {
 	// Assertions are checked on every trial besides its spec's own
 	// (trial run --assert).
 	Assertions []trials.Assertion
-	// ScheduleDelayLimit is the driver's p99 lateness (send time after due
-	// time) above which a trial fails as DriverOverloaded: its figures
-	// would describe the driver, not the deployment. 0 means
-	// failure.DefaultScheduleDelayLimitMs.
+	// ScheduleDelayLimit, when set, overrides every spec's
+	// checks.max_schedule_delay_p99_ms: the driver's p99 lateness (send
+	// time after due time) above which a trial fails as HostOverloaded, its
+	// figures describing this machine rather than the deployment
+	// (trial run --max-schedule-delay).
 	ScheduleDelayLimit time.Duration
+	// EngineLagRatioLimit, when set, overrides every spec's
+	// checks.max_engine_lag_ratio (trial run --max-engine-lag-ratio).
+	EngineLagRatioLimit float64
 	// Logger reports the lifecycle; nil discards.
 	Logger *slog.Logger
 }
@@ -67,6 +71,10 @@ type hooks struct {
 	provisioned func(ctx context.Context, dep *target.Deployment)
 	driver      func(*driver.Config)
 	clock       func() time.Time
+	// edge runs at the measured window's edges ("begin" right before the
+	// runner's own snapshot, "end" right after it), with no traffic in
+	// between: a test scrapes the workers there itself.
+	edge func(ctx context.Context, edge string)
 }
 
 // New returns a Runner.
@@ -98,13 +106,14 @@ type Outcome struct {
 	Gate    *gate.Result
 	// Router is nil when no router ran (one replica, no PD).
 	Router *RouterInfo
-	// PrefixCacheHitRate is over all workers, warm-up and measured traffic.
-	PrefixCacheHitRate float64
-	// EngineLagRatio is the simulated engines' step lag over their modelled
-	// busy time (warm-up included; 0 for real engines): how far the host let
-	// the simulation fall behind its own clock.
-	EngineLagRatio float64
-	MarkedStale    []stale.Mark
+	// Window are the workers' figures over the measured window (prefix-cache
+	// hit rate, preemptions, KV usage and transfers, CPU-tier hits, the
+	// simulated engines' lag ratio), in total and per engine; nil figures
+	// were not exported.
+	Window ledger.Window
+	// Warmup is what the warm-up sent and how much of it failed, by type.
+	Warmup      driver.WarmupOutcome
+	MarkedStale []stale.Mark
 	// BaselineRow is the row the trial was compared with, 0 for none.
 	BaselineRow int64 `json:"baseline_row,omitempty"`
 	// Violations are every check the trial failed (assertions, baseline),
@@ -162,6 +171,8 @@ type trialRun struct {
 	gate   *gate.Result
 	obs    failure.Observation
 	seen   observed
+	window *window
+	warmup driver.WarmupOutcome
 }
 
 // execute provisions, drives, gates and observes; every error ends up in
@@ -199,11 +210,13 @@ func (tr *trialRun) execute(ctx context.Context) {
 		baseURL = rr.URL
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
-	opts := []driver.Option{driver.WithProgress(tr.progress)}
+	tr.window = newWindow(tr.client, workerURLs(dep), tr.log.Warn)
+	opts := []driver.Option{driver.WithProgress(tr.progress), driver.WithWindow(tr.windowHooks())}
 	if tr.hooks.clock != nil {
 		opts = append(opts, driver.WithClock(tr.hooks.clock))
 	}
 	res, err := driver.Run(ctx, tr.driverConfig(baseURL), opts...)
+	tr.window.end(ctx) // when the driver stopped inside the window
 	tr.result = res
 	tr.obs.WorkerExits = workerExits(dep.Exits())
 	if err != nil {
@@ -296,6 +309,14 @@ func workerExits(exits []target.Exit) []failure.WorkerCrashed {
 	var out []failure.WorkerCrashed
 	for _, e := range exits {
 		out = append(out, failure.WorkerCrashed{Worker: e.Worker.String(), ExitCode: e.ExitCode, Signal: e.Signal})
+	}
+	return out
+}
+
+func workerURLs(dep *target.Deployment) []string {
+	out := make([]string, len(dep.Workers))
+	for i, w := range dep.Workers {
+		out[i] = w.URL
 	}
 	return out
 }

@@ -72,6 +72,11 @@ gate: {reference: sim, prompts: 4}
 	if decode != 64 {
 		t.Errorf("decode legs: %v, want 64", decode)
 	}
+	// Over the measured window only, every measured request's KV was pulled
+	// once by a decode engine: 48, not the 64 of warm-up and gate included.
+	if row.KVTransfers == nil || *row.KVTransfers != 48 || row.KVTransferFailures == nil || *row.KVTransferFailures != 0 {
+		t.Errorf("KV transfers %v, failed %v; want 48 and 0", deref(row.KVTransfers), deref(row.KVTransferFailures))
+	}
 }
 
 // With data_parallel_size 2 the simulated engine serves two ranks behind

@@ -99,7 +99,7 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 		if d.NotSeparable {
 			better = "not separable"
 		}
-		tbl.add("metric", d.Metric, ledgerNum(d.A), ledgerNum(d.B), ledgerNum(d.Diff), "", "", "", better, ci(d.ACI), ci(d.BCI))
+		tbl.add("metric", d.Metric, ledgerOptNum(d.A), ledgerOptNum(d.B), ledgerOptNum(d.Diff), "", "", "", better, ci(d.ACI), ci(d.BCI))
 	}
 	if format == "table" {
 		fmt.Fprintf(w, "A: %s\nB: %s\n", side(cmp.A), side(cmp.B))

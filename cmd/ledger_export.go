@@ -131,7 +131,7 @@ func ledgerExport(c *cobra.Command, l *ledger.Ledger, output string, trials []le
 		}
 		out = append(out, withReqs{Trial: t, Requests: reqs})
 		for _, r := range reqs {
-			vals, err := ledgerFlatten(r, keys)
+			vals, err := ledgerFlatten(r, keys, "")
 			if err != nil {
 				return withCode(ExitInfra, err)
 			}

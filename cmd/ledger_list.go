@@ -76,7 +76,7 @@ read and printed one at a time, so --all works on ledgers of any size.`,
 // as csv (for spreadsheets), or whole rows as json. It returns the count.
 func ledgerListRows(ctx context.Context, w io.Writer, format string, l *ledger.Ledger, f ledger.Filter) (int, error) {
 	header := []string{"id", "name", "sweep_id", "status", "started_at", "target", "hardware", "topology", "policy",
-		"p99_ttft_ms", "output_throughput", "failure_kind", "stale"}
+		"p99_ttft_ms", "output_throughput", "prefix_cache_hit_rate", "failure_kind", "stale"}
 	keys := ledgerJSONKeys(reflect.TypeFor[ledger.Trial]())
 	if format == "csv" {
 		header = keys
@@ -88,9 +88,9 @@ func ledgerListRows(ctx context.Context, w io.Writer, format string, l *ledger.L
 	err = l.Each(ctx, f, func(t ledger.Trial) error {
 		cells := []string{strconv.FormatInt(t.ID, 10), t.Name, t.SweepID, string(t.Status), t.StartedAt.Format(time.RFC3339),
 			orDash(t.TargetKind), orDash(t.Hardware), ledgerTopology(t.Topology), ledgerPolicy(t.RouterConfig), ledgerNum(t.P99TTFTMs), ledgerNum(t.OutputThroughput),
-			string(t.FailureKind), strconv.FormatBool(t.Stale)}
+			ledgerOptNum(t.PrefixCacheHitRate), string(t.FailureKind), strconv.FormatBool(t.Stale)}
 		if format == "csv" {
-			vals, err := ledgerFlatten(t, keys)
+			vals, err := ledgerFlatten(t, keys, "")
 			if err != nil {
 				return fmt.Errorf("rendering trial %d: %w", t.ID, err)
 			}
@@ -127,7 +127,7 @@ func newLedgerShowCmd(o *ledgerOpts) *cobra.Command {
 				return ledgerNotFound(err)
 			}
 			keys := ledgerJSONKeys(reflect.TypeFor[ledger.Trial]())
-			vals, err := ledgerFlatten(t, keys)
+			vals, err := ledgerFlatten(t, keys, noValue)
 			if err != nil {
 				return withCode(ExitInfra, err)
 			}
@@ -145,7 +145,7 @@ func ledgerTrialsTable(trials []ledger.Trial) (ledgerTable, error) {
 	keys := ledgerJSONKeys(reflect.TypeFor[ledger.Trial]())
 	tbl := ledgerTable{header: keys}
 	for _, t := range trials {
-		vals, err := ledgerFlatten(t, keys)
+		vals, err := ledgerFlatten(t, keys, "")
 		if err != nil {
 			return tbl, fmt.Errorf("rendering trial %d: %w", t.ID, err)
 		}

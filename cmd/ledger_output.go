@@ -43,6 +43,17 @@ func ledgerRender(w io.Writer, format string, tbl ledgerTable, v any) error {
 // ledgerNum formats a metric compactly and exactly enough to compare.
 func ledgerNum(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
+// noValue is how tables show a figure that was not measured (NULL).
+const noValue = "–"
+
+// ledgerOptNum is ledgerNum, or noValue for nil.
+func ledgerOptNum[T int64 | float64](v *T) string {
+	if v == nil {
+		return noValue
+	}
+	return ledgerNum(float64(*v))
+}
+
 // ledgerJSONKeys lists a struct type's JSON keys in declaration order,
 // flattening embedded structs as encoding/json does.
 func ledgerJSONKeys(t reflect.Type) []string {
@@ -62,8 +73,9 @@ func ledgerJSONKeys(t reflect.Type) []string {
 }
 
 // ledgerFlatten renders v's JSON fields as strings under keys: strings bare,
-// null empty, anything else as compact JSON.
-func ledgerFlatten(v any, keys []string) ([]string, error) {
+// null as null (empty for CSV, noValue for people), anything else as
+// compact JSON.
+func ledgerFlatten(v any, keys []string, null string) ([]string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -78,6 +90,7 @@ func ledgerFlatten(v any, keys []string) ([]string, error) {
 		var s string
 		switch {
 		case len(raw) == 0 || string(raw) == "null":
+			out[i] = null
 		case json.Unmarshal(raw, &s) == nil:
 			out[i] = s
 		default:

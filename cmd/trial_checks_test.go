@@ -28,11 +28,11 @@ func TestViolatedAssertionIsAFailedRowThatMarksNothing(t *testing.T) {
 	writeFile(t, ll, strings.Replace(string(spec), "policy: round_robin", "policy: least_loaded", 1))
 
 	// achieved_request_rate was a pareto axis but no --assert metric.
-	if code, out, errs := run(t, "trial", "run", rr, "--ledger", db, "--max-schedule-delay", noOverload,
+	if code, out, errs := run(t, "trial", "run", rr, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag,
 		"--assert", "achieved_request_rate > 0"); code != ExitOK {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs := run(t, "trial", "run", ll, "--ledger", db, "--max-schedule-delay", noOverload,
+	code, out, errs := run(t, "trial", "run", ll, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag,
 		"--assert", "p99_ttft_ms < 0.001")
 	if code != ExitFailed {
 		t.Fatalf("violated assertion: exit %d, want %d\n%s\n%s", code, ExitFailed, out, errs)

@@ -40,7 +40,7 @@ func TestStaleOnlyOnTheSameHardware(t *testing.T) {
 		t.Helper()
 		path := filepath.Join(dir, name+".yaml")
 		writeFile(t, path, fmt.Sprintf(identitySpec, profile, router))
-		if code, out, errs := run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload); code != ExitOK {
+		if code, out, errs := run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag); code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s\n%s", name, code, out, errs)
 		}
 	}

@@ -102,9 +102,12 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 		if rp := r.Replicate; rp.Group != "" {
 			notes = append(notes, fmt.Sprintf("replicate %d of %s, seed %d", rp.Index+1, rp.Group, r.Seed))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%.2f\t%.1f\t%.1f/%.1f\t%.2f/%.2f\t%.1f%%\t%s\t%d\t%s\n",
+		if wo := r.Warmup; wo.Failed > 0 {
+			notes = append(notes, fmt.Sprintf("warm-up: %d of %d failed", wo.Failed, wo.Sent))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%.2f\t%.1f\t%.1f/%.1f\t%.2f/%.2f\t%s\t%s\t%d\t%s\n",
 			r.RowID, r.Name, r.Status, s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput,
-			s.P50TTFTMs, s.P99TTFTMs, s.P50TPOTMs, s.P99TPOTMs, 100*r.PrefixCacheHitRate, gateKL,
+			s.P50TTFTMs, s.P99TTFTMs, s.P50TPOTMs, s.P99TPOTMs, percentOrDash(r.Window.PrefixCacheHitRate), gateKL,
 			len(r.MarkedStale), strings.Join(notes, "; "))
 	}
 	if err := tw.Flush(); err != nil {
@@ -143,10 +146,28 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 			if d.NotSeparable {
 				better = "not separable (intervals across replicates overlap)"
 			}
-			fmt.Fprintf(w, "  %-22s A %14s  B %14s  better: %s\n", d.Metric, m.Format(d.A), m.Format(d.B), better)
+			fmt.Fprintf(w, "  %-22s A %14s  B %14s  better: %s\n", d.Metric, formatOrDash(m, d.A), formatOrDash(m, d.B), better)
 		}
 	}
 	return nil
+}
+
+// percentOrDash shows a fraction as a percentage, or noValue when it was
+// not measured.
+func percentOrDash(v *float64) string {
+	if v == nil {
+		return noValue
+	}
+	return fmt.Sprintf("%.1f%%", 100**v)
+}
+
+// formatOrDash renders v in the metric's unit, or noValue when it was not
+// measured.
+func formatOrDash(m metric.Metric, v *float64) string {
+	if v == nil {
+		return noValue
+	}
+	return m.Format(*v)
 }
 
 func orDash(s string) string {

@@ -42,7 +42,7 @@ func TestTrialRunRepeats(t *testing.T) {
 		!strings.Contains(out, ", 6 runs with repeats") {
 		t.Errorf("validate: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs := run(t, "trial", "run", repeatsSpec(t, dir), "--ledger", db, "--max-schedule-delay", noOverload, "-o", "json")
+	code, out, errs := run(t, "trial", "run", repeatsSpec(t, dir), "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag, "-o", "json")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -140,7 +140,7 @@ func TestTrialRunRepeatsWithFailedReplicates(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ledger.db")
 	code, out, errs := run(t, "trial", "run", "../trials/examples/ci-smoke.yaml", "--ledger", db, "--repeats", "2",
-		"--max-schedule-delay", noOverload, "--assert", "p99_ttft_ms < 0.001")
+		"--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag, "--assert", "p99_ttft_ms < 0.001")
 	if code != ExitFailed {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFailed, out, errs)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,9 +28,12 @@ type trialRunFlags struct {
 	report    string
 	// repeats overrides the spec's repeats when set (0: the spec's).
 	repeats int
-	// maxScheduleDelay is the driver's p99 lateness above which a trial
-	// fails as DriverOverloaded.
+	// maxScheduleDelay, when set, overrides every spec's
+	// checks.max_schedule_delay_p99_ms (the driver's p99 lateness above
+	// which a trial fails as HostOverloaded); 0 keeps the spec's.
 	maxScheduleDelay time.Duration
+	// maxEngineLagRatio likewise overrides checks.max_engine_lag_ratio.
+	maxEngineLagRatio float64
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -70,8 +74,10 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
 	fl.IntVar(&f.repeats, "repeats", 0, "run each trial N times as replicates with derived seeds (overrides the spec's repeats)")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
-	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", failure.DefaultScheduleDelayLimitMs*time.Millisecond,
-		"p99 lateness of the driver's sends above which a trial fails as DriverOverloaded (its figures would describe this machine, not the deployment)")
+	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
+		"p99 lateness of the driver's sends above which a trial fails as HostOverloaded (its figures would describe this machine, not the deployment); overrides the spec's checks.max_schedule_delay_p99_ms (default there: 100ms)")
+	fl.Float64Var(&f.maxEngineLagRatio, "max-engine-lag-ratio", 0,
+		"simulated engines' step lag over their modelled busy time above which a trial fails as HostOverloaded; overrides the spec's checks.max_engine_lag_ratio (default there: 0.5)")
 	return cmd
 }
 
@@ -79,8 +85,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if f.output != "table" && f.output != "json" {
 		return usageErr("--output: want table or json, got %q", f.output)
 	}
-	if f.maxScheduleDelay <= 0 {
+	if c.Flags().Changed("max-schedule-delay") && f.maxScheduleDelay <= 0 {
 		return usageErr("--max-schedule-delay: must be > 0, got %v", f.maxScheduleDelay)
+	}
+	if c.Flags().Changed("max-engine-lag-ratio") && !(f.maxEngineLagRatio > 0 && !math.IsInf(f.maxEngineLagRatio, 0)) {
+		return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", f.maxEngineLagRatio)
 	}
 	ts, err := trials.Load(specPath, targetkinds.All())
 	if err != nil {
@@ -115,7 +124,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
 	prog := newTrialProgress(c.ErrOrStderr())
 	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update,
-		ScheduleDelayLimit: f.maxScheduleDelay, Assertions: extra})
+		ScheduleDelayLimit: f.maxScheduleDelay, EngineLagRatioLimit: f.maxEngineLagRatio, Assertions: extra})
 	if err != nil {
 		return withCode(ExitInfra, err)
 	}

@@ -14,9 +14,13 @@ import (
 // Acceptance 10: the CI smoke spec passes, and fails with a message naming
 // the metric, its value and the bound when an assertion or the baseline
 // tolerance is violated.
-// noOverload is the --max-schedule-delay of runs that must pass: a driver
-// made late by a loaded machine must not decide them.
-const noOverload = "24h"
+// noOverload and noLag are the --max-schedule-delay and
+// --max-engine-lag-ratio of runs that must pass: a driver or engines made
+// late by a loaded machine must not decide them.
+const (
+	noOverload = "24h"
+	noLag      = "1e9"
+)
 
 func TestTrialRunCISmokeChecks(t *testing.T) {
 	t.Parallel()
@@ -32,12 +36,12 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 		stderrHas []string
 		stdoutHas string
 	}{
-		{name: "passes", args: []string{"--max-schedule-delay", noOverload}, code: ExitOK, stdoutHas: "ci-smoke"},
-		{name: "violated assertion", args: []string{"--assert", "p99_ttft_ms < 0.001", "--max-schedule-delay", noOverload}, code: ExitFailed,
+		{name: "passes", args: []string{"--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitOK, stdoutHas: "ci-smoke"},
+		{name: "violated assertion", args: []string{"--assert", "p99_ttft_ms < 0.001", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitFailed,
 			stderrHas: []string{"AssertionViolated", "p99_ttft_ms = ", "want < 0.001"}},
 		// A baseline far better than anything this machine can do.
 		{name: "violated baseline", seed: func(t *testing.T, db string) { seedBaseline(t, db, "impossible-baseline", 1e9, 0.001) },
-			args: []string{"--baseline", "impossible-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload}, code: ExitFailed,
+			args: []string{"--baseline", "impossible-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitFailed,
 			stderrHas: []string{"BaselineRegressed", "baseline row 1", "tolerance 10%"},
 			// Every violation is in the table, the first is the row's failure.
 			stdoutHas: "output_throughput = "},
@@ -45,8 +49,9 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 		// verdict depends on the recorded figures, not on how loaded the
 		// machine is now.
 		{name: "baseline within tolerance", seed: func(t *testing.T, db string) { seedBaseline(t, db, "slow-baseline", 1e-9, 1e9) },
-			args: []string{"--baseline", "slow-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload}, code: ExitOK, stdoutHas: "ci-smoke"},
+			args: []string{"--baseline", "slow-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitOK, stdoutHas: "ci-smoke"},
 		{name: "bad schedule delay", args: []string{"--max-schedule-delay", "0s"}, code: ExitUsage, stderrHas: []string{"--max-schedule-delay: must be > 0"}},
+		{name: "bad engine lag bound", args: []string{"--max-engine-lag-ratio", "-1"}, code: ExitUsage, stderrHas: []string{"--max-engine-lag-ratio: must be a finite number > 0"}},
 		{name: "unknown baseline", args: []string{"--baseline", "no-such-trial"}, code: ExitUsage, stderrHas: []string{"no-such-trial"}},
 		{name: "bad assert", args: []string{"--assert", "p99_bogus < 1"}, code: ExitUsage, stderrHas: []string{"--assert[0]"}},
 	} {

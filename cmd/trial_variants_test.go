@@ -53,7 +53,7 @@ func TestVariantsCompareDeploymentsOnOneStream(t *testing.T) {
 		t.Helper()
 		path := filepath.Join(dir, name+".yaml")
 		writeFile(t, path, fmt.Sprintf(variantSpec, policy))
-		code, out, errs := run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload)
+		code, out, errs := run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
 		if code != ExitOK {
 			t.Fatalf("%s: exit %d\n%s\n%s", name, code, out, errs)
 		}
@@ -162,7 +162,7 @@ func TestRepeatedTrialRunsOnce(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "no: same as ident/topology.replicas=1,router.policy=round_robin") {
 		t.Fatalf("validate: exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, errs = run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload)
+	code, out, errs = run(t, "trial", "run", path, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
 	if code != ExitOK {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 	}

@@ -24,6 +24,7 @@ type Option func(*options)
 type options struct {
 	progress func(Progress)
 	now      func() time.Time
+	window   Window
 }
 
 // WithProgress calls fn on the scheduler goroutine after every finished
@@ -44,6 +45,8 @@ type Result struct {
 	// WarmupFailed counts warm-up requests that failed (they are excluded
 	// from every metric, but many failures mean the target was not ready).
 	WarmupFailed int
+	// Warmup is the warm-up's outcome: sent, failed, failures by type.
+	Warmup WarmupOutcome
 }
 
 // Run sends cfg's warm-up stream and waits for it, then sends and measures
@@ -89,19 +92,31 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 			return nil, err
 		}
 	}
+	res.Warmup.Sent = warmupDone
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup, warmup)
 		w.answered = warmupDone
 		w.run(ctx)
 		for _, r := range w.records {
+			if r.Sent {
+				res.Warmup.Sent++
+			}
 			if !r.Success {
 				res.WarmupFailed++
+				if res.Warmup.ErrorTypes == nil {
+					res.Warmup.ErrorTypes = map[string]int{}
+				}
+				res.Warmup.ErrorTypes[r.ErrorType]++
 			}
 		}
 	}
+	res.Warmup.Failed = res.WarmupFailed
 	<-readyStream // it ends with ctx at the latest
 	if err := ctx.Err(); err != nil && len(warmup) > 0 {
 		return res, fmt.Errorf("warm-up: %w", err)
+	}
+	if o.window.Begin != nil {
+		o.window.Begin(ctx, res.Warmup)
 	}
 	m := newPhase(phaseMeasured, st.Requests)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
@@ -110,6 +125,9 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	m.run(ctx)
 	duration := m.since()
 	schedP99 := metrics.SampleSched().P99MsSince(sched)
+	if o.window.End != nil {
+		o.window.End(ctx)
+	}
 	res.Requests = m.records
 	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
 		SchedP99Ms: schedP99})

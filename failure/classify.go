@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// DefaultScheduleDelayLimitMs is the p99 schedule delay above which the
-// driver counts as overloaded when Observation.ScheduleDelayLimitMs is 0.
-const DefaultScheduleDelayLimitMs = 100
-
 // Observation is what one trial saw, gathered by the trial runner. Zero
 // values mean "not observed".
 type Observation struct {
@@ -36,10 +32,18 @@ type Observation struct {
 	// RouterLoads is vllm_router_worker_load per worker after all traffic
 	// stopped. Every value must be 0.
 	RouterLoads map[string]float64
-	// Schedule delay of the driver's sends, open-loop arrivals only.
+	// Schedule delay of the driver's sends, open-loop arrivals only, and
+	// its bound (0: DefaultScheduleDelayLimitMs).
 	P99ScheduleDelayMs   float64
 	MaxScheduleDelayMs   float64
 	ScheduleDelayLimitMs float64
+	// EngineLagRatio is the simulated engines' step lag over their modelled
+	// busy time in the measured window; nil when the engines export no lag
+	// (real engines). EngineLagRatioLimit bounds it (0: the default).
+	EngineLagRatio      *float64
+	EngineLagRatioLimit float64
+	// Warmup is what the warm-up did; nil when none ran.
+	Warmup *WarmupOutcome
 	// Gate is the quality gate's result, nil when no gate ran.
 	Gate *QualityGate
 	// NotReady is set when the driver's ready check failed.
@@ -66,21 +70,23 @@ type QualityGate struct {
 //  2. a worker did not start              → WorkerStartupFailed
 //  3. a worker process exited             → WorkerCrashed
 //  4. a router load is not 0 afterwards   → RouterPolicyInvariant
-//  5. pd_connector_timeout responses      → PDConnectorTimeout
-//  6. length refusals (engine's wording)  → ContextLengthExceeded
-//  7. saturation responses                → RouterPoolExhausted
-//  8. p99 schedule delay over the limit   → DriverOverloaded
-//  9. quality gate failed                 → QualityGateFailed
+//  5. warm-up left circuits open          → WarmupCircuitsOpen
+//  6. pd_connector_timeout responses      → PDConnectorTimeout
+//  7. length refusals (engine's wording)  → ContextLengthExceeded
+//  8. saturation responses                → RouterPoolExhausted
+//  9. schedule delay or engine lag over   → HostOverloaded
+//     its bound
 //
-// 10. any other error or failed request   → Unknown
+// 10. quality gate failed                 → QualityGateFailed
+// 11. any other error or failed request   → Unknown
 //
 // Worker kinds (2, 3) need evidence from the worker process itself; status
 // codes and router error types never produce them, so a saturated pool can
 // only ever be RouterPoolExhausted (or Unknown).
 func Classify(o Observation) Failure {
 	rules := []func(*Observation) Failure{
-		routerStartRule, workerStartRule, workerExitRule, notReadyRule, loadInvariantRule,
-		pdTimeoutRule, contextLengthRule, saturationRule, driverRule, gateRule, unknownRule,
+		routerStartRule, workerStartRule, workerExitRule, notReadyRule, loadInvariantRule, warmupRule,
+		pdTimeoutRule, contextLengthRule, saturationRule, hostRule, gateRule, unknownRule,
 	}
 	for _, rule := range rules {
 		if f := rule(&o); f != nil {
@@ -194,17 +200,6 @@ func saturationRule(o *Observation) Failure {
 		}
 	}
 	return f
-}
-
-func driverRule(o *Observation) Failure {
-	limit := o.ScheduleDelayLimitMs
-	if limit == 0 {
-		limit = DefaultScheduleDelayLimitMs
-	}
-	if o.P99ScheduleDelayMs <= limit {
-		return nil
-	}
-	return DriverOverloaded{P99ScheduleDelayMs: o.P99ScheduleDelayMs, MaxScheduleDelayMs: o.MaxScheduleDelayMs, ThresholdMs: limit}
 }
 
 func gateRule(o *Observation) Failure {

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+func ptr(v float64) *float64 { return &v }
+
 func TestClassifyRules(t *testing.T) {
 	crash := WorkerCrashed{Worker: "http://127.0.0.1:8001", ExitCode: 137, Signal: "killed"}
 	cases := []struct {
@@ -56,9 +58,19 @@ func TestClassifyRules(t *testing.T) {
 			RouterPoolExhausted{ErrorType: "http_503", Count: 7}},
 		{"no workers and no open circuits: unhealthy, not saturation", Observation{ErrorTypes: map[string]int{"no_available_workers": 2}},
 			Unknown{Message: "no_available_workers ×2"}},
-		{"driver overloaded", Observation{P99ScheduleDelayMs: 150, MaxScheduleDelayMs: 400},
-			DriverOverloaded{P99ScheduleDelayMs: 150, MaxScheduleDelayMs: 400, ThresholdMs: DefaultScheduleDelayLimitMs}},
+		{"driver late: host overloaded", Observation{P99ScheduleDelayMs: 150, MaxScheduleDelayMs: 400},
+			HostOverloaded{Figure: FigureScheduleDelayP99, Value: 150, Bound: DefaultScheduleDelayLimitMs}},
 		{"driver within a custom limit", Observation{P99ScheduleDelayMs: 150, ScheduleDelayLimitMs: 200}, nil},
+		{"engines behind their clock: host overloaded", Observation{EngineLagRatio: ptr(0.9)},
+			HostOverloaded{Figure: FigureEngineLagRatio, Value: 0.9, Bound: DefaultEngineLagRatioLimit}},
+		{"engine lag within a custom bound", Observation{EngineLagRatio: ptr(0.9), EngineLagRatioLimit: 1}, nil},
+		{"both over: the one furthest over its bound is named", Observation{P99ScheduleDelayMs: 120, EngineLagRatio: ptr(2)},
+			HostOverloaded{Figure: FigureEngineLagRatio, Value: 2, Bound: DefaultEngineLagRatioLimit}},
+		{"no engine lag measured (real engines): never over", Observation{EngineLagRatioLimit: 0.01}, nil},
+		{"warm-up left circuits open", Observation{Warmup: &WarmupOutcome{Sent: 50, Failed: 35, OpenCircuits: 2, PoolSize: 2,
+			ErrorTypes: map[string]int{"http_500": 35}}, ErrorTypes: map[string]int{"no_available_workers": 9}, OpenCircuits: 2},
+			WarmupCircuitsOpen{OpenCircuits: 2, PoolSize: 2, Sent: 50, Failed: 35, ErrorTypes: map[string]int{"http_500": 35}}},
+		{"warm-up failures with circuits closed fail nothing", Observation{Warmup: &WarmupOutcome{Sent: 50, Failed: 3, PoolSize: 2}}, nil},
 		{"pool saturation beats driver overload", Observation{ErrorTypes: map[string]int{"queue_full": 1}, P99ScheduleDelayMs: 500},
 			RouterPoolExhausted{ErrorType: "queue_full", Count: 1}},
 		{"quality gate failed", Observation{Gate: &QualityGate{KLMean: 0.3, KLMax: 0.9, Threshold: 0.1}},

@@ -52,6 +52,10 @@ func Decode(kind Kind, data []byte) (Failure, error) {
 		return decodeAs[AssertionViolated](data)
 	case KindBaselineRegressed:
 		return decodeAs[BaselineRegressed](data)
+	case KindHostOverloaded:
+		return decodeAs[HostOverloaded](data)
+	case KindWarmupCircuitsOpen:
+		return decodeAs[WarmupCircuitsOpen](data)
 	}
 	return nil, fmt.Errorf("unknown failure kind %q", kind)
 }

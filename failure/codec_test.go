@@ -23,6 +23,8 @@ func oneOfEach() []Failure {
 		BaselineRegressed{Metric: "output_throughput", Value: 80, BaselineRow: 7, BaselineValue: 100, Tolerance: 0.1},
 		TargetNotReady{Status: 404, Type: "NotFoundError", Message: "The model `nosuch` does not exist.", TimedOut: true},
 		ContextLengthExceeded{Count: 87, MaxModelLen: 8192, Requested: 9000, Status: 400, Message: "This model's maximum context length is 8192 tokens."},
+		HostOverloaded{Figure: FigureEngineLagRatio, Value: 1.73, Bound: 0.5},
+		WarmupCircuitsOpen{OpenCircuits: 2, PoolSize: 2, Sent: 50, Failed: 35, ErrorTypes: map[string]int{"http_500": 35}},
 	}
 }
 

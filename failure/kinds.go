@@ -21,12 +21,14 @@ const (
 
 // Kinds lists every kind: the classified ones in precedence order with
 // Unknown last among them, then the kinds of the trial's own checks, which
-// apply only to a trial nothing else failed.
+// apply only to a trial nothing else failed, then retired kinds that are
+// no longer produced but still decoded from older rows.
 func Kinds() []Kind {
 	return []Kind{
 		KindRouterStartupFailed, KindWorkerStartupFailed, KindWorkerCrashed, KindTargetNotReady, KindRouterPolicyInvariant,
-		KindPDConnectorTimeout, KindContextLengthExceeded, KindRouterPoolExhausted, KindDriverOverloaded, KindQualityGateFailed,
-		KindUnknown, KindAssertionViolated, KindBaselineRegressed,
+		KindWarmupCircuitsOpen, KindPDConnectorTimeout, KindContextLengthExceeded, KindRouterPoolExhausted,
+		KindHostOverloaded, KindQualityGateFailed, KindUnknown, KindAssertionViolated, KindBaselineRegressed,
+		KindDriverOverloaded,
 	}
 }
 
@@ -108,7 +110,9 @@ type QualityGateFailed struct {
 }
 
 // DriverOverloaded means the client could not send on schedule, so the numbers
-// measure the client rather than the deployment.
+// measure the client rather than the deployment. Retired: rows written
+// since HostOverloaded existed say HostOverloaded{figure:
+// schedule_delay_p99_ms}; this type remains so older rows still decode.
 type DriverOverloaded struct {
 	P99ScheduleDelayMs float64 `json:"p99_schedule_delay_ms"`
 	MaxScheduleDelayMs float64 `json:"max_schedule_delay_ms"`

@@ -32,19 +32,20 @@ type Side struct {
 }
 
 // MetricDelta is one metric side by side. With several trials on a side
-// its value is their mean. A side that is a replicate group carries its
-// interval across replicates (ACI, BCI); when an interval reaches the
-// other side's value or interval, the sides are not separable on this
-// metric and Better stays empty.
+// its value is their mean. A, B and Diff are nil (JSON null, shown as "–")
+// when a trial of that side has no value for the metric (a NULL figure). A
+// side that is a replicate group carries its interval across replicates
+// (ACI, BCI); when an interval reaches the other side's value or interval,
+// the sides are not separable on this metric and Better stays empty.
 type MetricDelta struct {
 	Metric       string    `json:"metric"`
 	Direction    string    `json:"direction"`
-	A            float64   `json:"a"`
-	B            float64   `json:"b"`
+	A            *float64  `json:"a"`
+	B            *float64  `json:"b"`
 	ACI          *Estimate `json:"a_ci,omitempty"`
 	BCI          *Estimate `json:"b_ci,omitempty"`
-	Diff         float64   `json:"diff"`   // B − A
-	Better       string    `json:"better"` // "A", "B" or "" when equal or not separable
+	Diff         *float64  `json:"diff"`   // B − A
+	Better       string    `json:"better"` // "A", "B" or "" when equal, unknown or not separable
 	NotSeparable bool      `json:"not_separable,omitempty"`
 }
 
@@ -98,16 +99,20 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 	}
 	c := Comparison{A: a, B: b, Resamples: opt.Resamples, Confidence: opt.Confidence, Seed: opt.Seed}
 	for _, m := range MetricList() {
-		va, vb := mean(m, a.Trials), mean(m, b.Trials)
-		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: va, B: vb, Diff: vb - va}
+		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: mean(m, a.Trials), B: mean(m, b.Trials)}
 		d.ACI, d.BCI = a.estimate(m.Name), b.estimate(m.Name)
-		switch {
-		case (d.ACI != nil || d.BCI != nil) && va != vb && interval(d.ACI, va).Overlaps(interval(d.BCI, vb)):
-			d.NotSeparable = true
-		case m.Direction.Better(va, vb):
-			d.Better = "A"
-		case m.Direction.Better(vb, va):
-			d.Better = "B"
+		if d.A != nil && d.B != nil {
+			va, vb := *d.A, *d.B
+			diff := vb - va
+			d.Diff = &diff
+			switch {
+			case (d.ACI != nil || d.BCI != nil) && va != vb && interval(d.ACI, va).Overlaps(interval(d.BCI, vb)):
+				d.NotSeparable = true
+			case m.Direction.Better(va, vb):
+				d.Better = "A"
+			case m.Direction.Better(vb, va):
+				d.Better = "B"
+			}
 		}
 		c.Metrics = append(c.Metrics, d)
 	}
@@ -278,16 +283,22 @@ func (l *Ledger) samples(ctx context.Context, s *Side) (map[string][]float64, er
 	return out, nil
 }
 
-func mean(m Metric, ts []Trial) float64 {
+// mean is the metric's mean over ts; nil when ts is empty or a trial has
+// no value for it (a mean over the others would hide that).
+func mean(m Metric, ts []Trial) *float64 {
 	if len(ts) == 0 {
-		return 0
+		return nil
 	}
 	sum := 0.0
 	for _, t := range ts {
-		v, _ := t.Value(m.Name)
+		v, ok := t.Value(m.Name)
+		if !ok {
+			return nil
+		}
 		sum += v
 	}
-	return sum / float64(len(ts))
+	sum /= float64(len(ts))
+	return &sum
 }
 
 func percentileOf(sample []float64, q float64) float64 {

@@ -53,9 +53,17 @@ func fullTrial() Trial {
 		Name: "full", SweepID: "sweep-1", Status: StatusFailed, StartedAt: start, FinishedAt: start.Add(90 * time.Second),
 		Seed: 42, SpecHash: "spec123", Identity: simIdentity("h100-llama3-8b"), EngineConfig: JSON(`{"max_num_seqs":64,"model":"sim-llama-3-8b"}`),
 		Topology: Topology{Replicas: 3}, RouterConfig: JSON(`{"policy":"cache_aware","cache_threshold":0.3}`),
-		Workload:            JSON(`{"dataset_name":"random","num_prompts":100,"request_rate":8}`),
-		Warmup:              Warmup{WarmupRequests: 100, FreshRouter: true},
-		PrefixCacheHitRate:  0.61,
+		Workload: JSON(`{"dataset_name":"random","num_prompts":100,"request_rate":8}`),
+		Warmup: Warmup{WarmupRequests: 100, FreshRouter: true, WarmupSent: 100, WarmupFailed: 3,
+			WarmupErrors: Counts{"http_500": 3}},
+		Window: Window{
+			Figures: Figures{PrefixCacheHitRate: ptr(0.61), Preemptions: ptr[int64](4), KVTransfers: ptr[int64](90),
+				KVTransferFailures: ptr[int64](2), KVUsagePeak: ptr(0.93), KVUsageMean: ptr(0.41), CPUTierHits: ptr[int64](5120),
+				AllTiersHitRate: ptr(0.74),
+				EngineLagRatio:  ptr(0.03)},
+			Engines: EngineFigures{{Worker: "http://127.0.0.1:4001", Figures: Figures{PrefixCacheHitRate: ptr(0.7), Preemptions: ptr[int64](4)}},
+				{Worker: "http://127.0.0.1:4002", Figures: Figures{PrefixCacheHitRate: ptr(0.5)}}},
+		},
 		Gate:                Gate{GatePassed: &passed, GateKLMean: 0.01, GateKLMax: 0.05, GateKLThreshold: 0.1},
 		RouterMetricsURL:    "http://127.0.0.1:29000/metrics",
 		PolicyDecisions:     Counts{"http://127.0.0.1:4001": 60, "http://127.0.0.1:4002": 40},
@@ -109,3 +117,5 @@ func setMetrics(m *Metrics, vals map[string]float64) {
 func failureSample() failure.Failure {
 	return failure.RouterPoolExhausted{ErrorType: "queue_full", Count: 12, PoolSize: 2}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,5 +110,50 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 		if fk != 1 || sync != 1 || busy != 10000 || mode != "wal" {
 			t.Errorf("connection pragmas: foreign_keys %d, synchronous %d, busy_timeout %d, journal_mode %s", fk, sync, busy, mode)
 		}
+	}
+}
+
+// A row written before the measured-window figures keeps its cumulative
+// hit rate under its own name and has no window figures: the cumulative
+// rate counted warm-up, gate and earlier trials, so it is not shown as the
+// trial's own.
+func TestMigrationKeepsCumulativeHitRateApart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sqlx.Open("sqlite", dsn(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The version right before the window_figures step, wherever it sits.
+	before := slices.IndexFunc(migrations(), func(m migration) bool { return m.name == "window_figures" })
+	if before < 1 {
+		t.Fatal("no window_figures migration")
+	}
+	if err := migrateTo(ctx, db, before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO trials (name, status, started_at, finished_at, engine_hash, engine_config, prefix_cache_hit_rate)
+		VALUES ('old', 'ok', '2026-01-01 00:00:00+00:00', '2026-01-01 00:01:00+00:00', 'e1', '{"model":"m"}', 0.569)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	l, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	old, err := l.Get(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.PrefixCacheHitRate != nil || old.Preemptions != nil || old.Engines != nil {
+		t.Errorf("old row has window figures %+v, want none", old.Window)
+	}
+	var cumulative float64
+	if err := l.db.Get(&cumulative, "SELECT cumulative_prefix_cache_hit_rate FROM trials WHERE id = 1"); err != nil || cumulative != 0.569 {
+		t.Errorf("cumulative_prefix_cache_hit_rate = %v (%v), want 0.569", cumulative, err)
+	}
+	if v, ok := old.Value("prefix_cache_hit_rate"); ok {
+		t.Errorf("metric lookup found %v on a row without the figure", v)
 	}
 }

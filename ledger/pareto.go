@@ -99,7 +99,11 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 	if err != nil {
 		return Front{}, err
 	}
+	// A row without one of the figures (NULL: not exported, or older than
+	// the column) has no point in this space; replicate groups are added
+	// as one point each further on.
 	singles := andWhere(where, "replicate_group = ''")
+	singles += fmt.Sprintf(" AND %s IS NOT NULL AND %s IS NOT NULL", x.Name, y.Name)
 	sqlq := fmt.Sprintf("SELECT id, name, sweep_id, stale, %s AS x, %s AS y FROM trials%s", x.Name, y.Name, singles)
 	if !q.AllPoints {
 		xOrder, yBest, yCmp := "ASC", "MIN", "<="

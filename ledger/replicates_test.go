@@ -162,7 +162,7 @@ func TestCompareReplicateGroups(t *testing.T) {
 		t.Errorf("sides %+v / %+v: want both resolved to their three replicates", c.A, c.B)
 	}
 	d := delta(c, "p99_ttft_ms")
-	if d.A != 110 || d.B != 210 || d.ACI == nil || d.BCI == nil || d.ACI.Mean != 110 || d.NotSeparable || d.Better != "A" {
+	if d.A == nil || d.B == nil || *d.A != 110 || *d.B != 210 || d.ACI == nil || d.BCI == nil || d.ACI.Mean != 110 || d.NotSeparable || d.Better != "A" {
 		t.Errorf("separated groups: %+v", d)
 	}
 	if d := delta(c, "output_throughput"); !d.NotSeparable || d.Better != "" {

@@ -16,6 +16,7 @@ func migrations() []migration {
 		{"router_run_counts", schemaRouterRun},
 		{"trial_identity", schemaIdentity},
 		{"replicates", schemaReplicates},
+		{"window_figures", schemaWindow},
 	}
 }
 
@@ -158,4 +159,28 @@ ALTER TABLE trials ADD COLUMN replicate_group TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN replicate_index INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN replicates INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX trials_replicate_group ON trials (replicate_group) WHERE replicate_group != '';
+`
+
+// schemaWindow records the workers' figures over the measured window only
+// (snapshots right before and after it), NULL when the workers do not
+// export them, plus the warm-up's outcome and the host-overload figures.
+// The cumulative hit rate earlier rows recorded (warm-up, gate and, on
+// static workers, every earlier trial included) is not a measured-window
+// figure: it stays readable under its own name and those rows' window
+// figures are NULL.
+const schemaWindow = `
+ALTER TABLE trials RENAME COLUMN prefix_cache_hit_rate TO cumulative_prefix_cache_hit_rate;
+ALTER TABLE trials ADD COLUMN prefix_cache_hit_rate REAL;
+ALTER TABLE trials ADD COLUMN preemptions INTEGER;
+ALTER TABLE trials ADD COLUMN kv_transfers INTEGER;
+ALTER TABLE trials ADD COLUMN kv_transfer_failures INTEGER;
+ALTER TABLE trials ADD COLUMN kv_usage_peak REAL;
+ALTER TABLE trials ADD COLUMN kv_usage_mean REAL;
+ALTER TABLE trials ADD COLUMN cpu_tier_hits INTEGER;
+ALTER TABLE trials ADD COLUMN all_tiers_hit_rate REAL;
+ALTER TABLE trials ADD COLUMN engine_lag_ratio REAL;
+ALTER TABLE trials ADD COLUMN engines TEXT NOT NULL DEFAULT 'null';
+ALTER TABLE trials ADD COLUMN warmup_sent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN warmup_failed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN warmup_errors TEXT NOT NULL DEFAULT 'null';
 `

@@ -44,7 +44,7 @@ type Trial struct {
 	Warmup
 
 	Metrics
-	PrefixCacheHitRate float64 `db:"prefix_cache_hit_rate" json:"prefix_cache_hit_rate"`
+	Window
 	Gate
 
 	RouterMetricsURL    string `db:"router_metrics_url" json:"router_metrics_url"`
@@ -121,10 +121,15 @@ type Topology struct {
 // NeedsRouter reports whether this topology is served through a router.
 func (t Topology) NeedsRouter() bool { return t.Replicas > 1 || t.Prefill > 0 || t.Decode > 0 }
 
-// Warmup is the regime the measured window started from.
+// Warmup is the regime the measured window started from and what the
+// warm-up did: requests sent (the ready check included) and failed, and
+// the failures by error type.
 type Warmup struct {
-	WarmupRequests int  `db:"warmup_requests" json:"warmup_requests"`
-	FreshRouter    bool `db:"fresh_router" json:"fresh_router"`
+	WarmupRequests int    `db:"warmup_requests" json:"warmup_requests"`
+	FreshRouter    bool   `db:"fresh_router" json:"fresh_router"`
+	WarmupSent     int    `db:"warmup_sent" json:"warmup_sent"`
+	WarmupFailed   int    `db:"warmup_failed" json:"warmup_failed"`
+	WarmupErrors   Counts `db:"warmup_errors" json:"warmup_errors"`
 }
 
 // Gate is the quality gate's result; GatePassed is nil when no gate ran.

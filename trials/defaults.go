@@ -27,6 +27,7 @@ var DefaultBaselineMetrics = []string{"p99_ttft_ms", "p99_tpot_ms", "output_thro
 func initialSpec() Spec {
 	return Spec{
 		Warmup: Warmup{Requests: DefaultWarmupRequests},
+		Checks: defaultChecks(),
 		Router: Router{Config: routerconfig.Default()},
 	}
 }

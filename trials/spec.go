@@ -30,6 +30,8 @@ type Spec struct {
 	Workload Workload `yaml:"workload" json:"workload"`
 	Warmup   Warmup   `yaml:"warmup" json:"warmup"`
 	SLO      SLO      `yaml:"slo" json:"slo"`
+	// Checks bound the host's own lag (driver schedule delay, engine lag).
+	Checks Checks `yaml:"checks" json:"checks"`
 	// Assert are CI checks such as "p99_ttft_ms < 500"; see ParseAssertion.
 	Assert []string `yaml:"assert" json:"assert,omitempty"`
 	// Baseline is a ledger row id or a trial name to compare against.

@@ -38,6 +38,7 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 	p.nest("workload", s.Workload.Validate())
 	p.nest("warmup", s.Warmup.Validate())
 	p.nest("slo", s.SLO.Validate())
+	p.nest("checks", s.Checks.Validate())
 	validateChecks(s, p)
 	p.nest("gate", s.Gate.Validate())
 	if s.Gate.Reference == ReferenceSim && s.Target.Options != nil && !simulated(s.Target) {

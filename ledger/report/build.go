@@ -103,7 +103,10 @@ func rowOf(t ledger.Trial) (Row, error) {
 		row.Failure = t.Failure.Error()
 	}
 	for _, m := range ledger.MetricList() {
-		v, _ := t.Value(m.Name)
+		v, ok := t.Value(m.Name)
+		if !ok {
+			continue // a NULL figure: the page shows "–"
+		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return Row{}, fmt.Errorf("trial %d: %s is %g", t.ID, m.Name, v)
 		}

@@ -33,6 +33,10 @@ type rankMetrics struct {
 	success                                                           map[string]prometheus.Counter
 	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist prometheus.Observer
 	kvTransfer                                                        prometheus.Observer
+	// kvUsageStep is the KV usage during each step: a peak over any window
+	// is read from its bucket counts exactly to the bucket width, which a
+	// scraped gauge cannot give.
+	kvUsageStep prometheus.Observer
 	// CPU tier (KVOffload): vLLM's connector counters, and the tier's own.
 	externalHits, externalQueries, offloadStored, offloadLoaded, offloadLoadSeconds prometheus.Counter
 	offloadUsage                                                                    prometheus.Gauge
@@ -83,6 +87,7 @@ func newMetrics(cfg *config) *metrics {
 	decode := hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.", requestBuckets)
 	promptHist := hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", countBuckets)
 	genHist := hist("vllm:request_generation_tokens", "Number of generation tokens processed.", countBuckets)
+	usageStep := hist("autoinfer:sim_kv_usage_step_perc", "KV-cache usage during each engine step (after its admissions); 1 means 100 percent usage.", usageBuckets())
 	transfer := hist("vllm:kv_transfer_time_seconds", "Histogram of KV pull time in seconds (modelled transfer included).", ttftBuckets)
 	lagTotal := counter("autoinfer:sim_step_lag_seconds_total", "Total time engine steps ended after their modelled end on the real clock.")
 	lagMax := gauge("autoinfer:sim_step_lag_max_seconds", "Largest lag of a single engine step behind its modelled end.")
@@ -110,8 +115,8 @@ func newMetrics(cfg *config) *metrics {
 			success:       map[string]prometheus.Counter{},
 			ttft:          ttft.With(l), tpot: tpot.With(l), itl: itl.With(l), e2e: e2e.With(l), queue: queue.With(l),
 			prefill: prefill.With(l), decode: decode.With(l), promptHist: promptHist.With(l), genHist: genHist.With(l),
-			kvTransfer: transfer.With(l),
-			lagTotal:   lagTotal.With(l), lagMax: lagMax.With(l), busyTotal: busy.With(l),
+			kvTransfer: transfer.With(l), kvUsageStep: usageStep.With(l),
+			lagTotal: lagTotal.With(l), lagMax: lagMax.With(l), busyTotal: busy.With(l),
 			externalHits: extHits.With(l), externalQueries: extQueries.With(l), offloadStored: stored.With(l),
 			offloadLoaded: loaded.With(l), offloadLoadSeconds: loadSecs.With(l), offloadUsage: offUsage.With(l),
 		}
@@ -123,6 +128,16 @@ func newMetrics(cfg *config) *metrics {
 		m.ranks = append(m.ranks, rm)
 	}
 	return m
+}
+
+// usageBuckets are 0.05, 0.10, …, 1: a window's peak KV usage to within
+// 5 points.
+func usageBuckets() []float64 {
+	out := make([]float64, 20)
+	for i := range out {
+		out[i] = float64(i+1) / 20
+	}
+	return out
 }
 
 // stepLag records a step of modelled length dur that ended lag after its

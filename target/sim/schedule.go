@@ -59,6 +59,9 @@ func (e *engine) plan(now time.Time) time.Duration {
 		budget -= n
 	}
 	e.publishGauges()
+	if len(e.items) > 0 {
+		e.m.kvUsageStep.Observe(e.pool.usage())
+	}
 
 	b := &e.batch
 	b.Chunks, b.DecodeSeqs, b.DecodeContext = b.Chunks[:0], 0, 0

@@ -53,7 +53,7 @@
     if (a >= 1) return v.toFixed(2);
     return v.toPrecision(3);
   }
-  const pct = (v) => (v * 100).toFixed(1) + '%';
+  const pct = (v) => (v === null || v === undefined ? '–' : (v * 100).toFixed(1) + '%');
   // short turns a matrix trial's name ("quickstart/router.policy=cache_aware,
   // workload.arrival.request_rate=20") into its settings with the last key of
   // each path ("policy=cache_aware request_rate=20"); other names stay.
@@ -549,7 +549,7 @@
       for (const d of pair.metrics) {
         const A = flipped ? d.b : d.a, B = flipped ? d.a : d.b, bt = flipped ? flipSide(d.better) : d.better;
         mTable.tBodies[0].append(el('tr', {}, el('td', {}, d.metric), el('td', { class: 'num' }, fmt(A)), el('td', { class: 'num' }, fmt(B)),
-          el('td', { class: 'num' }, fmt(B - A)), el('td', {}, bt ? [el('span', { class: 'swatch', style: 'background:' + sideColor(bt) }), bt] : 'equal')));
+          el('td', { class: 'num' }, A === null || B === null ? '–' : fmt(B - A)), el('td', {}, bt ? [el('span', { class: 'swatch', style: 'background:' + sideColor(bt) }), bt] : A === null || B === null ? '–' : 'equal')));
       }
     }
     as.addEventListener('change', draw);
