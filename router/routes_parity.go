@@ -3,6 +3,8 @@ package router
 import (
 	"net/http"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // parityRoutes adds the vllm-router routes beyond the inference, probe and
@@ -124,4 +126,16 @@ func (r *Router) servingPools() []*Pool {
 		return []*Pool{r.pd.prefill, r.pd.decode}
 	}
 	return []*Pool{r.pool}
+}
+
+// MetricsHandler serves GET /metrics alone, under the same access rule as
+// on the main listener, for a separate metrics listener like vllm-router's
+// --prometheus-host/--prometheus-port. Any other path is 404.
+func (r *Router) MetricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", r.guarded(accessObserve, only(http.MethodGet, promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{}).ServeHTTP)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, "the metrics listener serves only GET /metrics"))
+	})
+	return mux
 }
