@@ -279,3 +279,44 @@ func exerciseRoutes(t *testing.T, rt served, workers []string, mode string, admi
 		}
 	}
 }
+
+func TestSplitPrefillArgs(t *testing.T) {
+	t.Parallel()
+	out, ports, err := splitPrefillArgs([]string{"--port", "0", "--prefill", "http://p0:8000", "9000", "--policy", "random",
+		"--prefill", "http://p1:8000", "none", "--prefill=http://p2:8000", "--decode", "http://d:8000", "--", "--prefill", "x", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--port", "0", "--prefill=http://p0:8000", "--policy", "random", "--prefill=http://p1:8000",
+		"--prefill=http://p2:8000", "--decode", "http://d:8000", "--", "--prefill", "x", "1"}
+	if !slices.Equal(out, want) || !slices.Equal(ports, []string{"9000", "none"}) {
+		t.Errorf("split %q ports %q, want %q ports [9000 none]", out, ports, want)
+	}
+	for _, bad := range [][]string{{"--prefill"}, {"--prefill", "--decode", "http://d"}} {
+		if _, _, err := splitPrefillArgs(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestRouterServeVLLMRouterFlagErrorsExitTwo(t *testing.T) {
+	t.Parallel()
+	for name, args := range map[string][]string{
+		"backend":             {"--backend", "trtllm"},
+		"prometheus port":     {"--prometheus-port", "70000"},
+		"cb window":           {"--cb-window-duration-secs", "0"},
+		"prefill without url": {"--vllm-pd-disaggregation", "--prefill"},
+		"request id header":   {"--request-id-headers", "x id"},
+		"unsupported policy":  {"--policy", "rendezvous_hash"},
+		"vr-only flag":        {"--enable-igw"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var stderr strings.Builder
+			all := append([]string{"router", "serve", "--port", "0", "--worker-urls", "http://127.0.0.1:1"}, args...)
+			if code := Main(all, io.Discard, &stderr); code != ExitUsage {
+				t.Fatalf("exit %d (%s), want %d", code, stderr.String(), ExitUsage)
+			}
+		})
+	}
+}
