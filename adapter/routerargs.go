@@ -6,12 +6,14 @@ import (
 	"github.com/autoinfer/autoinfer/router"
 )
 
-// routerArgs renders cfg as vllm-router command-line flags, for a router
-// launched as an external binary (host and port are added by the launcher). Every setting vllm-router knows is passed
-// explicitly, so the external router runs the configuration the ledger
+// routerArgs renders cfg as vllm-router's current command-line flags, for a
+// router launched as an external binary (host and port are added by the
+// launcher). Every setting vllm-router knows is passed explicitly in its
+// spelling, so the external router runs the configuration the ledger
 // records rather than its own defaults; autoinfer-only settings are passed
 // only when they differ from autoinfer's defaults, so a stock vllm-router
-// accepts the command line of a spec that does not use them.
+// accepts the command line of a spec that does not use them. List flags are
+// repeated, one value each: clap appends them, and so does pflag.
 func routerArgs(cfg router.Config) []string {
 	def := router.DefaultConfig()
 	var a []string
@@ -28,7 +30,7 @@ func routerArgs(cfg router.Config) []string {
 		}
 	}
 	if cfg.PDDisaggregation {
-		flag("--pd-disaggregation", true)
+		flag("--vllm-pd-disaggregation", true)
 		for _, u := range cfg.PrefillURLs {
 			str("--prefill", u)
 		}
@@ -37,6 +39,7 @@ func routerArgs(cfg router.Config) []string {
 		}
 		str("--prefill-policy", cfg.PrefillPolicy)
 		str("--decode-policy", cfg.DecodePolicy)
+		str("--kv-connector", cfg.KVConnector)
 	} else {
 		for _, u := range cfg.WorkerURLs {
 			str("--worker-urls", u)
@@ -46,7 +49,7 @@ func routerArgs(cfg router.Config) []string {
 	num("--cache-threshold", cfg.CacheThreshold)
 	integer("--balance-abs-threshold", cfg.BalanceAbsThreshold)
 	num("--balance-rel-threshold", cfg.BalanceRelThreshold)
-	integer("--eviction-interval-secs", cfg.EvictionIntervalSecs)
+	integer("--eviction-interval", cfg.EvictionIntervalSecs)
 	integer("--max-tree-size", cfg.MaxTreeSize)
 	integer("--retry-max-retries", cfg.Retry.MaxRetries)
 	integer("--retry-initial-backoff-ms", cfg.Retry.InitialBackoffMs)
@@ -64,19 +67,29 @@ func routerArgs(cfg router.Config) []string {
 	integer("--health-success-threshold", cfg.HealthCheck.SuccessThreshold)
 	str("--health-check-endpoint", cfg.HealthCheck.Endpoint)
 	integer("--max-concurrent-requests", cfg.MaxConcurrentRequests)
-	integer("--queue-size", cfg.QueueSize)
-	num("--queue-timeout-secs", cfg.QueueTimeoutSecs)
 	a = append(a, "--max-payload-size", strconv.FormatInt(cfg.MaxPayloadSize, 10))
 	num("--request-timeout-secs", cfg.RequestTimeoutSecs)
+	for _, h := range cfg.RequestIDHeaders {
+		str("--request-id-headers", h)
+	}
 	if cfg.IntraNodeDataParallelSize > 1 {
 		integer("--intra-node-data-parallel-size", cfg.IntraNodeDataParallelSize)
 	}
-	// autoinfer-only settings.
+	// autoinfer-only settings. vllm-router's CLI fixes its queue at 100
+	// requests and 60 s, autoinfer's defaults.
+	if cfg.QueueSize != def.QueueSize {
+		integer("--queue-size", cfg.QueueSize)
+	}
+	if cfg.QueueTimeoutSecs != def.QueueTimeoutSecs {
+		num("--queue-timeout-secs", cfg.QueueTimeoutSecs)
+	}
 	if cfg.LoadSignal != def.LoadSignal {
 		str("--load-signal", cfg.LoadSignal)
 	}
+	if cfg.LoadCheckIntervalSecs != def.LoadCheckIntervalSecs {
+		num("--load-check-interval-secs", cfg.LoadCheckIntervalSecs)
+	}
 	if cfg.PDDisaggregation {
-		str("--kv-connector", cfg.KVConnector)
 		if cfg.RoutingThreshold != def.RoutingThreshold {
 			integer("--routing-threshold", cfg.RoutingThreshold)
 		}

@@ -11,6 +11,7 @@ import (
 // the command (defaults) and once on the file's values, so explicitly given
 // flags can be replayed over the file.
 func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
+	fs.SetNormalizeFunc(routerFlagAliases)
 	fs.StringVar(&c.Host, "host", c.Host, "address to listen on")
 	fs.IntVar(&c.Port, "port", c.Port, "port to listen on (0: any free port)")
 	fs.StringSliceVar(&c.WorkerURLs, "worker-urls", c.WorkerURLs, "worker base URLs (repeat, comma-separate, or list after the flag)")
@@ -19,7 +20,7 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.Float64Var(&c.CacheThreshold, "cache-threshold", c.CacheThreshold, "cache_aware: prefix match rate above which the matching worker wins")
 	fs.IntVar(&c.BalanceAbsThreshold, "balance-abs-threshold", c.BalanceAbsThreshold, "cache_aware: imbalance needs max-min load above this")
 	fs.Float64Var(&c.BalanceRelThreshold, "balance-rel-threshold", c.BalanceRelThreshold, "cache_aware: imbalance needs max load above min × this")
-	fs.IntVar(&c.EvictionIntervalSecs, "eviction-interval-secs", c.EvictionIntervalSecs, "cache_aware: seconds between tree evictions")
+	fs.IntVar(&c.EvictionIntervalSecs, "eviction-interval", c.EvictionIntervalSecs, "cache_aware: seconds between tree evictions (alias --eviction-interval-secs)")
 	fs.IntVar(&c.MaxTreeSize, "max-tree-size", c.MaxTreeSize, "cache_aware: bytes the tree may hold in total over all workers (text, nodes, entries)")
 	fs.StringVar(&c.LoadSignal, "load-signal", c.LoadSignal, "power_of_two/least_loaded signal: in_flight or in_flight+queue")
 	fs.Float64Var(&c.LoadCheckIntervalSecs, "load-check-interval-secs", c.LoadCheckIntervalSecs, "seconds between queue-depth scrapes (in_flight+queue)")
@@ -43,8 +44,8 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.IntVar(&c.HealthCheck.SuccessThreshold, "health-success-threshold", c.HealthCheck.SuccessThreshold, "passed probes that mark it healthy again")
 	fs.StringVar(&c.HealthCheck.Endpoint, "health-check-endpoint", c.HealthCheck.Endpoint, "path probed on each worker")
 
-	fs.BoolVar(&c.PDDisaggregation, "pd-disaggregation", c.PDDisaggregation, "prefill/decode mode: --prefill and --decode workers instead of --worker-urls")
-	fs.StringSliceVar(&c.PrefillURLs, "prefill", c.PrefillURLs, "PD: prefill worker URL (repeat or comma-separate)")
+	fs.BoolVar(&c.PDDisaggregation, "vllm-pd-disaggregation", c.PDDisaggregation, "prefill/decode mode: --prefill and --decode workers instead of --worker-urls (alias --pd-disaggregation)")
+	fs.StringSliceVar(&c.PrefillURLs, "prefill", c.PrefillURLs, "PD: prefill worker URL (repeat or comma-separate); vllm-router's optional bootstrap port or none after it is accepted and unused")
 	fs.StringSliceVar(&c.DecodeURLs, "decode", c.DecodeURLs, "PD: decode worker URL (repeat or comma-separate)")
 	fs.StringVar(&c.PrefillPolicy, "prefill-policy", c.PrefillPolicy, "PD: policy choosing prefill workers (any --policy value)")
 	fs.StringVar(&c.DecodePolicy, "decode-policy", c.DecodePolicy, "PD: policy choosing decode workers (any --policy value)")
@@ -58,6 +59,7 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.Float64Var(&c.QueueTimeoutSecs, "queue-timeout-secs", c.QueueTimeoutSecs, "longest wait for a slot")
 	fs.Int64Var(&c.MaxPayloadSize, "max-payload-size", c.MaxPayloadSize, "largest request body in bytes")
 	fs.Float64Var(&c.RequestTimeoutSecs, "request-timeout-secs", c.RequestTimeoutSecs, "longest time for one request, retries included")
+	fs.StringSliceVar(&c.RequestIDHeaders, "request-id-headers", c.RequestIDHeaders, "headers a request id is read from, first present wins (default X-Request-Id, X-Correlation-Id, X-Trace-Id, Request-Id)")
 
 	s := &c.SecurityConfig
 	fs.StringVar(&s.APIKeyEnv, "api-key-env", s.APIKeyEnv, "environment variable holding the key clients must send (Authorization: Bearer)")

@@ -19,31 +19,56 @@ import (
 func newRouterServeCmd() *cobra.Command {
 	cfg := router.DefaultConfig()
 	var secrets router.Secrets
-	var configPath, logLevel string
+	var opts serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve [WORKER_URL...]",
 		Short: "Serve the router until SIGINT or SIGTERM",
+		Long: `Serve the router. It takes vllm-router's flags where autoinfer has the concept
+(docs/router.md, "vllm-router parity"), so a vllm-router command line runs
+unchanged, including --prefill URL [BOOTSTRAP_PORT].`,
 		Example: `  autoinfer router serve --worker-urls http://127.0.0.1:8001 http://127.0.0.1:8002 --policy round_robin
   autoinfer router serve --config router.yaml --port 0
-  autoinfer router serve --pd-disaggregation --prefill http://127.0.0.1:8100 --decode http://127.0.0.1:8200 \
+  autoinfer router serve --vllm-pd-disaggregation --prefill http://127.0.0.1:8100 --decode http://127.0.0.1:8200 \
       --prefill-policy round_robin --decode-policy least_loaded --kv-connector nixl --routing-threshold 512`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			resolved, err := resolveRouterConfig(cmd.Flags(), cfg, configPath, args)
+		// Flags are parsed in RunE: vllm-router's --prefill takes an
+		// optional second value, which pflag cannot express.
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, raw []string) error {
+			args, ports, err := splitPrefillArgs(raw)
 			if err != nil {
 				return err
 			}
-			level, err := parseLogLevel(logLevel)
+			fs := cmd.Flags()
+			if err := fs.Parse(args); err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if help, _ := fs.GetBool("help"); help {
+				return cmd.Help()
+			}
+			opts.bootstrapPorts = ports
+			resolved, err := resolveRouterConfig(fs, cfg, opts.configPath, fs.Args())
 			if err != nil {
 				return err
 			}
-			return serveRouter(cmd, resolved, secrets, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			level, err := parseLogLevel(opts.logLevel)
+			if err != nil {
+				return err
+			}
+			log, closeLog, err := routerLogger(cmd.ErrOrStderr(), opts.logDir, level)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			return serveRouter(cmd, resolved, secrets, opts, fs, log)
 		},
 	}
 	fs := cmd.Flags()
 	bindRouterFlags(fs, &cfg)
 	bindRouterSecretFlags(fs, &secrets)
-	fs.StringVar(&configPath, "config", "", "YAML file with a router config (unknown keys are errors); flags given explicitly override it")
-	fs.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	bindServeFlags(fs, &opts)
 	return cmd
 }
 
@@ -95,26 +120,46 @@ func parseLogLevel(s string) (slog.Level, error) {
 
 // serveRouter listens, prints one JSON line with the URL, and serves until
 // the command's context is cancelled (SIGINT/SIGTERM).
-func serveRouter(cmd *cobra.Command, cfg router.Config, secrets router.Secrets, log *slog.Logger) error {
+func serveRouter(cmd *cobra.Command, cfg router.Config, secrets router.Secrets, opts serveOptions, fs *pflag.FlagSet, log *slog.Logger) error {
 	r, err := router.New(cfg, router.WithLogger(log), router.WithSecrets(secrets))
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if len(opts.bootstrapPorts) > 0 {
+		log.Warn("--prefill bootstrap ports are accepted and unused: vLLM's NIXL and NCCL connectors need none", "ports", opts.bootstrapPorts)
+	}
+	if fs.Changed("cb-window-duration-secs") {
+		log.Warn("--cb-window-duration-secs has no effect (nor does it in vllm-router)")
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return withCode(ExitInfra, fmt.Errorf("router listen: %w", err))
 	}
 	ev := map[string]any{
-		"event": "listening", "url": "http://" + ln.Addr().String(), "policy": cfg.Policy, "workers": len(cfg.WorkerURLs),
+		"event": "listening", "url": "http://" + ln.Addr().String(), "mode": "regular", "policy": cfg.Policy, "workers": len(cfg.WorkerURLs),
 		"api_key": secrets.APIKey != "" || cfg.APIKeyEnv != "", "admin": secrets.AdminAPIKey != "" || cfg.AdminAPIKeyEnv != "",
 	}
 	if cfg.PDDisaggregation {
+		// The collocated policy is unused in PD mode: naming it would claim a setting that does not apply.
+		delete(ev, "policy")
+		ev["mode"], ev["workers"] = "vllm_pd", len(cfg.PrefillURLs)+len(cfg.DecodeURLs)
 		ev["prefill"], ev["decode"], ev["prefill_policy"], ev["decode_policy"] = len(cfg.PrefillURLs), len(cfg.DecodeURLs), cfg.PrefillPolicy, cfg.DecodePolicy
+	}
+	var metricsLn net.Listener
+	if fs.Changed("prometheus-port") || fs.Changed("prometheus-host") {
+		if metricsLn, err = net.Listen("tcp", net.JoinHostPort(opts.promHost, strconv.Itoa(opts.promPort))); err != nil {
+			ln.Close()
+			return withCode(ExitInfra, fmt.Errorf("prometheus listen: %w", err))
+		}
+		ev["metrics_url"] = "http://" + metricsLn.Addr().String() + "/metrics"
 	}
 	line, _ := json.Marshal(ev)
 	fmt.Fprintln(cmd.OutOrStdout(), string(line))
-	if err := r.Serve(cmd.Context(), ln); err != nil {
-		return withCode(ExitInfra, err)
+	if metricsLn == nil {
+		if err := r.Serve(cmd.Context(), ln); err != nil {
+			return withCode(ExitInfra, err)
+		}
+		return nil
 	}
-	return nil
+	return serveWithMetricsListener(cmd.Context(), r, ln, metricsLn)
 }

@@ -23,16 +23,22 @@ type WorkerStatus struct {
 	Queue     int64   `json:"queue"`      // scraped num_requests_waiting (in_flight+queue only)
 }
 
-// WorkersResponse is GET /workers.
+// WorkersResponse is GET /workers. In PD mode Policy is empty and the two
+// pools' policies are named instead.
 type WorkersResponse struct {
-	Policy     string         `json:"policy"`
-	LoadSignal string         `json:"load_signal"`
-	Workers    []WorkerStatus `json:"workers"`
+	Policy        string         `json:"policy,omitempty"`
+	PrefillPolicy string         `json:"prefill_policy,omitempty"`
+	DecodePolicy  string         `json:"decode_policy,omitempty"`
+	LoadSignal    string         `json:"load_signal"`
+	Workers       []WorkerStatus `json:"workers"`
 }
 
 // Workers reports every worker's state.
 func (r *Router) Workers() WorkersResponse {
 	out := WorkersResponse{Policy: r.pool.policy.Name(), LoadSignal: r.cfg.LoadSignal, Workers: []WorkerStatus{}}
+	if r.pd != nil {
+		out.Policy, out.PrefillPolicy, out.DecodePolicy = "", r.pd.prefill.policy.Name(), r.pd.decode.policy.Name()
+	}
 	for _, p := range r.pools {
 		for _, w := range p.Workers() {
 			st := WorkerStatus{URL: w.url, Pool: p.name, Healthy: w.Healthy(), Circuit: w.breaker.State().String(),
@@ -97,6 +103,18 @@ func (r *Router) addWorker(w http.ResponseWriter, req *http.Request) {
 // removeWorker takes the URL from the path (DELETE /workers/{url}, escaped
 // or not) or from ?url=.
 func (r *Router) removeWorker(w http.ResponseWriter, req *http.Request) {
+	u := workerURLParam(req)
+	if !r.pool.Remove(u) {
+		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, "no worker "+quoteRedacted(u)))
+		return
+	}
+	r.log.Info("worker removed", "worker", u)
+	writeJSON(w, http.StatusOK, map[string]any{"url": u, "removed": true})
+}
+
+// workerURLParam is the worker URL of a /workers/{url} path (escaped or
+// not) or of ?url=.
+func workerURLParam(req *http.Request) string {
 	u := req.PathValue("url")
 	if u == "" {
 		u = req.URL.Query().Get("url")
@@ -104,18 +122,18 @@ func (r *Router) removeWorker(w http.ResponseWriter, req *http.Request) {
 	if unesc, err := url.PathUnescape(u); err == nil {
 		u = unesc
 	}
-	// An unescaped "http://h:p" arrives with its "//" cleaned to "/".
-	if rest, ok := strings.CutPrefix(u, "http:/"); ok && !strings.HasPrefix(rest, "/") {
-		u = "http://" + rest
+	// A client that cleans paths itself sends "http://h:p" as "http:/h:p".
+	for _, scheme := range []string{"http:/", "https:/"} {
+		if rest, ok := strings.CutPrefix(u, scheme); ok && !strings.HasPrefix(rest, "/") {
+			u = scheme + "/" + rest
+		}
 	}
-	u = strings.TrimRight(u, "/")
-	if !r.pool.Remove(u) {
-		writeError(w, newAPIError(http.StatusNotFound, ErrTypeNotFound, fmt.Sprintf("no worker %q", routerconfig.RedactURL(u))))
-		return
-	}
-	r.log.Info("worker removed", "worker", u)
-	writeJSON(w, http.StatusOK, map[string]any{"url": u, "removed": true})
+	return strings.TrimRight(u, "/")
 }
+
+// quoteRedacted quotes a worker URL for an error message, without its user
+// info.
+func quoteRedacted(u string) string { return fmt.Sprintf("%q", routerconfig.RedactURL(u)) }
 
 func (r *Router) liveness(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "alive"})

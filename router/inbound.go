@@ -38,15 +38,13 @@ type inbound struct {
 	patchJSON func([]byte) []byte
 }
 
-// Headers read for a request id, in order, as vllm-router does.
-var requestIDHeaders = []string{"X-Request-Id", "X-Correlation-Id", "X-Trace-Id", "Request-Id"}
-
 // RunIDHeader carries the trial id; requests with it are counted per run.
 const RunIDHeader = "X-Run-ID"
 
-// requestID returns the client's id or a new one.
-func requestID(h http.Header) string {
-	for _, k := range requestIDHeaders {
+// requestID returns the client's id from the first of names present (the
+// router's request_id_headers), or a new one.
+func requestID(h http.Header, names []string) string {
+	for _, k := range names {
 		if v := h.Get(k); v != "" {
 			return v
 		}

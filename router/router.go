@@ -39,6 +39,8 @@ type Router struct {
 	pools     []*Pool       // every pool, for health checks and metrics
 	pd        *pdRouter     // prefill/decode mode; nil when collocated
 
+	reqIDHeaders []string // request_id_headers, resolved
+
 	handler http.Handler
 	active  sync.WaitGroup // running handlers, waited for on shutdown
 	fresh   freshConns     // connections without a request yet, closed on shutdown
@@ -115,6 +117,7 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		pass:    newPassthrough(cfg.PassthroughRoutes),
 		bodies:  newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 	}
+	r.reqIDHeaders = cfg.ResolvedRequestIDHeaders()
 	r.m = newMetrics(r.reg)
 	r.runs = newRunSeries(r.m, cfg.MaxRunIDs)
 	if err := r.reg.Register(newStateCollector(r)); err != nil {

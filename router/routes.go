@@ -26,16 +26,16 @@ func (r *Router) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", r.guarded(accessObserve, promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{}).ServeHTTP))
 	mux.HandleFunc("GET /workers", r.guarded(accessObserve, r.listWorkers))
 	mux.HandleFunc("GET /get_loads", r.guarded(accessObserve, r.getLoads))
-	mux.HandleFunc("GET /list_workers", r.guarded(accessObserve, r.listWorkers)) // vllm-router's legacy name
 
 	// Admin: changes the worker set; disabled without an admin key.
+	// GET and DELETE /workers/{url} are served by workerPaths.
 	mux.HandleFunc("POST /workers", r.guarded(accessAdmin, r.addWorker))
-	mux.HandleFunc("DELETE /workers/{url...}", r.guarded(accessAdmin, r.removeWorker))
 	mux.HandleFunc("POST /add_worker", r.guarded(accessAdmin, r.addWorker)) // vllm-router's legacy admin routes
 	mux.HandleFunc("POST /remove_worker", r.guarded(accessAdmin, r.removeWorker))
+	r.parityRoutes(mux)
 
 	mux.Handle("/", r.routed(routePassthrough, kindPassthrough))
-	return r.track(mux)
+	return r.track(r.workerPaths(mux))
 }
 
 // track counts running handlers so Serve can wait for them on shutdown. It

@@ -62,6 +62,10 @@ type Config struct {
 	MaxPayloadSize int64 `yaml:"max_payload_size,omitempty" json:"max_payload_size,omitempty"`
 	// RequestTimeoutSecs bounds one client request end to end, retries included.
 	RequestTimeoutSecs float64 `yaml:"request_timeout_secs,omitempty" json:"request_timeout_secs,omitempty"`
+	// RequestIDHeaders are the headers a request id is read from, first
+	// present wins (empty: DefaultRequestIDHeaders), as vllm-router's
+	// --request-id-headers.
+	RequestIDHeaders []string `yaml:"request_id_headers,omitempty" json:"request_id_headers,omitempty"`
 
 	SecurityConfig `yaml:",inline"` // security.go: keys, exposure, resource bounds
 }

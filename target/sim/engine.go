@@ -28,6 +28,7 @@ type engine struct {
 	waiting  []*seq // FIFO; preempted sequences return to the front
 	running  []*seq
 	held     map[string]*heldKV
+	resets   []resetReq // POST /reset_prefix_cache waiting for the loop
 	stopped  bool
 	items    []stepItem    // the current step's plan, reused
 	batch    Batch         // the current step's shape, reused
@@ -235,6 +236,7 @@ func (e *engine) shutdown() {
 	}
 	e.incoming, e.waiting, e.running = nil, nil, nil
 	e.dropHeld()
+	e.failResets()
 	e.publishGauges()
 }
 

@@ -17,6 +17,9 @@ func (e *engine) plan(now time.Time) time.Duration {
 	clear(e.incoming)
 	e.incoming = e.incoming[:0]
 	e.dropAborted(now)
+	if len(e.resets) > 0 {
+		e.applyResets()
+	}
 	e.loadTime = 0
 
 	bs := e.cfg.blockSize

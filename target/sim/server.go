@@ -69,6 +69,7 @@ func (s *Server) routes(admin bool) *http.ServeMux {
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	mux.HandleFunc("GET /load", s.handleLoad)
+	mux.HandleFunc("POST /reset_prefix_cache", s.handleResetPrefixCache)
 	s.adminRoutes(mux, admin)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError", msg: "no route for " + r.Method + " " + r.URL.Path})
