@@ -54,6 +54,7 @@ func (c Config) Validate() error {
 		field.Above("router.request_timeout_secs", c.RequestTimeoutSecs, 0),
 	)
 	c.validateSecurity(&l)
+	c.checkBounds(&l)
 	return l.Err()
 }
 
