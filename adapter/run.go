@@ -158,6 +158,10 @@ type trialRun struct {
 
 	dep    *target.Deployment
 	router *runningRouter
+	// key is the router's API key ("" for an open router); viaRouter
+	// sends it to the router's origin only.
+	key       string
+	viaRouter *http.Client
 	result *driver.Result
 	gate   *gate.Result
 	obs    failure.Observation
@@ -168,6 +172,13 @@ type trialRun struct {
 // tr.obs so the row says what went wrong. Teardown always runs.
 func (tr *trialRun) execute(ctx context.Context) {
 	defer tr.teardown(ctx)
+	tr.viaRouter = tr.client
+	key, err := tr.routerKey()
+	if err != nil {
+		tr.obs.Err = err
+		return
+	}
+	tr.key = key
 	prov, err := provisioner(tr.t.Target, tr.log)
 	if err != nil {
 		tr.obs.Err = err
@@ -197,6 +208,10 @@ func (tr *trialRun) execute(ctx context.Context) {
 		}
 		tr.router = rr
 		baseURL = rr.URL
+		if tr.viaRouter, err = routerClient(tr.client, rr.URL, tr.key); err != nil {
+			tr.obs.Err = err
+			return
+		}
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
 	opts := []driver.Option{driver.WithProgress(tr.progress)}
@@ -246,6 +261,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		Goodput:        driver.SLO{TTFTMs: s.SLO.TTFTMs, TPOTMs: s.SLO.TPOTMs, E2ELMs: s.SLO.E2ELMs},
 		Percentiles:    tr.t.Percentiles(),
 		Label:          tr.t.Name,
+		APIKey:         tr.key, // "" keeps the workload's api_key_env
 	}
 	if tr.hooks.driver != nil {
 		tr.hooks.driver(&cfg)
