@@ -162,10 +162,10 @@ type trialRun struct {
 	// sends it to the router's origin only.
 	key       string
 	viaRouter *http.Client
-	result *driver.Result
-	gate   *gate.Result
-	obs    failure.Observation
-	seen   observed
+	result    *driver.Result
+	gate      *gate.Result
+	obs       failure.Observation
+	seen      observed
 }
 
 // execute provisions, drives, gates and observes; every error ends up in
