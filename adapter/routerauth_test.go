@@ -43,9 +43,9 @@ func TestKeyedRouterTrialRunsAndStoresNoKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out.Gate == nil || row.RouterRun.RouterRequests == 0 || len(row.FinalLoads) != 2 {
+		if out.Gate == nil || row.RouterRequests == 0 || len(row.FinalLoads) != 2 {
 			t.Errorf("%s: gate %v, router requests %d, final loads %v: the gate, the scrape and the drain must pass the key",
-				launch, out.Gate, row.RouterRun.RouterRequests, row.FinalLoads)
+				launch, out.Gate, row.RouterRequests, row.FinalLoads)
 		}
 		requireZeroLoads(t, row.FinalLoads)
 		if !strings.Contains(string(row.RouterConfig), "AUTOINFER_TEST_ROUTER_KEY") {
