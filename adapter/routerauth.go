@@ -64,3 +64,12 @@ func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return b.base.RoundTrip(r)
 }
+
+// routerHTTP is the client for requests that may go to the router: the
+// keyed one once the router runs, else the runner's.
+func (tr *trialRun) routerHTTP() *http.Client {
+	if tr.viaRouter != nil {
+		return tr.viaRouter
+	}
+	return tr.client
+}

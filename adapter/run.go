@@ -172,7 +172,6 @@ type trialRun struct {
 // tr.obs so the row says what went wrong. Teardown always runs.
 func (tr *trialRun) execute(ctx context.Context) {
 	defer tr.teardown(ctx)
-	tr.viaRouter = tr.client
 	key, err := tr.routerKey()
 	if err != nil {
 		tr.obs.Err = err
