@@ -63,7 +63,7 @@ func (tr *trialRun) observe(ctx context.Context) {
 	}
 	tr.seen.FinalLoads = tr.drainedLoads(ctx)
 	o.RouterLoads = tr.seen.FinalLoads
-	fams, err := scrape.Fetch(ctx, tr.client, tr.router.MetricsURL())
+	fams, err := scrape.Fetch(ctx, tr.routerHTTP(), tr.router.MetricsURL())
 	if err != nil {
 		tr.log.Warn("scraping router", "err", err)
 		return
@@ -87,7 +87,7 @@ func (tr *trialRun) drainedLoads(ctx context.Context) map[string]float64 {
 	defer tick.Stop()
 	var last map[string]float64
 	for {
-		loads, err := routerLoads(ctx, tr.client, tr.router.URL)
+		loads, err := routerLoads(ctx, tr.routerHTTP(), tr.router.URL)
 		if err == nil {
 			last = loads
 			if allZero(loads) {

@@ -55,7 +55,7 @@ func (tr *trialRun) runGate(ctx context.Context, baseURL string) {
 		KLThreshold:  g.KLThreshold,
 		Seed:         uint64(tr.t.Seed),
 	}
-	res, err := gate.Run(ctx, tr.client, baseURL, refURL, cfg)
+	res, err := gate.Run(ctx, tr.routerHTTP(), baseURL, refURL, cfg)
 	if err != nil {
 		tr.obs.Err = fmt.Errorf("quality gate: %w", err)
 		return

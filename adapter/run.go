@@ -167,18 +167,28 @@ type trialRun struct {
 
 	dep    *target.Deployment
 	router *runningRouter
-	result *driver.Result
-	gate   *gate.Result
-	obs    failure.Observation
-	seen   observed
-	window *window
-	warmup driver.WarmupOutcome
+	// key is the router's API key ("" for an open router); viaRouter
+	// sends it to the router's origin only.
+	key       string
+	viaRouter *http.Client
+	result    *driver.Result
+	gate      *gate.Result
+	obs       failure.Observation
+	seen      observed
+	window    *window
+	warmup    driver.WarmupOutcome
 }
 
 // execute provisions, drives, gates and observes; every error ends up in
 // tr.obs so the row says what went wrong. Teardown always runs.
 func (tr *trialRun) execute(ctx context.Context) {
 	defer tr.teardown(ctx)
+	key, err := tr.routerKey()
+	if err != nil {
+		tr.obs.Err = err
+		return
+	}
+	tr.key = key
 	prov, err := provisioner(tr.t.Target, tr.log)
 	if err != nil {
 		tr.obs.Err = err
@@ -208,6 +218,10 @@ func (tr *trialRun) execute(ctx context.Context) {
 		}
 		tr.router = rr
 		baseURL = rr.URL
+		if tr.viaRouter, err = routerClient(tr.client, rr.URL, tr.key); err != nil {
+			tr.obs.Err = err
+			return
+		}
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
 	tr.window = newWindow(tr.client, workerURLs(dep), tr.log.Warn)
@@ -259,6 +273,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		Goodput:        driver.SLO{TTFTMs: s.SLO.TTFTMs, TPOTMs: s.SLO.TPOTMs, E2ELMs: s.SLO.E2ELMs},
 		Percentiles:    tr.t.Percentiles(),
 		Label:          tr.t.Name,
+		APIKey:         tr.key, // "" keeps the workload's api_key_env
 	}
 	if tr.hooks.driver != nil {
 		tr.hooks.driver(&cfg)

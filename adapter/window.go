@@ -141,7 +141,7 @@ func (tr *trialRun) windowHooks() driver.Window {
 			obs := &failure.WarmupOutcome{Sent: wo.Sent, Failed: wo.Failed, ErrorTypes: maps.Clone(wo.ErrorTypes),
 				PoolSize: len(tr.dep.Workers)}
 			if tr.router != nil {
-				if fams, err := scrape.Fetch(ctx, tr.client, tr.router.MetricsURL()); err == nil {
+				if fams, err := scrape.Fetch(ctx, tr.routerHTTP(), tr.router.MetricsURL()); err == nil {
 					obs.OpenCircuits = openCircuits(fams)
 				} else {
 					tr.log.Warn("scraping router after warm-up", "err", err)

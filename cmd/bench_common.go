@@ -36,11 +36,22 @@ func (f *benchFlags) commonKnobs(w *driver.Workload, all bool) error {
 		w.MaxSeconds = f.maxSeconds
 	}
 	if f.extraBody != "" {
-		if err := json.Unmarshal([]byte(f.extraBody), &w.ExtraBody); err != nil || w.ExtraBody == nil {
-			return usageErr("--extra-body: want a JSON object, got %q (%v)", f.extraBody, err)
+		extra, err := parseExtraBody(f.extraBody)
+		if err != nil {
+			return err
 		}
+		w.ExtraBody = extra
 	}
 	return nil
+}
+
+// parseExtraBody reads --extra-body: one JSON object.
+func parseExtraBody(s string) (map[string]any, error) {
+	var extra map[string]any
+	if err := json.Unmarshal([]byte(s), &extra); err != nil || extra == nil {
+		return nil, usageErr("--extra-body: want a JSON object, got %q (%v)", s, err)
+	}
+	return extra, nil
 }
 
 // keyed puts prefix before the key of each joined problem of err.

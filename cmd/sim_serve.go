@@ -34,6 +34,7 @@ type simServeFlags struct {
 	stallAfter                 int
 	kvHold                     time.Duration
 	offload                    sim.KVOffload
+	limits                     sim.Limits
 }
 
 func newSimServeCmd() *cobra.Command {
@@ -101,6 +102,11 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.Float64Var(&f.offload.GiB, "kv-offload-gib", 0, "CPU tier for evicted prefix blocks, in GiB (vLLM's kv_offloading_size; 0: none)")
 	fl.Float64Var(&f.offload.GBps, "kv-offload-gbps", 0, "CPU tier: CPU->GPU bandwidth in GB/s (default 50)")
 	fl.Float64Var(&f.offload.BlockUs, "kv-offload-block-us", 0, "CPU tier: fixed cost of loading one block in µs (default 5)")
+	fl.DurationVar(&f.limits.ReadHeaderTimeout, "read-header-timeout", sim.DefaultReadHeaderTimeout, "close a connection whose request headers take longer")
+	fl.DurationVar(&f.limits.BodyReadTimeout, "body-read-timeout", sim.DefaultBodyReadTimeout, "answer 408 to a request whose body takes longer to arrive")
+	fl.DurationVar(&f.limits.WriteIdleTimeout, "write-idle-timeout", sim.DefaultWriteIdleTimeout, "cut a client that stops reading for this long (a long stream is never cut)")
+	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", sim.DefaultIdleTimeout, "close a keep-alive connection idle this long")
+	fl.Int64Var(&f.limits.MaxBodyBytes, "max-body-bytes", sim.DefaultMaxBodyBytes, "answer 413 to a larger request body")
 	return cmd
 }
 
@@ -138,7 +144,7 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 	if err := f.offload.Validate(); err != nil {
 		return sim.Options{}, usageErr("--%s", strings.ReplaceAll(strings.ReplaceAll(err.Error(), "_", "-"), ", kv-", ", --kv-"))
 	}
-	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold, KVOffload: f.offload,
+	opts := sim.Options{Engine: eng, Profile: prof, Role: role, KVHoldTimeout: f.kvHold, KVOffload: f.offload, Limits: f.limits,
 		EnableAdmin: f.enableAdmin,
 		Faults: sim.Faults{AddedLatency: f.addedLatency, Stall: f.stall, StallAfterTokens: f.stallAfter,
 			StallFor: f.stallFor, RefuseConnections: f.refuse}}

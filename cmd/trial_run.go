@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"math"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/adapter/hostmem"
 	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
@@ -109,6 +113,9 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		return err
 	}
 	if err := checkTrialReport(f.report); err != nil {
+		return err
+	}
+	if err := checkTrialMemory(c.ErrOrStderr(), ts, os.DirFS("/")); err != nil {
 		return err
 	}
 	ctx := c.Context()
@@ -224,4 +231,20 @@ func failedSummary(rs []trialResult) string {
 		}
 	}
 	return fmt.Sprintf("%d of %d trials failed; first: %s", n, len(rs), first)
+}
+
+// checkTrialMemory refuses, before anything starts, a spec with a trial
+// whose estimated memory exceeds what this machine has available (read
+// from root: /proc/meminfo and the cgroup's limit). Where that cannot be
+// read, it says so and lets the trials run.
+func checkTrialMemory(stderr io.Writer, ts []trials.Trial, root fs.FS) error {
+	limit, err := hostmem.Available(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v; trials are not checked against this machine's memory\n", err)
+		return nil
+	}
+	if err := adapter.CheckMemory(ts, limit); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -51,9 +50,9 @@ type Trial struct {
 // back as one *SpecError naming the file. kinds are the target kinds a spec
 // may name (adapter/targetkinds.All); the first is the default.
 func Load(path string, kinds []target.Kind) ([]Trial, error) {
-	data, err := os.ReadFile(path)
+	data, err := readSpec(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading spec: %w", err)
+		return nil, err
 	}
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	trials, err := parse(data, stem, kinds)
@@ -71,9 +70,16 @@ func Load(path string, kinds []target.Kind) ([]Trial, error) {
 func Parse(data []byte, kinds []target.Kind) ([]Trial, error) { return parse(data, "", kinds) }
 
 func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error) {
+	if len(data) > MaxSpecBytes {
+		return nil, &SpecError{Fields: []*FieldError{{Msg: fmt.Sprintf("%d bytes; a spec may have at most %d", len(data), MaxSpecBytes)}}}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &SpecError{Fields: []*FieldError{syntaxError(err)}}
+	}
+	nodes, ferr := expandedNodes(&doc)
+	if ferr != nil {
+		return nil, &SpecError{Fields: []*FieldError{ferr}}
 	}
 	root := deref(&doc)
 	if root == nil {
@@ -100,6 +106,16 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 	runs := variants
 	if len(runs) == 0 {
 		runs = []variant{{}} // the base spec as it is
+	}
+	if n := trialCount(axes) * len(runs); n > 1 && n*nodes > maxMatrixNodes {
+		at, line := "matrix", 0
+		if matrix != nil {
+			line = matrix.Line
+		} else if vnode != nil {
+			at, line = "variants", vnode.Line
+		}
+		return nil, &SpecError{Fields: []*FieldError{{Path: at, Line: line, Msg: fmt.Sprintf(
+			"expands to %d trials of %d YAML nodes each; at most %d nodes in all", n, nodes, maxMatrixNodes)}}}
 	}
 	combos := combinations(axes)
 	var trials []Trial

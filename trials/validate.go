@@ -32,6 +32,7 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 	validateRepeats(s, present, p)
 	p.nest("topology", s.Topology.Validate())
 	validateTopology(s, present, p)
+	p.nest("", s.checkBounds())
 	if s.RouterLaunched() {
 		validateRouter(s, present, p)
 	}

@@ -42,7 +42,7 @@ func validateRouter(s *Spec, present func(string) bool, p *problems) {
 	cfg := r.Config
 	urls := func(n, offset int) []string {
 		var us []string
-		for i := range n {
+		for i := range min(n, MaxWorkers) { // a larger count is reported by checkBounds
 			us = append(us, fmt.Sprintf("http://127.0.0.1:%d", 1+offset+i))
 		}
 		return us

@@ -71,6 +71,8 @@ type FileReport struct {
 	Hash     string
 	Requests int
 	Longest  Longest
+	// InputTokens and OutputTokens are the totals over the requests.
+	InputTokens, OutputTokens int64
 }
 
 // Check opens and parses every file the workload reads, as a trial would
@@ -108,6 +110,8 @@ func Check(w Workload, tok Tokenizer) (FileReport, error) {
 			if l.Prompt != "" {
 				in = tok.Count(l.Prompt)
 			}
+			rep.InputTokens += int64(in)
+			rep.OutputTokens += int64(l.OutputLength)
 			if in+l.OutputLength > rep.Longest.Tokens() {
 				rep.Longest = Longest{InputTokens: in, OutputTokens: l.OutputLength, File: w.Path, Line: l.Line}
 			}
@@ -126,6 +130,8 @@ func Check(w Workload, tok Tokenizer) (FileReport, error) {
 	}
 	rep.Requests = len(items)
 	for _, it := range items {
+		rep.InputTokens += int64(it.InputTokens)
+		rep.OutputTokens += int64(it.OutputTokens)
 		if it.InputTokens+it.OutputTokens > rep.Longest.Tokens() {
 			rep.Longest = Longest{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, File: w.Path}
 		}

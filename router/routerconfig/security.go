@@ -187,23 +187,6 @@ func CheckWorkerURL(raw string) error {
 	return nil
 }
 
-// RedactURL hides everything between "//" and the last "@" of the
-// authority: the whole user info, name included (a token is often sent as
-// the name alone).
-func RedactURL(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "//")
-	if !ok {
-		if strings.Contains(raw, "@") {
-			return "[redacted]"
-		}
-		return raw
-	}
-	end := len(rest)
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		end = i
-	}
-	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-		return scheme + "//[redacted]@" + rest[at+1:]
-	}
-	return raw
-}
+// RedactURL hides a URL's user info (field.RedactURL), for the router's
+// logs, metric labels and answers.
+func RedactURL(raw string) string { return field.RedactURL(raw) }

@@ -55,6 +55,7 @@ func (c Config) Validate() error {
 	)
 	c.validateSecurity(&l)
 	c.validateRequestIDHeaders(&l)
+	c.checkBounds(&l)
 	return l.Err()
 }
 

@@ -22,6 +22,15 @@ const (
 	DefaultHost            = "127.0.0.1"
 )
 
+// Upper bounds of the options (docs/spec.md).
+const (
+	MaxStartupTimeout  = 24 * time.Hour
+	MaxStopGracePeriod = time.Hour
+	MaxCommandLen      = 64 << 10 // bytes of the command template
+	MaxEnv             = 256      // env entries
+	maxPathLen         = 4096
+)
+
 // Options configure the process target; they are also its keys in a trial
 // spec's target section.
 type Options struct {
@@ -75,16 +84,25 @@ func (o *Options) Validate(topo target.Topology) error {
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"startup_timeout", o.StartupTimeout}, {"stop_grace_period", o.StopGracePeriod}} {
+		max time.Duration
+	}{{"startup_timeout", o.StartupTimeout, MaxStartupTimeout}, {"stop_grace_period", o.StopGracePeriod, MaxStopGracePeriod}} {
 		if d.v < 0 {
 			l.Add(d.key, "must be a positive duration such as 30s")
 		}
+		l.Check(field.AtMost(d.key, d.v, d.max))
 	}
+	l.Check(
+		field.MaxLen("command", o.Command, MaxCommandLen),
+		field.MaxItems("env", len(o.Env), MaxEnv),
+		field.MaxLen("log_dir", o.LogDir, maxPathLen),
+		field.MaxLen("health_path", o.HealthPath, maxPathLen),
+	)
 	if o.HealthPath != "" {
 		l.Check(field.AbsPath("health_path", o.HealthPath))
 	}
 	envPort := false
 	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
+		l.Check(field.MaxLen("env."+k, o.Env[k], maxPathLen))
 		if err := CheckEnvValue(o.Env[k]); err != nil {
 			l.Add("env."+k, "%v", err)
 		}

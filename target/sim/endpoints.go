@@ -146,12 +146,9 @@ func (s *Server) handleSetFaults(w http.ResponseWriter, r *http.Request) {
 }
 
 func readJSON(r *http.Request, v any) *apiError {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return badRequest("", "reading request body: %v", err)
-	}
-	if len(body) > maxBodyBytes {
-		return badRequest("", "request body exceeds %d bytes", maxBodyBytes)
+	body, aerr := readBody(r)
+	if aerr != nil {
+		return aerr
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return jsonError(err)

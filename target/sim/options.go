@@ -56,6 +56,9 @@ type Options struct {
 	KVHost string
 	// Clock is the engine's time source (nil: the time package).
 	Clock Clock
+	// Limits bound request bodies and slow or idle clients (zero fields:
+	// the defaults).
+	Limits Limits
 	// KVNetwork carries the KV side channel (nil: TCP).
 	KVNetwork Network
 	// KVOffload is an optional CPU tier for evicted prefix blocks.
@@ -94,6 +97,7 @@ type config struct {
 	kvNet        Network
 	initialFault Faults
 	offload      KVOffload
+	limits       Limits
 }
 
 func resolve(o Options) (config, error) {
@@ -166,6 +170,9 @@ func resolve(o Options) (config, error) {
 		return config{}, fmt.Errorf("kv_offload_gib: a CPU tier needs prefix caching (engine.enable_prefix_caching)")
 	}
 	c.offload = o.KVOffload
+	if c.limits, err = o.Limits.withDefaults(); err != nil {
+		return config{}, err
+	}
 	if c.holdTimeout < 0 {
 		return config{}, fmt.Errorf("kv_hold_timeout: must be >= 0, got %v", c.holdTimeout)
 	}

@@ -3,14 +3,10 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
-
-// maxBodyBytes bounds a request body; larger bodies are rejected.
-const maxBodyBytes = 32 << 20
 
 // wireRequest is the union of the completions and chat request fields the
 // simulator reads. Fields it does not model (top_p, top_k, user, …) are
@@ -71,12 +67,9 @@ type genRequest struct {
 // parseGenRequest reads and validates a completions (chat=false) or chat
 // completions body against the served model's limits.
 func parseGenRequest(r *http.Request, chat bool, cfg *config) (*genRequest, *apiError) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return nil, badRequest("", "reading request body: %v", err)
-	}
-	if len(body) > maxBodyBytes {
-		return nil, badRequest("", "request body exceeds %d bytes", maxBodyBytes)
+	body, aerr := readBody(r)
+	if aerr != nil {
+		return nil, aerr
 	}
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {

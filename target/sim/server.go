@@ -125,9 +125,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var fresh freshConns
 	hs := &http.Server{
-		Handler:           s.refuseUnlessAdmin(s.mux),
+		Handler:           s.refuseUnlessAdmin(s.bounded(s.mux)),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.cfg.limits.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.limits.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 		ConnState:         fresh.track,
 	}

@@ -39,8 +39,10 @@ func (o *Options) Validate(target.Topology) error {
 	var l field.Errors
 	if _, err := sim.LookupProfile(o.Profile); err != nil {
 		l.Add("profile", "%v", err)
-	} else if _, err := ResolveProfile(o.Profile, o.ProfileOverrides); err != nil {
+	} else if p, err := ResolveProfile(o.Profile, o.ProfileOverrides); err != nil {
 		l.Nest("profile_overrides", err)
+	} else {
+		l.Nest("profile_overrides", profileBounds(p))
 	}
 	return l.Err()
 }

@@ -1,6 +1,7 @@
 package static
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -14,6 +15,13 @@ const Kind = "static"
 
 // DefaultHealthTimeout bounds the health wait when Options leaves it zero.
 const DefaultHealthTimeout = 30 * time.Second
+
+// Upper bounds of the options (docs/spec.md).
+const (
+	MaxWorkers       = 1024 // URLs of each role
+	MaxHealthTimeout = 24 * time.Hour
+	maxURLLen        = 4096
+)
 
 // Options list the workers by role; they are also the static target's keys
 // in a trial spec's target section.
@@ -57,12 +65,20 @@ func (o *Options) Validate(target.Topology) error {
 		key  string
 		urls []string
 	}{{"workers", o.Workers}, {"prefill", o.Prefill}, {"decode", o.Decode}} {
+		if len(role.urls) > MaxWorkers {
+			l.Check(field.MaxItems(role.key, len(role.urls), MaxWorkers))
+			continue
+		}
+		for i, u := range role.urls {
+			l.Check(field.MaxLen(fmt.Sprintf("%s[%d]", role.key, i), u, maxURLLen))
+		}
 		l.Check(field.HTTPURLs(role.key, role.urls)...)
 		l.Check(field.UniqueURLs(role.key, role.urls))
 	}
 	if o.HealthTimeout < 0 {
 		l.Add("health_timeout", "must be a positive duration such as 30s")
 	}
+	l.Check(field.AtMost("health_timeout", o.HealthTimeout, MaxHealthTimeout), field.MaxLen("health_path", o.HealthPath, maxURLLen))
 	if o.HealthPath != "" {
 		l.Check(field.AbsPath("health_path", o.HealthPath))
 	}

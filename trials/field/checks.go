@@ -65,13 +65,41 @@ func OneOf(path, v string, options ...string) error {
 	return nil
 }
 
-// HTTPURL wants an absolute http or https URL with a host.
+// HTTPURL wants an absolute http or https URL with a host and no user
+// info: a credential belongs in an environment variable (the *_env
+// settings), never in a spec, a log or the ledger. The error never echoes
+// user info (see RedactURL).
 func HTTPURL(path, v string) error {
 	u, err := url.Parse(v)
-	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
-		return Errorf(path, "must be an http(s) URL (got %q)", v)
+	switch {
+	case err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "":
+		return Errorf(path, "must be an http(s) URL (got %q)", RedactURL(v))
+	case u.User != nil:
+		return Errorf(path, "must not carry user info (credentials): name the key's environment variable in an *_env setting instead (got %q)", RedactURL(v))
 	}
 	return nil
+}
+
+// RedactURL hides everything between "//" and the last "@" of the
+// authority: the whole user info, name included (a token is often sent as
+// the name alone). A string without "//" that holds an "@" is hidden
+// entirely, since where its user info ends cannot be told.
+func RedactURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "//")
+	if !ok {
+		if strings.Contains(raw, "@") {
+			return "[redacted]"
+		}
+		return raw
+	}
+	end := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = i
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		return scheme + "//[redacted]@" + rest[at+1:]
+	}
+	return raw
 }
 
 // HTTPURLs checks every URL of a list, naming each by its index

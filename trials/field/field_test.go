@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +75,32 @@ func TestChecks(t *testing.T) {
 	}
 	if errs := HTTPURLs("w", []string{"http://a:1", "b"}); len(errs) != 1 || errs[0].Error() != `w[1]: must be an http(s) URL (got "b")` {
 		t.Errorf("HTTPURLs = %v", errs)
+	}
+}
+
+// A URL's user info is refused and never echoed, whether the URL parses or
+// not: a spec's error message, log line or ledger row must not carry a
+// credential someone pasted into a URL.
+func TestHTTPURLRefusesAndHidesUserInfo(t *testing.T) {
+	for _, raw := range []string{
+		"http://alice:hunter2@gpu-1:8000",
+		"https://hunter2@example.com/v1",
+		"http://alice:hunter2@",
+		"http://alice:hun ter2@gpu-1:8000",  // invalid user info: does not parse
+		"ftp://alice:hunter2@example.com",   // wrong scheme
+		"alice:hunter2@gpu-1:8000",          // no scheme
+		"http://a@b:hunter2@gpu-1:8000/x@y", // '@' in the user info and the path
+	} {
+		err := HTTPURL("gate.url", raw)
+		if err == nil {
+			t.Errorf("HTTPURL(%q) accepted user info", raw)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "hunter2") || !strings.HasPrefix(msg, "gate.url: ") {
+			t.Errorf("HTTPURL(%q) = %q: must name the field and hide the user info", raw, msg)
+		}
+	}
+	if got := RedactURL("http://a:b@h:1/p@q"); got != "http://[redacted]@h:1/p@q" {
+		t.Errorf("RedactURL = %q", got)
 	}
 }
