@@ -12,7 +12,7 @@ import (
 func TestVirtualRowsNeverMarkRealRows(t *testing.T) {
 	l, _ := openTemp(t)
 	ctx := context.Background()
-	real, err := l.Record(ctx, trial("real-rr", routerRR), nil)
+	realRow, err := l.Record(ctx, trial("real-rr", routerRR), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestVirtualRowsNeverMarkRealRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.MarkedStale) != 0 {
-		t.Fatalf("a virtual row marked %+v (the real row is %d)", got.MarkedStale, real.ID)
+		t.Fatalf("a virtual row marked %+v (the real row is %d)", got.MarkedStale, realRow.ID)
 	}
 	v2 := trial("virtual-rr", routerRR)
 	v2.Identity = virtualIdentity("fast")
@@ -34,7 +34,7 @@ func TestVirtualRowsNeverMarkRealRows(t *testing.T) {
 	if len(got2.MarkedStale) != 1 || got2.MarkedStale[0].ID != got.ID {
 		t.Fatalf("second virtual row marked %+v, want the first virtual row %d only", got2.MarkedStale, got.ID)
 	}
-	r, err := l.Get(ctx, real.ID)
+	r, err := l.Get(ctx, realRow.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,18 +91,18 @@ func TestVirtualRoutingParity(t *testing.T) {
 	pd.DecodeURLs = []string{start(sim.RoleDecode), start(sim.RoleDecode), start(sim.RoleDecode)}
 	for name, cfg := range map[string]Config{"cache_aware": collocated, "power_of_two": p2c, "pd": pd} {
 		t.Run(name, func(t *testing.T) {
-			real, err := New(cfg, WithSeed(9))
+			live, err := New(cfg, WithSeed(9))
 			if err != nil {
 				t.Fatal(err)
 			}
-			realLog := recordDecisions(real)
-			base := routertest.Serve(t, real)
+			realLog := recordDecisions(live)
+			base := routertest.Serve(t, live)
 			client := routertest.NewClient(t)
 			for i, body := range parityPrompts() {
 				if res := client.Post(base+"/v1/completions", body); res.Status != http.StatusOK {
 					t.Fatalf("request %d: %d %s", i, res.Status, res.Body)
 				}
-				waitIdle(t, real)
+				waitIdle(t, live)
 			}
 
 			virt, err := New(cfg, WithSeed(9))

@@ -51,8 +51,6 @@ type request struct {
 	body    []byte
 	route   string
 	tokens  []time.Duration
-	prompt  int
-	cached  int
 }
 
 // New builds a deployment over workers; rcfg is the router's configuration
