@@ -15,7 +15,10 @@ import (
 // configs: the row's comparison context (ledger.Identity).
 func (tr *trialRun) identity() (ledger.Identity, error) {
 	t := tr.t
-	id := ledger.Identity{TargetKind: t.Target.Kind, Hardware: t.Target.Hardware, Model: t.Topology.Engine.Model}
+	id := ledger.Identity{TargetKind: t.Target.Kind, Hardware: t.Target.Hardware, Model: t.Topology.Engine.Model, Clock: ledger.ClockReal}
+	if t.Virtual() {
+		id.Clock = ledger.ClockVirtual
+	}
 	if so, ok := t.Target.Options.(*simtarget.Options); ok {
 		// The resolved coefficients, not the profile's name alone: an
 		// override or a recalibrated profile is other hardware.

@@ -31,23 +31,8 @@ type observed struct {
 // observe scrapes the router and the workers after the run, checks the load
 // invariant and fills the failure observation.
 func (tr *trialRun) observe(ctx context.Context) {
+	tr.observeDriver()
 	o := &tr.obs
-	if s := tr.result; s != nil {
-		o.ErrorTypes = maps.Clone(s.Summary.ErrorsByType)
-		o.StatusCounts = map[int]int{}
-		for k, n := range s.Summary.ErrorsByStatus {
-			if code, err := strconv.Atoi(k); err == nil {
-				o.StatusCounts[code] += n
-			}
-		}
-		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
-		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
-		o.ScheduleDelayLimitMs = tr.t.Checks.MaxScheduleDelayP99Ms
-		if tr.opts.ScheduleDelayLimit > 0 {
-			o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
-		}
-		o.ErrorBodies = errorBodies(s.Requests)
-	}
 	tr.seen.Window = tr.window.figures()
 	// How far simulated engines' steps ended behind their modelled end in
 	// the window, relative to the modelled busy time: near 0 on a quiet
@@ -126,4 +111,26 @@ func errorBodies(recs []driver.RequestRecord) []failure.ErrorBody {
 		}
 	}
 	return out
+}
+
+// observeDriver reads what the driver's summary tells the failure
+// classifier: error types and statuses, schedule delay against its limit.
+func (tr *trialRun) observeDriver() {
+	o := &tr.obs
+	if s := tr.result; s != nil {
+		o.ErrorTypes = maps.Clone(s.Summary.ErrorsByType)
+		o.StatusCounts = map[int]int{}
+		for k, n := range s.Summary.ErrorsByStatus {
+			if code, err := strconv.Atoi(k); err == nil {
+				o.StatusCounts[code] += n
+			}
+		}
+		o.P99ScheduleDelayMs = s.Summary.P99ScheduleDelayMs
+		o.MaxScheduleDelayMs = s.Summary.MaxScheduleDelayMs
+		o.ScheduleDelayLimitMs = tr.t.Checks.MaxScheduleDelayP99Ms
+		if tr.opts.ScheduleDelayLimit > 0 {
+			o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
+		}
+		o.ErrorBodies = errorBodies(s.Requests)
+	}
 }

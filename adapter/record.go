@@ -18,9 +18,12 @@ const recordTimeout = 30 * time.Second
 
 // record classifies the trial and writes its row, in one transaction.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
-	out := Outcome{Name: tr.t.Name, Gate: tr.gate, Window: tr.seen.Window, Warmup: tr.warmup}
+	out := Outcome{Name: tr.t.Name, Clock: ledger.ClockReal, Gate: tr.gate, Window: tr.seen.Window, Warmup: tr.warmup}
 	if tr.result != nil {
 		out.Summary = tr.result.Summary
+	}
+	if tr.t.Virtual() {
+		out.Clock = ledger.ClockVirtual
 	}
 	if tr.baseline.Row != nil {
 		out.BaselineRow = tr.baseline.Row.ID

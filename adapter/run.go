@@ -98,7 +98,9 @@ func New(opts Options) (*Runner, error) {
 
 // Outcome is what one trial produced.
 type Outcome struct {
-	Name    string
+	Name string
+	// Clock is "real" or "virtual" (a prediction, labelled wherever shown).
+	Clock   string
 	RowID   int64
 	Status  ledger.Status
 	Failure failure.Failure
@@ -142,7 +144,11 @@ func (r *Runner) Run(ctx context.Context, t trials.Trial) (Outcome, error) {
 func (r *Runner) RunAgainst(ctx context.Context, t trials.Trial, base Baseline) (Outcome, error) {
 	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base}
 	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
-	tr.execute(ctx)
+	if t.Virtual() {
+		tr.executeVirtual(ctx)
+	} else {
+		tr.execute(ctx)
+	}
 	return tr.record(ctx)
 }
 

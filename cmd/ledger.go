@@ -66,6 +66,7 @@ type ledgerFilterFlags struct {
 	name, sweep string
 	where       []string
 	bounds      []string
+	virtual     bool
 }
 
 func (f *ledgerFilterFlags) register(c *cobra.Command) {
@@ -75,10 +76,12 @@ func (f *ledgerFilterFlags) register(c *cobra.Command) {
 		"KEY=VALUE equality filter, repeatable; keys: "+strings.Join(ledger.WhereKeys(), ", "))
 	c.Flags().StringArrayVar(&f.bounds, "bound", nil,
 		"metric condition rows must meet, repeatable, e.g. 'p99_ttft_ms < 500'")
+	c.Flags().BoolVar(&f.virtual, "include-virtual", false,
+		"also rows measured on the virtual clock (predictions, labelled virtual); --where clock=virtual selects only those")
 }
 
 func (f *ledgerFilterFlags) filter() (ledger.Filter, error) {
-	out := ledger.Filter{Name: f.name, SweepID: f.sweep}
+	out := ledger.Filter{Name: f.name, SweepID: f.sweep, IncludeVirtual: f.virtual}
 	for _, w := range f.where {
 		k, v, ok := strings.Cut(w, "=")
 		if !ok || k == "" {

@@ -86,7 +86,7 @@ func ledgerListRows(ctx context.Context, w io.Writer, format string, l *ledger.L
 		return 0, withCode(ExitInfra, err)
 	}
 	err = l.Each(ctx, f, func(t ledger.Trial) error {
-		cells := []string{strconv.FormatInt(t.ID, 10), t.Name, t.SweepID, string(t.Status), t.StartedAt.Format(time.RFC3339),
+		cells := []string{strconv.FormatInt(t.ID, 10), clockLabel(t.Name, t.Clock), t.SweepID, string(t.Status), t.StartedAt.Format(time.RFC3339),
 			orDash(t.TargetKind), orDash(t.Hardware), ledgerTopology(t.Topology), ledgerPolicy(t.RouterConfig), ledgerNum(t.P99TTFTMs), ledgerNum(t.OutputThroughput),
 			ledgerOptNum(t.PrefixCacheHitRate), string(t.FailureKind), strconv.FormatBool(t.Stale)}
 		if format == "csv" {

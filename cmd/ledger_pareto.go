@@ -78,7 +78,7 @@ marked not separable: the data cannot tell which is better.`,
 				if p.CI != nil {
 					xci, yci, reps = ledgerCI(p.CI.XLo, p.CI.XHi), ledgerCI(p.CI.YLo, p.CI.YHi), strconv.Itoa(p.Replicates)
 				}
-				tbl.add(strconv.FormatInt(p.ID, 10), p.Name, p.SweepID, ledgerNum(p.X), ledgerNum(p.Y), strconv.FormatBool(p.Stale),
+				tbl.add(strconv.FormatInt(p.ID, 10), clockLabel(p.Name, p.Clock), p.SweepID, ledgerNum(p.X), ledgerNum(p.Y), strconv.FormatBool(p.Stale),
 					strconv.FormatBool(p.OnFront), reps, xci, yci, ledgerSeparable(p))
 			}
 			if pts == nil {
@@ -95,6 +95,15 @@ marked not separable: the data cannot tell which is better.`,
 	c.Flags().BoolVar(&includeStale, "include-stale", false, "let stale rows compete")
 	c.Flags().StringVar(&plotFile, "plot", "", "also draw the rows and the front to FILE.png or FILE.svg")
 	return c
+}
+
+// clockLabel marks a virtual row's name wherever it is shown: its figures
+// are predictions, not measurements.
+func clockLabel(name, clock string) string {
+	if clock == ledger.ClockVirtual {
+		return name + " [virtual]"
+	}
+	return name
 }
 
 // ledgerCI renders an interval as "[lo, hi]".

@@ -96,7 +96,10 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 		if r.BaselineRow > 0 {
 			notes = append(notes, fmt.Sprintf("compared with baseline row %d", r.BaselineRow))
 		}
-		if r.Router == nil {
+		switch {
+		case r.Clock == ledger.ClockVirtual:
+			notes = append(notes, "virtual clock: predicted, not measured")
+		case r.Router == nil:
 			notes = append(notes, "no router (one replica)")
 		}
 		if rp := r.Replicate; rp.Group != "" {
@@ -106,7 +109,7 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 			notes = append(notes, fmt.Sprintf("warm-up: %d of %d failed", wo.Failed, wo.Sent))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%.2f\t%.1f\t%.1f/%.1f\t%.2f/%.2f\t%s\t%s\t%d\t%s\n",
-			r.RowID, r.Name, r.Status, s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput,
+			r.RowID, clockLabel(r.Name, r.Clock), r.Status, s.Completed, s.Failed, s.RequestThroughput, s.OutputThroughput,
 			s.P50TTFTMs, s.P99TTFTMs, s.P50TPOTMs, s.P99TPOTMs, percentOrDash(r.Window.PrefixCacheHitRate), gateKL,
 			len(r.MarkedStale), strings.Join(notes, "; "))
 	}

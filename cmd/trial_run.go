@@ -38,6 +38,8 @@ type trialRunFlags struct {
 	maxScheduleDelay time.Duration
 	// maxEngineLagRatio likewise overrides checks.max_engine_lag_ratio.
 	maxEngineLagRatio float64
+	// clock overrides every spec's clock when set ("real" or "virtual").
+	clock string
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -64,7 +66,8 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 		Example: `  autoinfer trial run trials/examples/quickstart.yaml
   autoinfer trial run trials/examples/ci-smoke.yaml --assert 'p99_ttft_ms < 500'
   autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 100%
-  autoinfer trial run trials/examples/quickstart.yaml --repeats 5`,
+  autoinfer trial run trials/examples/quickstart.yaml --repeats 5
+  autoinfer trial run trials/examples/quickstart.yaml --clock virtual`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runTrials(c, args[0], f) },
 	}
@@ -77,6 +80,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.StringVar(&f.workDir, "work-dir", "", "directory for router configs and logs (default: a new temporary directory per trial)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
 	fl.IntVar(&f.repeats, "repeats", 0, "run each trial N times as replicates with derived seeds (overrides the spec's repeats)")
+	fl.StringVar(&f.clock, "clock", "", "run on this clock, overriding the specs': real, or virtual (a sim-target deployment simulated in one process, no HTTP; rows labelled virtual, see docs/whatif.md)")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
 		"p99 lateness of the driver's sends above which a trial fails as HostOverloaded (its figures would describe this machine, not the deployment); overrides the spec's checks.max_schedule_delay_p99_ms (default there: 100ms)")
@@ -101,6 +105,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	if c.Flags().Changed("repeats") {
 		if err := trials.SetRepeats(ts, f.repeats, "--repeats"); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	if c.Flags().Changed("clock") {
+		if err := trials.SetClock(ts, f.clock, "--clock"); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}

@@ -195,6 +195,21 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 		p.convs[i] = r.conv
 	}
 	p.bodies[i] = body
+	header := p.requestHeader(i)
+	go func() {
+		rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+		defer cancel()
+		x := do(rctx, p.client, p.url, body, header, p.now)
+		end := p.since()
+		p.measure(rec, x)
+		p.done <- done{index: i, end: end, text: x.text.String()}
+	}()
+}
+
+// requestHeader is request i's headers: the phase's own, its request id,
+// session and run id.
+func (p *phase) requestHeader(i int) http.Header {
+	r := &p.reqs[i]
 	header := p.header.Clone()
 	if p.cfg.Workload.RequestIDPrefix != "" {
 		id := p.cfg.Workload.RequestIDPrefix + strconv.Itoa(i)
@@ -215,14 +230,7 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 		}
 		header.Set(p.cfg.RunIDHeader, runID)
 	}
-	go func() {
-		rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-		defer cancel()
-		x := do(rctx, p.client, p.url, body, header, p.now)
-		end := p.since()
-		p.measure(rec, x)
-		p.done <- done{index: i, end: end, text: x.text.String()}
-	}()
+	return header
 }
 
 // measure fills a record from an exchange. It runs on the request's

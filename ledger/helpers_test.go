@@ -44,6 +44,13 @@ func simIdentity(profile string) Identity {
 		Model: "sim-llama-3-8b", WorkloadHash: "w1", SLO: JSON(`{"ttft_ms":200}`)}
 }
 
+// virtualIdentity is simIdentity measured on the virtual clock.
+func virtualIdentity(profile string) Identity {
+	id := simIdentity(profile)
+	id.Clock = ClockVirtual
+	return id
+}
+
 // fullTrial sets every field, so a column that is not written or read
 // back fails the round trip.
 func fullTrial() Trial {
@@ -51,7 +58,7 @@ func fullTrial() Trial {
 	passed := true
 	t := Trial{
 		Name: "full", SweepID: "sweep-1", Status: StatusFailed, StartedAt: start, FinishedAt: start.Add(90 * time.Second),
-		Seed: 42, SpecHash: "spec123", Identity: simIdentity("h100-llama3-8b"), EngineConfig: JSON(`{"max_num_seqs":64,"model":"sim-llama-3-8b"}`),
+		Seed: 42, SpecHash: "spec123", Identity: virtualIdentity("h100-llama3-8b"), EngineConfig: JSON(`{"max_num_seqs":64,"model":"sim-llama-3-8b"}`),
 		Topology: Topology{Replicas: 3}, RouterConfig: JSON(`{"policy":"cache_aware","cache_threshold":0.3}`),
 		Workload: JSON(`{"dataset_name":"random","num_prompts":100,"request_rate":8}`),
 		Warmup: Warmup{WarmupRequests: 100, FreshRouter: true, WarmupSent: 100, WarmupFailed: 3,

@@ -21,10 +21,12 @@ type ParetoQuery struct {
 // then X and Y are the means across its replicates, CI holds their
 // intervals and ID is the group's first row.
 type Point struct {
-	ID      int64   `db:"id" json:"id"`
-	Name    string  `db:"name" json:"name"`
-	SweepID string  `db:"sweep_id" json:"sweep_id"`
-	Stale   bool    `db:"stale" json:"stale"`
+	ID      int64  `db:"id" json:"id"`
+	Name    string `db:"name" json:"name"`
+	SweepID string `db:"sweep_id" json:"sweep_id"`
+	Stale   bool   `db:"stale" json:"stale"`
+	// Clock is "real" or "virtual" (a prediction: shown labelled).
+	Clock   string  `db:"clock" json:"clock"`
 	X       float64 `db:"x" json:"x"`
 	Y       float64 `db:"y" json:"y"`
 	OnFront bool    `db:"-" json:"on_front"`
@@ -104,7 +106,7 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 	// as one point each further on.
 	singles := andWhere(where, "replicate_group = ''")
 	singles += fmt.Sprintf(" AND %s IS NOT NULL AND %s IS NOT NULL", x.Name, y.Name)
-	sqlq := fmt.Sprintf("SELECT id, name, sweep_id, stale, %s AS x, %s AS y FROM trials%s", x.Name, y.Name, singles)
+	sqlq := fmt.Sprintf("SELECT id, name, sweep_id, stale, clock, %s AS x, %s AS y FROM trials%s", x.Name, y.Name, singles)
 	if !q.AllPoints {
 		xOrder, yBest, yCmp := "ASC", "MIN", "<="
 		if x.Direction == Maximize {
@@ -113,8 +115,8 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 		if y.Direction == Maximize {
 			yBest, yCmp = "MAX", ">="
 		}
-		sqlq = fmt.Sprintf(`SELECT id, name, sweep_id, stale, x, y FROM (
-			SELECT id, name, sweep_id, stale, %[1]s AS x, %[2]s AS y,
+		sqlq = fmt.Sprintf(`SELECT id, name, sweep_id, stale, clock, x, y FROM (
+			SELECT id, name, sweep_id, stale, clock, %[1]s AS x, %[2]s AS y,
 				%[3]s(%[2]s) OVER (ORDER BY %[1]s %[4]s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS best
 			FROM trials%[5]s)
 			WHERE best IS NULL OR y %[6]s best`, x.Name, y.Name, yBest, xOrder, singles, yCmp)
@@ -140,7 +142,7 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 // rows where selects: the means of x and y with their intervals.
 func (l *Ledger) groupPoints(ctx context.Context, x, y Metric, where string, args []any) ([]Point, error) {
 	var rows []Point
-	q := fmt.Sprintf("SELECT id, name, sweep_id, stale, replicate_group, replicates, %s AS x, %s AS y FROM trials%s ORDER BY replicate_group, id",
+	q := fmt.Sprintf("SELECT id, name, sweep_id, stale, clock, replicate_group, replicates, %s AS x, %s AS y FROM trials%s ORDER BY replicate_group, id",
 		x.Name, y.Name, andWhere(where, "replicate_group != ''"))
 	if err := l.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("pareto query (replicate groups): %w", err)

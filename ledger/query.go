@@ -49,6 +49,9 @@ type Filter struct {
 	Status  Status
 	// IncludeStale keeps stale rows; they are left out otherwise.
 	IncludeStale bool
+	// IncludeVirtual keeps virtual-clock rows (predictions); they are left
+	// out otherwise, unless Where names a clock.
+	IncludeVirtual bool
 	// Where holds equality filters on the keys WhereKeys lists.
 	Where map[string]string
 	// Bounds keep rows whose metric satisfies every bound, e.g.
@@ -85,7 +88,7 @@ func whereExprs() map[string]string {
 		"engine_hash": "engine_hash", "router_hash": "router_hash", "failure_kind": "failure_kind",
 		"replicas": "replicas", "prefill": "prefill", "decode": "decode",
 		"target_kind": "target_kind", "hardware": "hardware", "hardware_hash": "hardware_hash", "workload_hash": "workload_hash",
-		"replicate_group": "replicate_group",
+		"replicate_group": "replicate_group", "clock": "clock",
 		// Rows without a router (one replica, no PD) store an empty
 		// router_config; json_extract would fail the whole query on it.
 		"model":  "(CASE WHEN json_valid(engine_config) THEN json_extract(engine_config, '$.model') END)",
@@ -115,6 +118,9 @@ func (f Filter) sql() (string, []any, error) {
 	}
 	if !f.IncludeStale {
 		conds = append(conds, "stale = 0")
+	}
+	if _, named := f.Where["clock"]; !f.IncludeVirtual && !named {
+		conds = append(conds, "clock = 'real'")
 	}
 	exprs := whereExprs()
 	for _, k := range slices.Sorted(maps.Keys(f.Where)) {

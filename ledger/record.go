@@ -41,6 +41,9 @@ type Recorded struct {
 // it invalidates stale (package stale), all in one transaction: either all
 // of it is in the ledger or none of it.
 func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded, error) {
+	if t.Clock == "" {
+		t.Clock = ClockReal
+	}
 	row, err := prepare(t)
 	if err != nil {
 		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
@@ -116,14 +119,14 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	// new one, '' excluded) rather than a scan of every fresh row of this
 	// engine config: most of those share the new row's router hash.
 	const sameContext = `target_kind = ?3 AND hardware_hash = ?4 AND model = ?5 AND workload_hash = ?6
-		AND replicas = ?7 AND prefill = ?8 AND decode = ?9`
+		AND replicas = ?7 AND prefill = ?8 AND decode = ?9 AND clock = ?10`
 	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config, sweep_id, replicate_group FROM trials
 		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2 AND `+sameContext+`
 		UNION ALL
 		SELECT id, status, router_config, sweep_id, replicate_group FROM trials
 		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > '' AND `+sameContext+`
 		ORDER BY id`, t.EngineHash, t.RouterHash, t.TargetKind, t.HardwareHash, t.Model, t.WorkloadHash,
-		t.Replicas, t.Prefill, t.Decode); err != nil {
+		t.Replicas, t.Prefill, t.Decode, t.Clock); err != nil {
 		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
 	}
 	// Every row selected shares the new row's comparison context.
@@ -156,8 +159,8 @@ func (t Trial) known() bool {
 // comparisonContext is everything but the router config that must be
 // equal for two rows to be compared.
 func (t Trial) comparisonContext() string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%d/%d/%d", t.TargetKind, t.HardwareHash, t.Model, t.EngineHash,
-		t.WorkloadHash, t.Replicas, t.Prefill, t.Decode)
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d/%d/%d|%s", t.TargetKind, t.HardwareHash, t.Model, t.EngineHash,
+		t.WorkloadHash, t.Replicas, t.Prefill, t.Decode, t.Clock)
 }
 
 // prepare validates t and fills in what the ledger computes: hashes,
@@ -180,6 +183,9 @@ func prepare(t Trial) (trialRow, error) {
 	case StatusAborted:
 	default:
 		bad("status: %q is not one of ok, failed, aborted", t.Status)
+	}
+	if t.Clock != ClockReal && t.Clock != ClockVirtual {
+		bad("clock: %q is not one of real, virtual", t.Clock)
 	}
 	if t.StartedAt.IsZero() || t.FinishedAt.IsZero() {
 		bad("started_at, finished_at: required")

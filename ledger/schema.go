@@ -17,6 +17,7 @@ func migrations() []migration {
 		{"trial_identity", schemaIdentity},
 		{"replicates", schemaReplicates},
 		{"window_figures", schemaWindow},
+		{"clock", schemaClock},
 	}
 }
 
@@ -183,4 +184,13 @@ ALTER TABLE trials ADD COLUMN engines TEXT NOT NULL DEFAULT 'null';
 ALTER TABLE trials ADD COLUMN warmup_sent INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN warmup_failed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN warmup_errors TEXT NOT NULL DEFAULT 'null';
+`
+
+// schemaClock records the clock a row was measured on: "real" (every
+// earlier row) or "virtual" (a simulated deployment on one discrete-event
+// clock, docs/whatif.md). Virtual rows are predictions: they never make
+// real-time rows stale and join fronts and lists only when asked.
+const schemaClock = `
+ALTER TABLE trials ADD COLUMN clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'virtual'));
+CREATE INDEX trials_clock ON trials (clock) WHERE clock != 'real';
 `

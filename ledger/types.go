@@ -87,7 +87,19 @@ type Identity struct {
 	WorkloadHash string `db:"workload_hash" json:"workload_hash"`
 	// SLO is the spec's slo section (goodput is measured against it).
 	SLO JSON `db:"slo" json:"slo"`
+	// Clock is "real" or "virtual" (ClockReal, ClockVirtual); Record
+	// stores "" as real.
+	Clock string `db:"clock" json:"clock"`
 }
+
+// Clocks a row was measured on.
+const (
+	ClockReal    = "real"
+	ClockVirtual = "virtual"
+)
+
+// Virtual reports whether the row is a virtual-time prediction.
+func (id Identity) Virtual() bool { return id.Clock == ClockVirtual }
 
 // RouterRun is what the router itself counted for the trial's run id
 // (vllm_router_run_*_total{run_id}, from the X-Run-ID header the driver

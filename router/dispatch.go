@@ -64,20 +64,15 @@ func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol po
 	if r.cfg.Retry.Disable {
 		attempts = 1
 	}
-	withQueue := r.cfg.LoadSignal == LoadSignalInFlightQueue
 	var o tries
 	for o.n < attempts {
 		var t target
 		if first != nil && o.n == 0 {
 			t = *first
 		} else {
-			var d policy.Decision
 			var ok bool
-			if t, d, ok = pool.pick(pol, in.policy, withQueue); !ok {
+			if t, _, ok = r.choose(pool, pol, in.policy); !ok {
 				break
-			}
-			if pol == nil {
-				r.recordDecision(pool, t, d)
 			}
 		}
 		o.n++
@@ -164,6 +159,18 @@ func (r *Router) backoff(ctx context.Context, n int) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// choose picks a target from pool with pol (nil: the pool's policy, whose
+// decision is counted in metrics) under the router's load signal. Every
+// routing decision — collocated, both PD legs, retries, and the virtual-time
+// path (virtual.go) — is made here.
+func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request) (target, policy.Decision, bool) {
+	t, d, ok := pool.pick(pol, req, r.cfg.LoadSignal == LoadSignalInFlightQueue)
+	if ok && pol == nil {
+		r.recordDecision(pool, t, d)
+	}
+	return t, d, ok
 }
 
 func (r *Router) recordDecision(pool *Pool, t target, d policy.Decision) {

@@ -58,11 +58,20 @@ func (r *Router) probe(ctx context.Context, p *Pool, w *Worker) {
 
 // evictionLoop trims stateful policies every eviction interval.
 func (r *Router) evictionLoop(ctx context.Context) {
-	tick(ctx, time.Duration(r.cfg.EvictionIntervalSecs)*time.Second, func(context.Context) {
-		for _, p := range r.pools {
-			if e, ok := p.policy.(policy.Evicter); ok {
-				e.Evict()
-			}
+	tick(ctx, r.EvictionInterval(), func(context.Context) { r.Evict() })
+}
+
+// EvictionInterval is how often stateful policies are trimmed.
+func (r *Router) EvictionInterval() time.Duration {
+	return time.Duration(r.cfg.EvictionIntervalSecs) * time.Second
+}
+
+// Evict trims every stateful policy once: the eviction loop's tick, which
+// the virtual-time path calls at virtual intervals.
+func (r *Router) Evict() {
+	for _, p := range r.pools {
+		if e, ok := p.policy.(policy.Evicter); ok {
+			e.Evict()
 		}
-	})
+	}
 }

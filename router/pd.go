@@ -110,18 +110,16 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 	if err != nil {
 		return reject(w, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, err.Error()))
 	}
-	if dis.threshold > 0 && body.EstimateTokens() < dis.threshold {
-		dis.m.localPrefill.WithLabelValues(localBelowThreshold).Inc()
+	if dis.local(body) {
 		return r.decodeLeg(ctx, w, in, nil, in.body, in.reqID, nil)
 	}
 
 	// Both workers are chosen up front: the nccl request id names both, and
 	// an empty decode pool must fail before a prefill is wasted.
-	d, dec, ok := dis.decode.pick(nil, in.policy, r.cfg.LoadSignal == LoadSignalInFlightQueue)
+	d, _, ok := r.choose(dis.decode, nil, in.policy)
 	if !ok {
 		return r.answer(ctx, w, dis.decode, tries{})
 	}
-	r.recordDecision(dis.decode, d, dec)
 
 	res := r.prefillLeg(ctx, in, body, d)
 	first := &d
@@ -164,6 +162,17 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 		patch = pd.WithCachedTokens(*c)
 	}
 	return r.decodeLeg(ctx, w, in, first, decodeBody, res.reqID, patch)
+}
+
+// local reports (and counts) a prompt under routing_threshold: it skips
+// the prefill hop and goes to a decode worker, which prefills it. The HTTP
+// path and the virtual-time path both decide here.
+func (dis *pdRouter) local(body pd.Body) bool {
+	if dis.threshold > 0 && body.EstimateTokens() < dis.threshold {
+		dis.m.localPrefill.WithLabelValues(localBelowThreshold).Inc()
+		return true
+	}
+	return false
 }
 
 // decodeLeg sends body to the decode pool (first: the worker picked up

@@ -190,6 +190,7 @@ func buildTrial(tree *yaml.Node, settings []Setting, defaultName string, kinds [
 		}
 	}
 	normaliseRepeats(&spec)
+	normaliseClock(&spec)
 	if !spec.RouterLaunched() {
 		// No router runs, so its settings cannot affect the trial: the
 		// ledger stores an empty router config and the hash ignores them.

@@ -21,7 +21,10 @@ type Spec struct {
 	// Repeats runs the trial this many times as replicates of one trial,
 	// each with a seed derived from Seed (see DeriveSeed). Absent or 1 means
 	// one run, kept as 0 so the spec hash equals a spec without the key.
-	Repeats  int      `yaml:"repeats" json:"repeats,omitempty"`
+	Repeats int `yaml:"repeats" json:"repeats,omitempty"`
+	// Clock is "" (real time) or "virtual": the deployment simulated on one
+	// discrete-event clock (docs/whatif.md). It is part of the spec hash.
+	Clock    string   `yaml:"clock" json:"clock,omitempty"`
 	Target   Target   `yaml:"target" json:"target"`
 	Topology Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one

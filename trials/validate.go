@@ -30,6 +30,7 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 		}
 	}
 	validateRepeats(s, present, p)
+	validateClock(s, p)
 	p.nest("topology", s.Topology.Validate())
 	validateTopology(s, present, p)
 	p.nest("", s.checkBounds())

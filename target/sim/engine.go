@@ -160,6 +160,9 @@ func (e *engine) complete(now time.Time) {
 		if s.record {
 			s.times = append(s.times, now)
 		}
+		if s.fleet != nil {
+			s.fleet.token(s, now)
+		}
 		if g >= s.target {
 			e.finish(s, s.reason, g, now)
 			continue
@@ -184,6 +187,9 @@ func (e *engine) finish(s *seq, reason string, g int, now time.Time) {
 	s.finishReason = reason
 	s.publish(g, true)
 	s.signal()
+	if s.fleet != nil {
+		s.fleet.finished(s, now)
+	}
 }
 
 // dropAborted removes sequences whose handler gave up or matched a stop

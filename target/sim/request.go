@@ -71,6 +71,12 @@ func parseGenRequest(r *http.Request, chat bool, cfg *config) (*genRequest, *api
 	if aerr != nil {
 		return nil, aerr
 	}
+	return parseGenBody(body, chat, cfg)
+}
+
+// parseGenBody validates a completions or chat body; the HTTP handler and
+// the virtual-time Fleet both parse with it.
+func parseGenBody(body []byte, chat bool, cfg *config) (*genRequest, *apiError) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, jsonError(err)

@@ -38,6 +38,10 @@ type seq struct {
 	// record keeps every token's emission time in times (loop-owned), for
 	// callers that observe the engine without HTTP.
 	record bool
+	// fleet, when set, is told of every token and the finish (virtual
+	// time, no handler goroutine); tag names the request to it.
+	fleet *Fleet
+	tag   int
 
 	// loop-owned
 	hashes     []uint64 // chained hashes of the full blocks of known tokens

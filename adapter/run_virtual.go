@@ -1,0 +1,42 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/autoinfer/autoinfer/adapter/virtual"
+	"github.com/autoinfer/autoinfer/driver"
+)
+
+// executeVirtual runs the trial on the virtual clock (clock: virtual): the
+// same driver stream through the router's own decision code into the
+// simulated engines' schedulers, in this goroutine, with no HTTP and no
+// waiting. No quality gate runs (the row's gate columns stay empty) and no
+// worker is scraped: the window figures are the real-time path's and stay
+// NULL. The router's exact loads after the run must be zero, as in real
+// time.
+func (tr *trialRun) executeVirtual(ctx context.Context) {
+	dep, err := virtual.FromTrial(tr.t)
+	if err != nil {
+		tr.obs.Err = err
+		return
+	}
+	tr.log.Info("running on the virtual clock", "trial", tr.t.Name, "target", tr.t.Target.Kind)
+	res, err := driver.Simulate(ctx, tr.driverConfig(virtual.BaseURL), dep)
+	tr.result = res
+	if res != nil {
+		tr.warmup = res.Warmup
+	}
+	if err != nil {
+		tr.obs.Err = fmt.Errorf("virtual clock: %w", err)
+		return
+	}
+	tr.observeDriver()
+	if r := dep.Router(); r != nil {
+		loads := map[string]float64{}
+		for url, n := range r.Loads() {
+			loads[url] = float64(n)
+		}
+		tr.seen.FinalLoads, tr.obs.RouterLoads = loads, loads
+	}
+}

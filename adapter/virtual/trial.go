@@ -1,0 +1,53 @@
+package virtual
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/simtarget"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+// BaseURL is what the driver is told it sends to in a virtual run; nothing
+// listens there.
+const BaseURL = "http://virtual.invalid:1"
+
+// FromTrial builds t's deployment: one simulated engine per topology slot
+// with the target's resolved profile and the spec's engine settings (as the
+// sim target provisions them), named by URLs that sort in slot order, and
+// the spec's router configuration over them when a router is launched.
+func FromTrial(t trials.Trial) (*Deployment, error) {
+	so, ok := t.Target.Options.(*simtarget.Options)
+	if !ok {
+		return nil, fmt.Errorf("clock: virtual needs target.kind sim, got %s", t.Target.Kind)
+	}
+	prof, err := simtarget.ResolveProfile(so.Profile, so.ProfileOverrides)
+	if err != nil {
+		return nil, fmt.Errorf("target.profile: %w", err)
+	}
+	topo := t.Topology.Target()
+	var ws []Worker
+	urls := map[target.Role][]string{}
+	for i, slot := range topo.Slots() {
+		url := fmt.Sprintf("http://virtual-%03d-%s-%d.invalid:1", i, slot.Role, slot.Rank)
+		urls[slot.Role] = append(urls[slot.Role], url)
+		ws = append(ws, Worker{URL: url, Options: sim.Options{Engine: topo.Engine, Profile: prof, Role: sim.Role(slot.Role)}})
+	}
+	if len(ws) == 0 {
+		return nil, errors.New("topology: no workers")
+	}
+	var rcfg *router.Config
+	if t.RouterLaunched() {
+		c := t.Router.Config
+		if c.PDDisaggregation {
+			c.PrefillURLs, c.DecodeURLs = urls[target.Prefill], urls[target.Decode]
+		} else {
+			c.WorkerURLs = urls[target.Collocated]
+		}
+		rcfg = &c
+	}
+	return New(ws, rcfg, uint64(t.Seed))
+}

@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// FleetObserver receives what a Fleet's engines did, in virtual time since
+// the fleet's start. Calls come from the goroutine driving the fleet, in
+// event order.
+type FleetObserver interface {
+	// Token is one generated token of the request tagged tag.
+	Token(tag int, at time.Duration)
+	// Finished is the end of the request tagged tag.
+	Finished(tag int, f FleetFinish)
+}
+
+// FleetFinish is how one request ended.
+type FleetFinish struct {
+	At           time.Duration
+	Reason       string // "length", "stop" or "abort"
+	Generated    int
+	PromptTokens int
+	// CachedTokens is the prefix-cache hit at admission (local and CPU tier).
+	CachedTokens int
+	// Held is true when the engine keeps the request's KV for a decode
+	// engine to pull (a prefill leg): ReleaseHeld frees it.
+	Held bool
+}
+
+// FleetRequest is one request handed to a Fleet engine.
+type FleetRequest struct {
+	Worker, Rank int
+	// Tag names the request to the observer; ID is its request id (the key
+	// its held KV is kept under).
+	Tag  int
+	ID   string
+	Body []byte
+	Chat bool
+	// Pulled marks a decode leg whose prompt KV was transferred from a
+	// prefill engine: like a successful pull over HTTP, the engine skips
+	// recomputing all but the last prompt token.
+	Pulled bool
+}
+
+// Fleet runs the simulated engines of a whole deployment on one
+// discrete-event clock in the calling goroutine: the real scheduler, KV
+// cache and step model of every rank (the code an HTTP-served engine runs),
+// without HTTP, timers, sleeping or a goroutine per request. The caller
+// submits requests at virtual times and advances the clock from one event
+// to the next: step ends come from Next, arrivals are the caller's.
+//
+// Same-instant order is total and fixed: step ends complete in rank order
+// (workers in the order given, ranks within a worker), then the caller's
+// arrivals, then Plan starts a step on every idle rank with work, in rank
+// order. Nothing reads the wall clock, so a run is a pure function of its
+// inputs.
+type Fleet struct {
+	servers []*Server
+	ranks   []*engine
+	first   []int // first global rank of each server
+	obs     FleetObserver
+
+	now   time.Time
+	busy  []bool
+	dirty []bool
+	todo  []int // ranks marked dirty, to plan
+	ends  stepEnds
+
+	steps    int
+	busyTime time.Duration
+}
+
+// fleetBase is virtual time zero.
+var fleetBase = time.Unix(0, 0).UTC()
+
+// NewFleet builds one engine per Options (each with its Options' data
+// parallelism, role, profile and KV settings) on a shared virtual clock.
+// Faults, an injected clock and admin routes do not apply.
+func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
+	if len(workers) == 0 {
+		return nil, errors.New("sim fleet: no workers")
+	}
+	f := &Fleet{obs: obs, now: fleetBase}
+	for i, o := range workers {
+		o.Faults, o.Clock, o.EnableAdmin = Faults{}, fleetClock{f}, false
+		s, err := New(o)
+		if err != nil {
+			return nil, fmt.Errorf("worker %d: %w", i, err)
+		}
+		f.servers = append(f.servers, s)
+		f.first = append(f.first, len(f.ranks))
+		f.ranks = append(f.ranks, s.ranks...)
+	}
+	f.busy = make([]bool, len(f.ranks))
+	f.dirty = make([]bool, len(f.ranks))
+	return f, nil
+}
+
+// Ranks is the number of data-parallel ranks of worker w.
+func (f *Fleet) Ranks(w int) int { return len(f.servers[w].ranks) }
+
+// Model is the served model name (every worker serves the same).
+func (f *Fleet) Model() string { return f.servers[0].cfg.model }
+
+// Now is the fleet's virtual time.
+func (f *Fleet) Now() time.Duration { return f.now.Sub(fleetBase) }
+
+// Steps and Busy are the engine steps run and their modelled time, all ranks.
+func (f *Fleet) Steps() (int, time.Duration) { return f.steps, f.busyTime }
+
+// advance moves the clock to at; time never goes back.
+func (f *Fleet) advance(at time.Duration) error {
+	t := fleetBase.Add(at)
+	if t.Before(f.now) {
+		return fmt.Errorf("sim fleet: time went back from %v to %v", f.Now(), at)
+	}
+	f.now = t
+	return nil
+}
+
+// Submit parses r.Body as the HTTP handler does and hands the request to
+// its rank at virtual time at. A body the engine would refuse is an error
+// carrying the engine's message; nothing is submitted then.
+func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
+	if err := f.advance(at); err != nil {
+		return err
+	}
+	if r.Worker < 0 || r.Worker >= len(f.servers) || r.Rank < 0 || r.Rank >= len(f.servers[r.Worker].ranks) {
+		return fmt.Errorf("sim fleet: no worker %d rank %d", r.Worker, r.Rank)
+	}
+	s := f.servers[r.Worker]
+	req, e := parseGenBody(r.Body, r.Chat, &s.cfg)
+	if e != nil {
+		return fmt.Errorf("%s: %s", e.typ, e.msg)
+	}
+	sq := s.newSeq(r.ID, req)
+	sq.fleet, sq.tag = f, r.Tag
+	if req.kv != nil && s.cfg.role == RolePrefill && req.kv.DoRemoteDecode && !req.stream {
+		sq.holdKV = true
+	}
+	if r.Pulled {
+		sq.remoteKV = sq.promptLen - 1 // what a successful pullKV yields
+	}
+	g := f.first[r.Worker] + r.Rank
+	f.ranks[g].submit(sq)
+	f.mark(g)
+	return nil
+}
+
+// ReleaseHeld frees the KV that worker w's rank keeps for request id, as
+// a decode engine's completed pull does. It reports false when nothing is
+// held under id.
+func (f *Fleet) ReleaseHeld(w, rank int, id string, at time.Duration) (bool, error) {
+	if err := f.advance(at); err != nil {
+		return false, err
+	}
+	g := f.first[w] + rank
+	e := f.ranks[g]
+	h, ok := e.lookupHeld(id)
+	if !ok {
+		return false, nil
+	}
+	ok = e.releaseHeld(id, h)
+	f.mark(g)
+	return ok, nil
+}
+
+// TransferTime is how long decode worker w takes to pull tokens tokens of
+// KV from a prefill engine on an otherwise idle link: the profile's setup
+// latency, descriptor posting and link time, as its live pull sleeps.
+func (f *Fleet) TransferTime(w, tokens int) time.Duration {
+	s := f.servers[w]
+	return s.cfg.profile.transferSetup(tokens, s.cfg.blockSize) + s.cfg.profile.linkTime(tokens)
+}
+
+// Next is the end of the earliest running step; false when every rank is
+// idle.
+func (f *Fleet) Next() (time.Duration, bool) {
+	if len(f.ends) == 0 {
+		return 0, false
+	}
+	return f.ends[0].at.Sub(fleetBase), true
+}
+
+// Complete applies every step that ends at at, in rank order; the observer
+// hears each token and finish.
+func (f *Fleet) Complete(at time.Duration) error {
+	if err := f.advance(at); err != nil {
+		return err
+	}
+	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
+		g := heap.Pop(&f.ends).(stepEnd).rank
+		e := f.ranks[g]
+		e.mu.Lock()
+		e.complete(f.now)
+		e.mu.Unlock()
+		f.busy[g] = false
+		f.mark(g)
+	}
+	return nil
+}
+
+// Plan starts a step on every idle rank that changed since its last plan
+// and has work, in rank order.
+func (f *Fleet) Plan() {
+	slices.Sort(f.todo)
+	for _, g := range f.todo {
+		f.dirty[g] = false
+		if f.busy[g] {
+			continue
+		}
+		e := f.ranks[g]
+		e.mu.Lock()
+		dur := e.plan(f.now)
+		work := len(e.items) > 0
+		e.mu.Unlock()
+		if work {
+			f.busy[g] = true
+			heap.Push(&f.ends, stepEnd{at: f.now.Add(dur), rank: g})
+			f.steps++
+			f.busyTime += dur
+		}
+	}
+	f.todo = f.todo[:0]
+}
+
+// mark queues rank g for the next Plan.
+func (f *Fleet) mark(g int) {
+	if !f.dirty[g] {
+		f.dirty[g] = true
+		f.todo = append(f.todo, g)
+	}
+}
+
+// Idle reports whether no rank runs or has anything waiting.
+func (f *Fleet) Idle() bool {
+	if len(f.ends) > 0 || len(f.todo) > 0 {
+		return false
+	}
+	for _, e := range f.ranks {
+		if len(e.incoming)+len(e.waiting)+len(e.running) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// token and finished relay the engine's events to the observer.
+func (f *Fleet) token(s *seq, now time.Time) { f.obs.Token(s.tag, now.Sub(fleetBase)) }
+
+func (f *Fleet) finished(s *seq, now time.Time) {
+	f.obs.Finished(s.tag, FleetFinish{At: now.Sub(fleetBase), Reason: s.finishReason, Generated: s.generated(),
+		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
+}
+
+// stepEnd is a running step; they order by end time, then rank.
+type stepEnd struct {
+	at   time.Time
+	rank int
+}
+
+type stepEnds []stepEnd
+
+func (h stepEnds) Len() int { return len(h) }
+func (h stepEnds) Less(i, j int) bool {
+	return h[i].at.Before(h[j].at) || (h[i].at.Equal(h[j].at) && h[i].rank < h[j].rank)
+}
+func (h stepEnds) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *stepEnds) Push(x any)   { *h = append(*h, x.(stepEnd)) }
+func (h *stepEnds) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// fleetClock is the fleet's virtual time. Nothing waits on it: engines in a
+// fleet never run their live loop, and held KV is released by the fleet
+// when its transfer completes (a hold never expires in virtual time).
+type fleetClock struct{ f *Fleet }
+
+func (c fleetClock) Now() time.Time                        { return c.f.now }
+func (c fleetClock) NewTimer(time.Duration) Timer          { return inertTimer{} }
+func (c fleetClock) AfterFunc(time.Duration, func()) Timer { return inertTimer{} }
+
+type inertTimer struct{}
+
+func (inertTimer) C() <-chan time.Time      { return nil }
+func (inertTimer) Reset(time.Duration) bool { return false }
+func (inertTimer) Stop() bool               { return false }

@@ -1,0 +1,83 @@
+package trials
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/autoinfer/autoinfer/trials/field"
+)
+
+// Clocks a trial runs on.
+const (
+	// ClockReal runs the deployment in real time over HTTP (the default,
+	// stored as "").
+	ClockReal = "real"
+	// ClockVirtual runs a simulated deployment in one process on one
+	// discrete-event clock (adapter/virtual, docs/whatif.md).
+	ClockVirtual = "virtual"
+)
+
+// Clocks lists the clock values a spec or --clock accepts.
+func Clocks() []string { return []string{ClockReal, ClockVirtual} }
+
+// Virtual reports whether the trial runs on the virtual clock.
+func (s Spec) Virtual() bool { return s.Clock == ClockVirtual }
+
+// validateClock checks clock and what a virtual clock needs: simulated
+// workers and, when a router runs, autoinfer's own router (its decision
+// code is what runs in virtual time).
+func validateClock(s *Spec, p *problems) {
+	switch s.Clock {
+	case "", ClockReal:
+		return
+	case ClockVirtual:
+	default:
+		p.add("clock", "must be one of %v, got %q", Clocks(), s.Clock)
+		return
+	}
+	if s.Target.Options != nil && !simulated(s.Target) {
+		p.add("clock", "virtual needs simulated workers (target.kind %s runs real servers)", s.Target.Kind)
+	}
+	if s.RouterLaunched() && s.Router.Launch == LaunchExternal {
+		p.add("router.launch", "external runs another router's code: the virtual clock runs autoinfer's (embedded or process)")
+	}
+}
+
+// normaliseClock stores the real clock as "", so `clock: real` leaves the
+// spec hash of a spec without the key.
+func normaliseClock(s *Spec) {
+	if s.Clock == ClockReal {
+		s.Clock = ""
+	}
+}
+
+// SetClock overrides every trial's clock (the --clock flag), validates what
+// the clock needs, and recomputes the spec hashes and sweep id, which cover
+// it: a virtual trial is never the same trial as a real one.
+func SetClock(ts []Trial, clock, flag string) error {
+	if !slices.Contains(Clocks(), clock) {
+		return field.Errorf(flag, "must be one of %v, got %q", Clocks(), clock)
+	}
+	for i := range ts {
+		ts[i].Clock = clock
+		normaliseClock(&ts[i].Spec)
+		var p problems
+		validateClock(&ts[i].Spec, &p)
+		if len(p.fields) > 0 {
+			fe := p.fields[0]
+			return fmt.Errorf("%s %s: %s: %s", flag, clock, fe.Path, fe.Msg)
+		}
+		h, err := ts[i].Hash()
+		if err != nil {
+			return err
+		}
+		ts[i].SpecHash = h
+	}
+	if len(ts) > 0 && ts[0].SweepID != "" {
+		id := sweepID(ts)
+		for i := range ts {
+			ts[i].SweepID = id
+		}
+	}
+	return nil
+}
