@@ -91,6 +91,9 @@ func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("worker %d: %w", i, err)
 		}
+		for _, e := range s.ranks {
+			e.m = discardMetrics() // never scraped: the observer hears everything
+		}
 		f.servers = append(f.servers, s)
 		f.first = append(f.first, len(f.ranks))
 		f.ranks = append(f.ranks, s.ranks...)

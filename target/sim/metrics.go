@@ -25,12 +25,13 @@ type metrics struct {
 }
 
 // rankMetrics are one rank's series, bound once so the engine loop only
-// does atomic adds.
+// does atomic adds. The fields are the few methods the engine calls, so a
+// fleet's engines (virtual time, never scraped) can discard them.
 type rankMetrics struct {
-	running, waiting, kvUsage, kvHeld                                 prometheus.Gauge
-	prefixHits, prefixQueries, promptTokens, genTokens, preemptions   prometheus.Counter
-	kvPullsOK, kvPullsFailed, kvHoldExpired                           prometheus.Counter
-	success                                                           map[string]prometheus.Counter
+	running, waiting, kvUsage, kvHeld                                 gauge
+	prefixHits, prefixQueries, promptTokens, genTokens, preemptions   counter
+	kvPullsOK, kvPullsFailed, kvHoldExpired                           counter
+	success                                                           map[string]counter
 	ttft, tpot, itl, e2e, queue, prefill, decode, promptHist, genHist prometheus.Observer
 	kvTransfer                                                        prometheus.Observer
 	// kvUsageStep is the KV usage during each step: a peak over any window
@@ -38,15 +39,44 @@ type rankMetrics struct {
 	// scraped gauge cannot give.
 	kvUsageStep prometheus.Observer
 	// CPU tier (KVOffload): vLLM's connector counters, and the tier's own.
-	externalHits, externalQueries, offloadStored, offloadLoaded, offloadLoadSeconds prometheus.Counter
-	offloadUsage                                                                    prometheus.Gauge
+	externalHits, externalQueries, offloadStored, offloadLoaded, offloadLoadSeconds counter
+	offloadUsage                                                                    gauge
 	// Step lag: how far steps end behind their modelled end on the real
 	// clock (a loaded host's timers fire late), and the modelled busy time
 	// to hold it against. Written by the engine loop only.
-	lagTotal, busyTotal prometheus.Counter
-	lagMax              prometheus.Gauge
+	lagTotal, busyTotal counter
+	lagMax              gauge
 	worstLag            time.Duration
 }
+
+type gauge interface{ Set(float64) }
+
+type counter interface {
+	Inc()
+	Add(float64)
+}
+
+// discardMetrics are rank metrics that record nothing: a fleet's engines
+// report to their observer instead, and nobody scrapes them.
+func discardMetrics() *rankMetrics {
+	var d discard
+	m := &rankMetrics{running: d, waiting: d, kvUsage: d, kvHeld: d, prefixHits: d, prefixQueries: d, promptTokens: d,
+		genTokens: d, preemptions: d, kvPullsOK: d, kvPullsFailed: d, kvHoldExpired: d, success: map[string]counter{},
+		ttft: d, tpot: d, itl: d, e2e: d, queue: d, prefill: d, decode: d, promptHist: d, genHist: d, kvTransfer: d,
+		kvUsageStep: d, externalHits: d, externalQueries: d, offloadStored: d, offloadLoaded: d, offloadLoadSeconds: d,
+		offloadUsage: d, lagTotal: d, busyTotal: d, lagMax: d}
+	for _, fr := range finishReasons {
+		m.success[fr] = d
+	}
+	return m
+}
+
+type discard struct{}
+
+func (discard) Set(float64)     {}
+func (discard) Inc()            {}
+func (discard) Add(float64)     {}
+func (discard) Observe(float64) {}
 
 func newMetrics(cfg *config) *metrics {
 	reg := prometheus.NewRegistry()
@@ -56,7 +86,7 @@ func newMetrics(cfg *config) *metrics {
 		reg.MustRegister(v)
 		return v
 	}
-	counter := func(name, help string, extra ...string) *prometheus.CounterVec {
+	counterVec := func(name, help string, extra ...string) *prometheus.CounterVec {
 		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append(labels[:2:2], extra...))
 		reg.MustRegister(v)
 		return v
@@ -70,14 +100,14 @@ func newMetrics(cfg *config) *metrics {
 	waiting := gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed (including KV pulls in progress).")
 	kvUsage := gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
 	kvHeld := gauge("vllm:kv_transfer_held_requests", "Requests whose KV a prefill engine holds for a decode engine to pull.")
-	hits := counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
-	queries := counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
-	prompt := counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
-	gen := counter("vllm:generation_tokens_total", "Number of generation tokens processed.")
-	preempt := counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine.")
-	pulls := counter("vllm:kv_transfer_pulls_total", "KV pulls by a decode engine from a prefill engine, by result (ok, failed).", "result")
-	expired := counter("vllm:kv_transfer_hold_expired_total", "Held KV released because no decode engine pulled it in time.")
-	success := counter("vllm:request_success_total", "Count of successfully processed requests.", "finish_reason")
+	hits := counterVec("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
+	queries := counterVec("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
+	prompt := counterVec("vllm:prompt_tokens_total", "Number of prefill tokens processed.")
+	gen := counterVec("vllm:generation_tokens_total", "Number of generation tokens processed.")
+	preempt := counterVec("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine.")
+	pulls := counterVec("vllm:kv_transfer_pulls_total", "KV pulls by a decode engine from a prefill engine, by result (ok, failed).", "result")
+	expired := counterVec("vllm:kv_transfer_hold_expired_total", "Held KV released because no decode engine pulled it in time.")
+	success := counterVec("vllm:request_success_total", "Count of successfully processed requests.", "finish_reason")
 	ttft := hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets)
 	tpot := hist("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds (per request mean).", tokenBuckets)
 	itl := hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenBuckets)
@@ -89,14 +119,14 @@ func newMetrics(cfg *config) *metrics {
 	genHist := hist("vllm:request_generation_tokens", "Number of generation tokens processed.", countBuckets)
 	usageStep := hist("autoinfer:sim_kv_usage_step_perc", "KV-cache usage during each engine step (after its admissions); 1 means 100 percent usage.", usageBuckets())
 	transfer := hist("vllm:kv_transfer_time_seconds", "Histogram of KV pull time in seconds (modelled transfer included).", ttftBuckets)
-	lagTotal := counter("autoinfer:sim_step_lag_seconds_total", "Total time engine steps ended after their modelled end on the real clock.")
+	lagTotal := counterVec("autoinfer:sim_step_lag_seconds_total", "Total time engine steps ended after their modelled end on the real clock.")
 	lagMax := gauge("autoinfer:sim_step_lag_max_seconds", "Largest lag of a single engine step behind its modelled end.")
-	busy := counter("autoinfer:sim_modelled_busy_seconds_total", "Total modelled duration of the engine's steps.")
-	extHits := counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
-	extQueries := counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
-	stored := counter("autoinfer:sim_kv_offload_stored_blocks_total", "Blocks the GPU prefix cache evicted into the CPU tier.")
-	loaded := counter("autoinfer:sim_kv_offload_loaded_blocks_total", "Blocks loaded from the CPU tier back to the GPU on a prefix hit.")
-	loadSecs := counter("autoinfer:sim_kv_offload_load_seconds_total", "Modelled time of CPU-tier loads, added to the steps that used them.")
+	busy := counterVec("autoinfer:sim_modelled_busy_seconds_total", "Total modelled duration of the engine's steps.")
+	extHits := counterVec("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
+	extQueries := counterVec("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing (here: the CPU tier), in tokens.")
+	stored := counterVec("autoinfer:sim_kv_offload_stored_blocks_total", "Blocks the GPU prefix cache evicted into the CPU tier.")
+	loaded := counterVec("autoinfer:sim_kv_offload_loaded_blocks_total", "Blocks loaded from the CPU tier back to the GPU on a prefix hit.")
+	loadSecs := counterVec("autoinfer:sim_kv_offload_load_seconds_total", "Modelled time of CPU-tier loads, added to the steps that used them.")
 	offUsage := gauge("autoinfer:sim_kv_offload_usage_perc", "CPU tier usage. 1 means 100 percent usage.")
 
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig."},
@@ -112,7 +142,7 @@ func newMetrics(cfg *config) *metrics {
 			genTokens: gen.With(l), preemptions: preempt.With(l), kvHoldExpired: expired.With(l),
 			kvPullsOK:     pulls.MustCurryWith(l).WithLabelValues("ok"),
 			kvPullsFailed: pulls.MustCurryWith(l).WithLabelValues("failed"),
-			success:       map[string]prometheus.Counter{},
+			success:       map[string]counter{},
 			ttft:          ttft.With(l), tpot: tpot.With(l), itl: itl.With(l), e2e: e2e.With(l), queue: queue.With(l),
 			prefill: prefill.With(l), decode: decode.With(l), promptHist: promptHist.With(l), genHist: genHist.With(l),
 			kvTransfer: transfer.With(l), kvUsageStep: usageStep.With(l),

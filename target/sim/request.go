@@ -123,9 +123,29 @@ func parseGenBody(body []byte, chat bool, cfg *config) (*genRequest, *apiError) 
 	return g, nil
 }
 
+// plainString is the value of raw, a JSON value already checked valid,
+// when it is a string without escapes or non-ASCII bytes: its bytes are its
+// value then, and decoding it again (the prompt is most of a body) is
+// skipped.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	for _, b := range inner {
+		if b == '\\' || b == '"' || b < 0x20 || b >= 0x80 {
+			return "", false
+		}
+	}
+	return string(inner), true
+}
+
 func completionPrompt(raw json.RawMessage) ([]int, *apiError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badRequest("prompt", "prompt is required")
+	}
+	if text, ok := plainString(raw); ok {
+		return tokenizer.Tokenize(text), nil
 	}
 	var text string
 	if json.Unmarshal(raw, &text) == nil {

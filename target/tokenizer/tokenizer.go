@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"unicode"
@@ -26,19 +25,28 @@ func Count(text string) int {
 	return n
 }
 
-// forEachPiece calls fn for each token piece of text in order.
+// forEachPiece calls fn for each token piece of text in order. ASCII bytes
+// are classified by table (the driver and the engine tokenize every prompt,
+// so this is on every request's path); other runes take the unicode path.
 func forEachPiece(text string, fn func(string)) {
 	i := 0
 	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case unicode.IsSpace(r):
+		c, size := class(text, i)
+		switch c {
+		case classSpace:
 			i += size
-		case isWordRune(r):
+		case classWord:
 			j := i + size
 			for j < len(text) {
-				r2, s2 := utf8.DecodeRuneInString(text[j:])
-				if !isWordRune(r2) {
+				if b := text[j]; b < utf8.RuneSelf {
+					if asciiClass[b] != classWord {
+						break
+					}
+					j++
+					continue
+				}
+				c2, s2 := class(text, j)
+				if c2 != classWord {
 					break
 				}
 				j += s2
@@ -52,15 +60,59 @@ func forEachPiece(text string, fn func(string)) {
 	}
 }
 
+// Rune classes: white space separates, word runes join, any other rune is
+// a piece of its own.
+const (
+	classOther byte = iota
+	classSpace
+	classWord
+)
+
+// asciiClass is classOf for every ASCII byte.
+var asciiClass = func() (t [utf8.RuneSelf]byte) {
+	for b := range t {
+		t[b] = classOf(rune(b))
+	}
+	return t
+}()
+
+// class is the class and byte length of the rune at text[i:].
+func class(text string, i int) (byte, int) {
+	if b := text[i]; b < utf8.RuneSelf {
+		return asciiClass[b], 1
+	}
+	r, size := utf8.DecodeRuneInString(text[i:])
+	return classOf(r), size
+}
+
+func classOf(r rune) byte {
+	switch {
+	case unicode.IsSpace(r):
+		return classSpace
+	case isWordRune(r):
+		return classWord
+	}
+	return classOther
+}
+
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 func pieceID(p string) int {
 	if id, ok := vocabIndex[p]; ok {
 		return id
 	}
-	h := fnv.New32a()
-	h.Write([]byte(p))
-	return len(vocabulary) + int(h.Sum32()%uint32(VocabSize-len(vocabulary)))
+	return len(vocabulary) + int(fnv32a(p)%uint32(VocabSize-len(vocabulary)))
+}
+
+// fnv32a is hash/fnv's 32-bit FNV-1a of p, without its allocation.
+func fnv32a(p string) uint32 {
+	const offset, prime = 2166136261, 16777619
+	h := uint32(offset)
+	for i := 0; i < len(p); i++ {
+		h ^= uint32(p[i])
+		h *= prime
+	}
+	return h
 }
 
 // Word returns the text of a vocabulary id, or "" for an id outside the

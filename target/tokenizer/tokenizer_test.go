@@ -1,9 +1,12 @@
 package tokenizer
 
 import (
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestTokenizeSplitsWordsAndPunctuation(t *testing.T) {
@@ -65,5 +68,40 @@ func TestDetokenizeRoundTripsVocabularyText(t *testing.T) {
 	}
 	if streamed != text {
 		t.Fatalf("concatenated pieces = %q, want %q", streamed, text)
+	}
+}
+
+// TestFastPathMatchesUnicode holds the ASCII table and the inlined FNV-1a to
+// the definitions they stand for: unicode classes for every rune below
+// 0x3000, hash/fnv for pieces of every length class.
+func TestFastPathMatchesUnicode(t *testing.T) {
+	for r := rune(0); r < 0x3000; r++ {
+		want := classOther
+		if unicode.IsSpace(r) {
+			want = classSpace
+		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			want = classWord
+		}
+		s := string(r)
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		if got, size := class(s, 0); got != want || size != len(s) {
+			t.Fatalf("class(%U) = %d, %d; want %d, %d", r, got, size, want, len(s))
+		}
+	}
+	for _, p := range []string{"", "a", "zz", "unknownword", "ünïcödé", "42x", "\x00\xff"} {
+		h := fnv.New32a()
+		h.Write([]byte(p))
+		if got := fnv32a(p); got != h.Sum32() {
+			t.Fatalf("fnv32a(%q) = %d, hash/fnv gives %d", p, got, h.Sum32())
+		}
+	}
+	text := "Héllo,\u00a0wörld!\u2003 ٣٤ tab\tnew\nline\u0085x"
+	var pieces []string
+	forEachPiece(text, func(p string) { pieces = append(pieces, p) })
+	want := []string{"Héllo", ",", "wörld", "!", "٣٤", "tab", "new", "line", "x"}
+	if !slices.Equal(pieces, want) {
+		t.Fatalf("pieces of %q = %q, want %q", text, pieces, want)
 	}
 }
