@@ -46,6 +46,12 @@ type Answer struct {
 // the system's computation. Multi-turn sessions whose later turns carry the
 // server's answers are refused (the answer text is not simulated).
 func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
+	return SimulateWith(ctx, cfg, sys, SimOptions{})
+}
+
+// SimulateWith is Simulate with options (streaming the measured records
+// into the summary).
+func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (*Result, error) {
 	st, err := Generate(cfg)
 	if err != nil {
 		return nil, err
@@ -68,20 +74,20 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 			ready, warmup = warmup[:1], warmup[1:]
 		}
 		p := newPhase(phaseWarmup, ready)
-		if err := v.run(p); err != nil {
+		if err := v.run(p, nil); err != nil {
 			return nil, fmt.Errorf("ready check: %w", err)
 		}
-		if !p.records[0].Success {
-			return nil, fmt.Errorf("ready check: %s", p.records[0].Error)
+		if !v.recs.all[0].Success {
+			return nil, fmt.Errorf("ready check: %s", v.recs.all[0].Error)
 		}
 		res.Warmup.Sent = 1
 	}
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup, warmup)
-		if err := v.run(w); err != nil {
+		if err := v.run(w, nil); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
-		for _, r := range w.records {
+		for _, r := range v.recs.all {
 			res.Warmup.Sent++
 			if !r.Success {
 				res.WarmupFailed++
@@ -96,11 +102,27 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 	m := newPhase(phaseMeasured, st.Requests)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
-	if err := v.run(m); err != nil {
+	params := metrics.Params{Goodput: cfg.Goodput, Percentiles: cfg.Percentiles}
+	var acc *metrics.Accumulator
+	if opt.Stream {
+		exact := opt.ExactValues
+		if exact <= 0 {
+			exact = DefaultExactValues
+		}
+		acc = metrics.NewAccumulator(params, exact)
+	}
+	if err := v.run(m, acc); err != nil {
 		return nil, err
 	}
-	res.Requests = m.records
-	s := metrics.Summarize(m.records, metrics.Params{Duration: v.end - v.base, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles})
+	var s metrics.Summary
+	params.Duration = v.end - v.base
+	if acc != nil {
+		acc.SetDuration(params.Duration)
+		s = acc.Summary()
+	} else {
+		res.Requests = v.recs.all
+		s = metrics.Summarize(v.recs.all, params)
+	}
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
 	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
@@ -113,7 +135,7 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
 	s.WarmupRequests = len(st.Warmup)
 	s.StreamHash = st.Hash()
-	s.SentHash = sentHash(m)
+	s.SentHash = v.hash.sum()
 	res.Summary = s
 	return res, ctx.Err()
 }
@@ -129,19 +151,20 @@ type virtual struct {
 	base   time.Duration // the current phase's start
 	end    time.Duration // when the current phase's last request ended
 	sent   map[int]time.Duration
+	recs   *records
+	hash   *sentHasher
 }
 
 // run sends every request of p, in virtual time from the current instant,
-// and returns once all have finished (or p's max duration passed).
-func (v *virtual) run(p *phase) error {
+// and returns once all have finished (or p's max duration passed). With
+// acc, records are counted into it as they end instead of kept.
+func (v *virtual) run(p *phase, acc *metrics.Accumulator) error {
 	n := len(p.reqs)
-	p.records = make([]metrics.RequestRecord, n)
-	p.bodies = make([][]byte, n)
+	v.recs, v.hash = newRecords(p.reqs, acc), newSentHasher(p.reqs)
 	p.next = map[int]int{}
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	q := &queue{}
 	for i, r := range p.reqs {
-		p.records[i] = metrics.RequestRecord{Index: i, SessionID: r.Session, Turn: r.Turn, InputTokens: r.InputTokens}
 		if r.Prev < 0 {
 			heap.Push(q, pending{index: i, intended: r.Offset})
 		} else {
@@ -196,11 +219,12 @@ func (v *virtual) run(p *phase) error {
 // (its record says why).
 func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
 	i := it.index
-	rec := &p.records[i]
+	rec := v.recs.at(i)
 	rec.IntendedMs, rec.DueMs = ms(it.intended), ms(max(it.intended, freedAt))
 	rec.SendMs, rec.Sent = ms(v.now-v.base), true
 	rec.ScheduleDelayMs = rec.SendMs - rec.DueMs
-	p.bodies[i] = p.reqs[i].Body
+	v.hash.sent(i, p.reqs[i].Body)
+	v.recs.sentAt(i, rec.SendMs)
 	v.sent[i] = v.now
 	if err := v.sys.Send(i, v.route, p.requestHeader(i), p.reqs[i].Body, v.now); err != nil {
 		rec.ErrorType, rec.Error = "rejected", err.Error()
@@ -216,22 +240,25 @@ func (v *virtual) finish(p *phase, q *queue, a Answer) int {
 	if i < 0 {
 		i = -1 - i
 	} else {
-		v.measure(&p.records[i], a)
+		v.measure(v.recs.at(i), a)
 	}
 	v.end = max(v.end, v.now)
-	rec := &p.records[i]
+	now := ms(v.now - v.base)
+	success := v.recs.at(i).Success
+	v.recs.done(i, now)
 	nxt, ok := p.next[i]
 	if !ok {
 		return 0
 	}
-	if rec.Success {
+	if success {
 		heap.Push(q, pending{index: nxt, intended: v.now - v.base + p.reqs[nxt].Think})
 		return 0
 	}
 	aborted := 0
 	for j, ok := nxt, true; ok; j, ok = p.next[j] {
-		r := &p.records[j]
+		r := v.recs.at(j)
 		r.ErrorType, r.Error = errSessionAborted, "an earlier turn of the session failed"
+		v.recs.done(j, now)
 		aborted++
 	}
 	return aborted
@@ -264,15 +291,26 @@ func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
 // stop ends a phase at its max duration: requests in flight are
 // incomplete, those not sent not_sent, as phase.stop marks them.
 func (v *virtual) stop(p *phase, q *queue) {
-	p.abandon(q)
-	for i := range p.records {
-		r := &p.records[i]
+	mark := func(i int) {
+		r := v.recs.at(i)
+		r.ErrorType, r.Error = ErrNotSent, "the run stopped before this request was sent"
+	}
+	for q.Len() > 0 {
+		it := heap.Pop(q).(pending)
+		mark(it.index)
+		for i, ok := p.next[it.index]; ok; i, ok = p.next[i] {
+			mark(i)
+		}
+	}
+	end := ms(p.maxDuration)
+	v.recs.each(func(i int, r *metrics.RequestRecord) {
 		switch {
 		case r.Sent && !r.Success && r.ErrorType == "":
 			r.ErrorType, r.Error = ErrIncomplete, "in flight when the run stopped"
 		case !r.Sent && r.ErrorType == "":
 			r.ErrorType = ErrNotSent
 		}
-	}
+		v.recs.done(i, end)
+	})
 	v.end = v.base + p.maxDuration
 }

@@ -114,6 +114,10 @@ type Summary struct {
 	ClientBurstITLFraction float64    `json:"client_burst_itl_fraction"`
 	ClientSchedP99Ms       float64    `json:"client_sched_p99_ms"`
 	ClientLag              *ClientLag `json:"client_lag"`
+	// PercentileRelError is the relative error of the latency percentiles
+	// and medians: 0 when they are exact (every value kept), else the
+	// histogram's (a streamed virtual run; see docs/whatif.md).
+	PercentileRelError float64 `json:"percentile_rel_error,omitempty"`
 
 	// ExtraPercentiles holds p{P}_{metric}_ms for configured percentiles
 	// other than 50, 90 and 99; they are written as top-level keys.

@@ -1,0 +1,160 @@
+package driver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+
+	"github.com/autoinfer/autoinfer/driver/metrics"
+)
+
+// SimOptions tune Simulate.
+type SimOptions struct {
+	// Stream counts each request into the summary as it ends and drops its
+	// record: Result.Requests stays empty and the records take no memory
+	// (one bit per request remains). Latency percentiles are exact up to
+	// ExactValues values per metric, then within metrics.PercentileRelError
+	// (the summary's percentile_rel_error says which).
+	Stream bool
+	// ExactValues bounds the values per metric a streamed summary keeps
+	// exactly; 0 means DefaultExactValues.
+	ExactValues int
+}
+
+// DefaultExactValues keeps a streamed summary exact for runs of up to
+// 65,536 requests' TTFTs (ITLs pass it sooner) in about 2.6 MB.
+const DefaultExactValues = 1 << 16
+
+// records are one virtual phase's request records: all of them, or, when
+// streaming, only those not yet counted into the summary.
+type records struct {
+	reqs    []Request
+	all     []metrics.RequestRecord // not streaming
+	live    map[int]*metrics.RequestRecord
+	acc     *metrics.Accumulator
+	counted []uint64 // streaming: bit i set once request i is counted
+	// sends is the send order of requests not yet counted (a FIFO from
+	// head): the oldest one bounds which records can still arrive.
+	sends []int
+	head  int
+	sent  map[int]float64 // send offset (ms) of uncounted sent requests
+}
+
+func newRecords(reqs []Request, acc *metrics.Accumulator) *records {
+	r := &records{reqs: reqs, acc: acc}
+	if acc == nil {
+		r.all = make([]metrics.RequestRecord, len(reqs))
+		for i := range r.all {
+			r.all[i] = blankRecord(reqs, i)
+		}
+		return r
+	}
+	r.live, r.sent = map[int]*metrics.RequestRecord{}, map[int]float64{}
+	r.counted = make([]uint64, (len(reqs)+63)/64)
+	return r
+}
+
+func blankRecord(reqs []Request, i int) metrics.RequestRecord {
+	q := &reqs[i]
+	return metrics.RequestRecord{Index: i, SessionID: q.Session, Turn: q.Turn, InputTokens: q.InputTokens}
+}
+
+// at is request i's record.
+func (r *records) at(i int) *metrics.RequestRecord {
+	if r.acc == nil {
+		return &r.all[i]
+	}
+	rec, ok := r.live[i]
+	if !ok {
+		b := blankRecord(r.reqs, i)
+		rec = &b
+		r.live[i] = rec
+	}
+	return rec
+}
+
+// sentAt notes that request i left at ms.
+func (r *records) sentAt(i int, ms float64) {
+	if r.acc != nil {
+		r.sends = append(r.sends, i)
+		r.sent[i] = ms
+	}
+}
+
+// done counts request i (its record is final) when streaming; now is the
+// phase's clock in ms.
+func (r *records) done(i int, now float64) {
+	if r.acc == nil {
+		return
+	}
+	r.acc.Add(r.at(i))
+	delete(r.live, i)
+	delete(r.sent, i)
+	r.counted[i/64] |= 1 << (i % 64)
+	for r.head < len(r.sends) && r.isCounted(r.sends[r.head]) {
+		r.head++
+	}
+	if r.head > 1024 && r.head*2 > len(r.sends) {
+		r.sends = append(r.sends[:0], r.sends[r.head:]...)
+		r.head = 0
+	}
+	settled := now // a request sent later leaves no earlier than now
+	if r.head < len(r.sends) {
+		settled = min(settled, r.sent[r.sends[r.head]])
+	}
+	r.acc.Settled(settled)
+}
+
+func (r *records) isCounted(i int) bool { return r.counted[i/64]&(1<<(i%64)) != 0 }
+
+// each calls fn with every record not yet counted, in index order.
+func (r *records) each(fn func(i int, rec *metrics.RequestRecord)) {
+	for i := range r.reqs {
+		if r.acc == nil || !r.isCounted(i) {
+			fn(i, r.at(i))
+		}
+	}
+}
+
+// sentHasher computes sentHash as bodies are sent: it digests them in index
+// order, holding only those sent ahead of a gap.
+type sentHasher struct {
+	h       hash.Hash
+	reqs    []Request
+	next    int
+	pending map[int][]byte
+}
+
+func newSentHasher(reqs []Request) *sentHasher {
+	return &sentHasher{h: sha256.New(), reqs: reqs, pending: map[int][]byte{}}
+}
+
+func (s *sentHasher) sent(i int, body []byte) {
+	s.pending[i] = body
+	for {
+		b, ok := s.pending[s.next]
+		if !ok {
+			return
+		}
+		s.write(s.next, b)
+		delete(s.pending, s.next)
+		s.next++
+	}
+}
+
+func (s *sentHasher) write(i int, body []byte) {
+	writeInt(s.h, int64(i))
+	writeField(s.h, s.reqs[i].Session)
+	writeField(s.h, string(body))
+}
+
+// sum is the hash once the phase has ended: bodies never sent are skipped.
+func (s *sentHasher) sum() string {
+	for i := s.next; i < len(s.reqs); i++ {
+		if b, ok := s.pending[i]; ok {
+			s.write(i, b)
+		}
+	}
+	s.pending = nil
+	return hex.EncodeToString(s.h.Sum(nil))
+}
