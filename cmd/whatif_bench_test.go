@@ -1,0 +1,152 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/autoinfer/autoinfer/ledger"
+)
+
+// realRepeats is how many times the quickstart sweep runs in real time.
+const realRepeats = 3
+
+// BenchmarkQuickstartVirtualVsReal is issue 20's acceptance 1: the
+// quickstart sweep (round_robin vs cache_aware) once on the virtual clock
+// and realRepeats times in real time, same spec and seed, into one ledger.
+// It prints, per policy and metric, the virtual value, the real runs'
+// values, their spread ((max − min) / mean), the ratio virtual / real mean,
+// the difference real mean − virtual (the HTTP and scheduling overhead a
+// constant would model) and whether the ratio is within 5 % or the spread;
+// then the conclusion of `ledger compare` (TTFT p50, bootstrap CI) under
+// each clock. A real-time run the host refuses (HostOverloaded on a loaded
+// machine) is reported and the comparison is not made.
+//
+//	go test -run '^$' -bench QuickstartVirtualVsReal -benchtime 1x -timeout 30m ./cmd/
+func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
+	ctx := context.Background()
+	led := filepath.Join(b.TempDir(), "whatif.db")
+	spec := filepath.Join("..", "trials", "examples", "quickstart.yaml")
+	run := func(args ...string) {
+		root := newRootCmd()
+		root.SetArgs(append([]string{"trial", "run", spec, "--ledger", led}, args...))
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		_ = root.ExecuteContext(ctx) // a refused trial is a failed row, read below
+	}
+	for b.Loop() {
+		run("--clock", "virtual")
+		for range realRepeats {
+			run()
+		}
+	}
+	l, err := ledger.Open(ctx, led)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	rows, err := l.List(ctx, ledger.Filter{IncludeStale: true, IncludeVirtual: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.SortFunc(rows, func(x, y ledger.Trial) int { return int(x.ID - y.ID) })
+	virt, real := map[string]ledger.Trial{}, map[string][]ledger.Trial{}
+	refused := 0
+	for _, r := range rows {
+		switch {
+		case r.Virtual():
+			virt[r.Name] = r
+		case r.Status != ledger.StatusOK:
+			refused++
+			b.Logf("real-time trial %d (%s) not ok: %s %s", r.ID, r.Name, r.Status, r.FailureKind)
+		default:
+			real[r.Name] = append(real[r.Name], r)
+		}
+	}
+	names := []string{"quickstart/router.policy=round_robin", "quickstart/router.policy=cache_aware"}
+	for _, n := range names {
+		if virt[n].ID == 0 || virt[n].Status != ledger.StatusOK {
+			b.Fatalf("virtual trial %s did not run ok", n)
+		}
+	}
+	b.Logf("virtual conclusion: %s", conclusion(b, l, virt[names[0]].ID, virt[names[1]].ID))
+	if refused > 0 {
+		b.Logf("%d real-time trials refused: no virtual/real comparison on this host (run on a quiet machine)", refused)
+		return
+	}
+	worst := 0.0
+	for _, n := range names {
+		b.Logf("%s: metric | virtual | real runs | real spread | virtual/real | real−virtual | within", n)
+		for _, m := range compared {
+			v := m.get(virt[n])
+			var xs []float64
+			for _, r := range real[n] {
+				xs = append(xs, m.get(r))
+			}
+			mean := 0.0
+			for _, x := range xs {
+				mean += x
+			}
+			mean /= float64(len(xs))
+			spread := (slices.Max(xs) - slices.Min(xs)) / mean
+			ratio := v / mean
+			ok := math.Abs(ratio-1) <= max(0.05, spread)
+			worst = max(worst, math.Abs(ratio-1))
+			b.Logf("  %-18s %10.3f | %s | %5.1f%% | %.3f | %+.3f | %v", m.name, v, fmtAll(xs), 100*spread, ratio, mean-v, ok)
+		}
+	}
+	for i := range realRepeats {
+		b.Logf("real run %d conclusion: %s", i+1, conclusion(b, l, real[names[0]][i].ID, real[names[1]][i].ID))
+	}
+	b.ReportMetric(100*worst, "worst-%-off")
+}
+
+// conclusion is ledger compare's TTFT p50 verdict for A = round_robin, B =
+// cache_aware.
+func conclusion(b *testing.B, l *ledger.Ledger, a, c int64) string {
+	cmp, err := l.Compare(context.Background(), fmt.Sprint(a), fmt.Sprint(c), ledger.CompareOptions{Resamples: 2000, Confidence: 0.95, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, iv := range cmp.Intervals {
+		if iv.Metric == "p50_ttft_ms" {
+			verdict := "no significant difference"
+			if iv.Significant && iv.Better == "B" {
+				verdict = "cache_aware better"
+			} else if iv.Significant {
+				verdict = "round_robin better"
+			}
+			return fmt.Sprintf("TTFT p50 %.2f → %.2f ms, diff %.2f, 95%% CI [%.2f, %.2f]: %s", iv.A, iv.B, iv.Diff, iv.Lo, iv.Hi, verdict)
+		}
+	}
+	b.Fatal("compare gave no p50_ttft_ms interval")
+	return ""
+}
+
+func fmtAll(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(s, " ")
+}
+
+// compared are the metrics issue 20 holds the two clocks to.
+var compared = []struct {
+	name string
+	get  func(ledger.Trial) float64
+}{
+	{"request_throughput", func(t ledger.Trial) float64 { return t.RequestThroughput }},
+	{"output_throughput", func(t ledger.Trial) float64 { return t.OutputThroughput }},
+	{"p50_ttft_ms", func(t ledger.Trial) float64 { return t.P50TTFTMs }},
+	{"p99_ttft_ms", func(t ledger.Trial) float64 { return t.P99TTFTMs }},
+	{"p50_tpot_ms", func(t ledger.Trial) float64 { return t.P50TPOTMs }},
+	{"p99_tpot_ms", func(t ledger.Trial) float64 { return t.P99TPOTMs }},
+	{"p50_e2el_ms", func(t ledger.Trial) float64 { return t.P50E2ELMs }},
+	{"p99_e2el_ms", func(t ledger.Trial) float64 { return t.P99E2ELMs }},
+}
