@@ -159,7 +159,7 @@ func sentHash(p *phase) string {
 		}
 		writeInt(h, int64(i))
 		writeField(h, p.reqs[i].Session)
-		writeField(h, string(b))
+		writeBytes(h, b)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

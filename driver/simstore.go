@@ -145,7 +145,7 @@ func (s *sentHasher) sent(i int, body []byte) {
 func (s *sentHasher) write(i int, body []byte) {
 	writeInt(s.h, int64(i))
 	writeField(s.h, s.reqs[i].Session)
-	writeField(s.h, string(body))
+	writeBytes(s.h, body)
 }
 
 // sum is the hash once the phase has ended: bodies never sent are skipped.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"io"
 	"strconv"
 	"time"
 
@@ -190,7 +191,7 @@ func (cfg Config) hashRequests(reqs []Request) string {
 		}
 		writeField(h, q.Session)
 		if q.Body != nil {
-			writeField(h, string(q.Body))
+			writeBytes(h, q.Body)
 		} else {
 			writeField(h, "history+")
 			writeField(h, q.conv.turns[0])
@@ -207,5 +208,11 @@ func writeInt(h hash.Hash, n int64) {
 
 func writeField(h hash.Hash, s string) {
 	writeInt(h, int64(len(s)))
-	h.Write([]byte(s))
+	_, _ = io.WriteString(h, s)
+}
+
+// writeBytes is writeField of string(b), without copying b.
+func writeBytes(h hash.Hash, b []byte) {
+	writeInt(h, int64(len(b)))
+	h.Write(b)
 }

@@ -34,7 +34,15 @@ type Model struct {
 	attn      AttentionFit
 	shape     attnShape
 	allReduce Table
+	// lmHead[s] is the LM head's time for s sequences, computed once (the
+	// two powers per GEMM are most of a step's modelling cost, and s takes
+	// few values). The fields it depends on are not changed after NewModel.
+	lmHead []float64
 }
+
+// lmHeadTable covers batches of up to this many sequences; larger ones
+// compute the LM head per step.
+const lmHeadTable = 1024
 
 // NewModel builds the model of arch on tp GPUs g, from the measured table
 // when one exists for (g, model, tp), else derived from the architecture
@@ -67,6 +75,10 @@ func NewModel(a Arch, g GPU, tp int) (*Model, error) {
 		m.table, m.Measured = t, true
 	}
 	m.Source = m.describe()
+	m.lmHead = make([]float64, lmHeadTable+1)
+	for seqs := range m.lmHead {
+		m.lmHead[seqs] = e.LMHeadMs(a, g, tp, seqs)
+	}
 	return m, nil
 }
 
@@ -133,7 +145,14 @@ func (m *Model) StepMs(b *Batch) float64 {
 	if b.Tokens() == 0 {
 		return 0
 	}
-	return float64(m.Arch.Layers)*m.BlockMs(b) + m.eff.LMHeadMs(m.Arch, m.GPU, m.TP, b.Seqs())
+	return float64(m.Arch.Layers)*m.BlockMs(b) + m.lmHeadMs(b.Seqs())
+}
+
+func (m *Model) lmHeadMs(seqs int) float64 {
+	if seqs < len(m.lmHead) {
+		return m.lmHead[seqs]
+	}
+	return m.eff.LMHeadMs(m.Arch, m.GPU, m.TP, seqs)
 }
 
 // WeightBytesPerGPU is the model's weights on one GPU of the TP group.
