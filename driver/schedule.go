@@ -208,8 +208,10 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 
 // requestHeader is request i's headers: the phase's own, its request id,
 // session and run id.
-func (p *phase) requestHeader(i int) http.Header {
-	r := &p.reqs[i]
+func (p *phase) requestHeader(i int) http.Header { return p.headerFor(i, p.reqs[i].Session) }
+
+// headerFor is requestHeader of request i with session value session.
+func (p *phase) headerFor(i int, session string) http.Header {
 	header := p.header.Clone()
 	if p.cfg.Workload.RequestIDPrefix != "" {
 		id := p.cfg.Workload.RequestIDPrefix + strconv.Itoa(i)
@@ -218,8 +220,8 @@ func (p *phase) requestHeader(i int) http.Header {
 		}
 		header.Set(RequestIDHeader, id)
 	}
-	if r.Session != "" {
-		header.Set(p.cfg.SessionHeader, r.Session)
+	if session != "" {
+		header.Set(p.cfg.SessionHeader, session)
 	}
 	if p.cfg.RunIDHeader != NoHeader {
 		// Warm-up requests are counted under their own run id, so the

@@ -28,7 +28,7 @@ const DefaultExactValues = 1 << 16
 // records are one virtual phase's request records: all of them, or, when
 // streaming, only those not yet counted into the summary.
 type records struct {
-	reqs    []Request
+	src     reqSource
 	all     []metrics.RequestRecord // not streaming
 	live    map[int]*metrics.RequestRecord
 	acc     *metrics.Accumulator
@@ -40,22 +40,23 @@ type records struct {
 	sent  map[int]float64 // send offset (ms) of uncounted sent requests
 }
 
-func newRecords(reqs []Request, acc *metrics.Accumulator) *records {
-	r := &records{reqs: reqs, acc: acc}
+// newRecords holds the records of src's requests; a whole source (every
+// request produced) unless acc streams them.
+func newRecords(src reqSource, acc *metrics.Accumulator) *records {
+	r := &records{src: src, acc: acc}
 	if acc == nil {
-		r.all = make([]metrics.RequestRecord, len(reqs))
+		r.all = make([]metrics.RequestRecord, src.Len())
 		for i := range r.all {
-			r.all[i] = blankRecord(reqs, i)
+			r.all[i] = blankRecord(src.At(i), i)
 		}
 		return r
 	}
 	r.live, r.sent = map[int]*metrics.RequestRecord{}, map[int]float64{}
-	r.counted = make([]uint64, (len(reqs)+63)/64)
+	r.counted = make([]uint64, (src.Len()+63)/64)
 	return r
 }
 
-func blankRecord(reqs []Request, i int) metrics.RequestRecord {
-	q := &reqs[i]
+func blankRecord(q *Request, i int) metrics.RequestRecord {
 	return metrics.RequestRecord{Index: i, SessionID: q.Session, Turn: q.Turn, InputTokens: q.InputTokens}
 }
 
@@ -66,7 +67,7 @@ func (r *records) at(i int) *metrics.RequestRecord {
 	}
 	rec, ok := r.live[i]
 	if !ok {
-		b := blankRecord(r.reqs, i)
+		b := blankRecord(r.src.At(i), i)
 		rec = &b
 		r.live[i] = rec
 	}
@@ -88,6 +89,7 @@ func (r *records) done(i int, now float64) {
 		return
 	}
 	r.acc.Add(r.at(i))
+	r.src.Drop(i)
 	delete(r.live, i)
 	delete(r.sent, i)
 	r.counted[i/64] |= 1 << (i % 64)
@@ -107,30 +109,42 @@ func (r *records) done(i int, now float64) {
 
 func (r *records) isCounted(i int) bool { return r.counted[i/64]&(1<<(i%64)) != 0 }
 
-// each calls fn with every record not yet counted, in index order.
-func (r *records) each(fn func(i int, rec *metrics.RequestRecord)) {
-	for i := range r.reqs {
-		if r.acc == nil || !r.isCounted(i) {
+// each calls fn with every record not yet counted, in index order,
+// producing the requests the source has not produced yet.
+func (r *records) each(fn func(i int, rec *metrics.RequestRecord)) error {
+	for i := range r.src.Len() {
+		counted := r.acc != nil && r.isCounted(i)
+		if !counted && r.src.Lazy() && r.src.At(i) == nil {
+			if _, _, err := r.src.Next(); err != nil {
+				return err
+			}
+		}
+		if !counted {
 			fn(i, r.at(i))
 		}
 	}
+	return nil
 }
 
 // sentHasher computes sentHash as bodies are sent: it digests them in index
 // order, holding only those sent ahead of a gap.
 type sentHasher struct {
 	h       hash.Hash
-	reqs    []Request
-	next    int
-	pending map[int][]byte
+	n, next int
+	pending map[int]sentBody
 }
 
-func newSentHasher(reqs []Request) *sentHasher {
-	return &sentHasher{h: sha256.New(), reqs: reqs, pending: map[int][]byte{}}
+type sentBody struct {
+	session string
+	body    []byte
 }
 
-func (s *sentHasher) sent(i int, body []byte) {
-	s.pending[i] = body
+func newSentHasher(n int) *sentHasher {
+	return &sentHasher{h: sha256.New(), n: n, pending: map[int]sentBody{}}
+}
+
+func (s *sentHasher) sent(i int, session string, body []byte) {
+	s.pending[i] = sentBody{session, body}
 	for {
 		b, ok := s.pending[s.next]
 		if !ok {
@@ -142,15 +156,15 @@ func (s *sentHasher) sent(i int, body []byte) {
 	}
 }
 
-func (s *sentHasher) write(i int, body []byte) {
+func (s *sentHasher) write(i int, b sentBody) {
 	writeInt(s.h, int64(i))
-	writeField(s.h, s.reqs[i].Session)
-	writeBytes(s.h, body)
+	writeField(s.h, b.session)
+	writeBytes(s.h, b.body)
 }
 
 // sum is the hash once the phase has ended: bodies never sent are skipped.
 func (s *sentHasher) sum() string {
-	for i := s.next; i < len(s.reqs); i++ {
+	for i := s.next; i < s.n; i++ {
 		if b, ok := s.pending[i]; ok {
 			s.write(i, b)
 		}

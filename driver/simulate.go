@@ -51,17 +51,16 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 
 // SimulateWith is Simulate with options (streaming the measured records
 // into the summary).
+//
+// A streamed run of a workload whose requests depend on their index alone
+// (random) also generates its requests as they are due: memory then does
+// not grow with the request count.
 func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (*Result, error) {
-	st, err := Generate(cfg)
+	st, src, err := simStream(cfg, opt.Stream)
 	if err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	for _, r := range st.Requests {
-		if r.Body == nil {
-			return nil, errors.New("workload: multi_turn with actual history needs the server's answer text, which the virtual clock does not simulate")
-		}
-	}
 	v := &virtual{ctx: ctx, cfg: cfg, sys: sys, header: cfg.baseHeader(), route: cfg.Endpoint}
 	newPhase := func(name string, reqs []Request) *phase {
 		return &phase{cfg: cfg, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
@@ -74,7 +73,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 			ready, warmup = warmup[:1], warmup[1:]
 		}
 		p := newPhase(phaseWarmup, ready)
-		if err := v.run(p, nil); err != nil {
+		if err := v.run(p, &sliceSource{reqs: ready}, nil); err != nil {
 			return nil, fmt.Errorf("ready check: %w", err)
 		}
 		if !v.recs.all[0].Success {
@@ -84,7 +83,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	}
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup, warmup)
-		if err := v.run(w, nil); err != nil {
+		if err := v.run(w, &sliceSource{reqs: warmup}, nil); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 		for _, r := range v.recs.all {
@@ -99,7 +98,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		}
 	}
 	res.Warmup.Failed = res.WarmupFailed
-	m := newPhase(phaseMeasured, st.Requests)
+	m := newPhase(phaseMeasured, nil)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
 	params := metrics.Params{Goodput: cfg.Goodput, Percentiles: cfg.Percentiles}
@@ -111,7 +110,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		}
 		acc = metrics.NewAccumulator(params, exact)
 	}
-	if err := v.run(m, acc); err != nil {
+	if err := v.run(m, src, acc); err != nil {
 		return nil, err
 	}
 	var s metrics.Summary
@@ -126,7 +125,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
 	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
-	s.NumPrompts = len(st.Requests)
+	s.NumPrompts = src.Len()
 	s.RequestRate = metrics.Rate(cfg.Arrival.RequestRate)
 	s.Burstiness = cfg.Arrival.Burstiness
 	if c := cfg.Arrival.MaxConcurrency; c > 0 {
@@ -134,10 +133,36 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	}
 	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
 	s.WarmupRequests = len(st.Warmup)
-	s.StreamHash = st.Hash()
+	if s.StreamHash, err = src.Hash(); err != nil {
+		return nil, err
+	}
 	s.SentHash = v.hash.sum()
 	res.Summary = s
 	return res, ctx.Err()
+}
+
+// simStream is the run's stream: produced lazily when streaming a workload
+// BuildLazy builds, else whole (Generate).
+func simStream(cfg Config, stream bool) (*Stream, reqSource, error) {
+	if stream {
+		st, src, ok, err := lazyStream(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return st, src, nil
+		}
+	}
+	st, err := Generate(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range st.Requests {
+		if r.Body == nil {
+			return nil, nil, errors.New("workload: multi_turn with actual history needs the server's answer text, which the virtual clock does not simulate")
+		}
+	}
+	return st, &sliceSource{reqs: st.Requests, hash: st.Hash()}, nil
 }
 
 // virtual runs phases one after another on one virtual clock.
@@ -151,6 +176,7 @@ type virtual struct {
 	base   time.Duration // the current phase's start
 	end    time.Duration // when the current phase's last request ended
 	sent   map[int]time.Duration
+	src    reqSource // the current phase's requests
 	recs   *records
 	hash   *sentHasher
 }
@@ -158,17 +184,33 @@ type virtual struct {
 // run sends every request of p, in virtual time from the current instant,
 // and returns once all have finished (or p's max duration passed). With
 // acc, records are counted into it as they end instead of kept.
-func (v *virtual) run(p *phase, acc *metrics.Accumulator) error {
-	n := len(p.reqs)
-	v.recs, v.hash = newRecords(p.reqs, acc), newSentHasher(p.reqs)
+func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
+	n := src.Len()
+	v.src, v.recs, v.hash = src, newRecords(src, acc), newSentHasher(n)
 	p.next = map[int]int{}
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	q := &queue{}
-	for i, r := range p.reqs {
-		if r.Prev < 0 {
+	// pull queues the source's next request; a lazy source's requests
+	// start no sessions and come in offset order, so one queued ahead is
+	// the earliest due.
+	pull := func() error {
+		i, ok, err := src.Next()
+		if !ok || err != nil {
+			return err
+		}
+		if r := src.At(i); r.Prev < 0 {
 			heap.Push(q, pending{index: i, intended: r.Offset})
 		} else {
 			p.next[r.Prev] = i
+		}
+		return nil
+	}
+	for range n {
+		if err := pull(); err != nil {
+			return err
+		}
+		if src.Lazy() {
+			break
 		}
 	}
 	inflight, finished := 0, 0
@@ -195,8 +237,7 @@ func (v *virtual) run(p *phase, acc *metrics.Accumulator) error {
 			return fmt.Errorf("virtual clock: %d of %d requests never finished and nothing is left to happen", n-finished, n)
 		}
 		if p.maxDuration > 0 && at > v.base+p.maxDuration {
-			v.stop(p, q)
-			return nil
+			return v.stop(p, q)
 		}
 		v.now = at
 		if err := v.sys.Complete(at, done); err != nil {
@@ -204,6 +245,11 @@ func (v *virtual) run(p *phase, acc *metrics.Accumulator) error {
 		}
 		for q.Len() > 0 && (p.limit == 0 || inflight < p.limit) && v.base+(*q)[0].intended <= at {
 			it := heap.Pop(q).(pending)
+			if src.Lazy() {
+				if err := pull(); err != nil {
+					return err
+				}
+			}
 			if v.send(p, it, freedAt) {
 				inflight++
 			} else {
@@ -223,10 +269,11 @@ func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
 	rec.IntendedMs, rec.DueMs = ms(it.intended), ms(max(it.intended, freedAt))
 	rec.SendMs, rec.Sent = ms(v.now-v.base), true
 	rec.ScheduleDelayMs = rec.SendMs - rec.DueMs
-	v.hash.sent(i, p.reqs[i].Body)
+	req := v.src.At(i)
+	v.hash.sent(i, req.Session, req.Body)
 	v.recs.sentAt(i, rec.SendMs)
 	v.sent[i] = v.now
-	if err := v.sys.Send(i, v.route, p.requestHeader(i), p.reqs[i].Body, v.now); err != nil {
+	if err := v.sys.Send(i, v.route, p.headerFor(i, req.Session), req.Body, v.now); err != nil {
 		rec.ErrorType, rec.Error = "rejected", err.Error()
 		return false
 	}
@@ -251,7 +298,7 @@ func (v *virtual) finish(p *phase, q *queue, a Answer) int {
 		return 0
 	}
 	if success {
-		heap.Push(q, pending{index: nxt, intended: v.now - v.base + p.reqs[nxt].Think})
+		heap.Push(q, pending{index: nxt, intended: v.now - v.base + v.src.At(nxt).Think})
 		return 0
 	}
 	aborted := 0
@@ -290,7 +337,7 @@ func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
 
 // stop ends a phase at its max duration: requests in flight are
 // incomplete, those not sent not_sent, as phase.stop marks them.
-func (v *virtual) stop(p *phase, q *queue) {
+func (v *virtual) stop(p *phase, q *queue) error {
 	mark := func(i int) {
 		r := v.recs.at(i)
 		r.ErrorType, r.Error = ErrNotSent, "the run stopped before this request was sent"
@@ -303,7 +350,7 @@ func (v *virtual) stop(p *phase, q *queue) {
 		}
 	}
 	end := ms(p.maxDuration)
-	v.recs.each(func(i int, r *metrics.RequestRecord) {
+	err := v.recs.each(func(i int, r *metrics.RequestRecord) {
 		switch {
 		case r.Sent && !r.Success && r.ErrorType == "":
 			r.ErrorType, r.Error = ErrIncomplete, "in flight when the run stopped"
@@ -313,4 +360,5 @@ func (v *virtual) stop(p *phase, q *queue) {
 		v.recs.done(i, end)
 	})
 	v.end = v.base + p.maxDuration
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -103,41 +104,25 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 			starts++
 		}
 	}
-	offsets := cfg.Arrival.Offsets(starts, src("arrival", 0))
+	offsets := cfg.Arrival.Offsets(starts, func() *rand.Rand { return src("arrival", 0) })
 	synthetic := cfg.Workload.History == workload.HistorySynthetic
 	actual := cfg.Workload.Kind == workload.MultiTurn && !synthetic
 	convs := map[int]*conversation{}
 	out := make([]Request, len(items))
 	next := 0
 	for i, it := range items {
-		req := Request{Index: i, Turn: it.Turn, Prev: it.Prev, Think: it.Think, MaxTokens: it.OutputTokens, InputTokens: it.InputTokens}
-		if cfg.SessionHeader != NoHeader {
-			req.Session = cfg.sessionValue(strconv.Itoa(it.Session), i, it.Turn)
-		}
+		var offset time.Duration
 		if it.Prev < 0 {
-			req.Offset = offsets[next]
-			if it.Timed {
-				req.Offset = it.Offset
-			}
+			offset = offsets[next]
 			next++
 		}
 		conv := conversation{system: it.System, turns: []string{it.Prompt}}
 		if c, ok := convs[it.Session]; ok && it.Turn > 0 {
 			conv = conversation{system: c.system, turns: append(append([]string{}, c.turns...), it.Prompt)}
 		}
-		if it.Turn > 0 && actual {
-			req.conv = conversation{turns: []string{it.Prompt}}
-			req.InputTokens = 0
-		} else {
-			b, err := r.body(conv, it.OutputTokens)
-			if err != nil {
-				return nil, err
-			}
-			req.Body = b
-			req.InputTokens = conv.tokens(tok)
-			if actual {
-				req.conv = conv
-			}
+		req, err := cfg.request(i, it, offset, conv, actual, r, tok)
+		if err != nil {
+			return nil, err
 		}
 		if synthetic {
 			conv.turns = append(conv.turns, it.Answer)
@@ -146,6 +131,47 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 		out[i] = req
 	}
 	return out, nil
+}
+
+// request renders item i with its history conv; offset is its arrival
+// offset when it starts a session (a trace's own offset wins).
+func (cfg Config) request(i int, it workload.Item, offset time.Duration, conv conversation, actual bool, r renderer, tok workload.Tokenizer) (Request, error) {
+	req := Request{Index: i, Turn: it.Turn, Prev: it.Prev, Think: it.Think, MaxTokens: it.OutputTokens, InputTokens: it.InputTokens}
+	if cfg.SessionHeader != NoHeader {
+		req.Session = cfg.sessionValue(strconv.Itoa(it.Session), i, it.Turn)
+	}
+	if it.Prev < 0 {
+		req.Offset = offset
+		if it.Timed {
+			req.Offset = it.Offset
+		}
+	}
+	if it.Turn > 0 && actual {
+		req.conv = conversation{turns: []string{it.Prompt}}
+		req.InputTokens = 0
+		return req, nil
+	}
+	b, err := r.body(conv, it.OutputTokens)
+	if err != nil {
+		return Request{}, err
+	}
+	req.Body = b
+	req.InputTokens = conv.tokens(tok)
+	if actual {
+		req.conv = conv
+	}
+	return req, nil
+}
+
+// meanLengths are the mean input and output lengths of n items (at least
+// 2 and 1), what warm-up prompts are sized by.
+func meanLengths(n int, at func(int) workload.Item) (in, out int) {
+	for i := range n {
+		it := at(i)
+		in += it.InputTokens
+		out += it.OutputTokens
+	}
+	return max(2, in/n), max(1, out/n)
 }
 
 // warmup builds n warm-up requests: single-turn prompts of the measured
@@ -158,12 +184,12 @@ func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokeniz
 	if n == 0 || len(items) == 0 {
 		return nil, nil
 	}
-	in, out := 0, 0
-	for _, it := range items {
-		in += it.InputTokens
-		out += it.OutputTokens
-	}
-	in, out = max(2, in/len(items)), max(1, out/len(items))
+	in, out := meanLengths(len(items), func(i int) workload.Item { return items[i] })
+	return cfg.warmupOf(in, out, r, tok, n)
+}
+
+// warmupOf builds n warm-up requests of in input and out output tokens.
+func (cfg Config) warmupOf(in, out int, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
 	src := source(phaseWarmup, cfg.Seed, cfg.TrialID)
 	reqs := make([]Request, n)
 	for i := range reqs {
@@ -182,23 +208,38 @@ func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokeniz
 
 // hashRequests digests what identifies the measured stream on the wire.
 func (cfg Config) hashRequests(reqs []Request) string {
+	h := cfg.newStreamHasher()
+	for i := range reqs {
+		h.add(&reqs[i])
+	}
+	return h.sum()
+}
+
+// streamHasher digests a measured stream request by request, in index
+// order.
+type streamHasher struct{ h hash.Hash }
+
+func (cfg Config) newStreamHasher() streamHasher {
 	h := sha256.New()
 	writeField(h, cfg.Endpoint)
 	writeField(h, cfg.SessionHeader)
-	for _, q := range reqs {
-		for _, n := range []int64{int64(q.Index), int64(q.Turn), int64(q.Prev), int64(q.Think), int64(q.Offset), int64(q.MaxTokens)} {
-			writeInt(h, n)
-		}
-		writeField(h, q.Session)
-		if q.Body != nil {
-			writeBytes(h, q.Body)
-		} else {
-			writeField(h, "history+")
-			writeField(h, q.conv.turns[0])
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return streamHasher{h}
 }
+
+func (s streamHasher) add(q *Request) {
+	for _, n := range []int64{int64(q.Index), int64(q.Turn), int64(q.Prev), int64(q.Think), int64(q.Offset), int64(q.MaxTokens)} {
+		writeInt(s.h, n)
+	}
+	writeField(s.h, q.Session)
+	if q.Body != nil {
+		writeBytes(s.h, q.Body)
+	} else {
+		writeField(s.h, "history+")
+		writeField(s.h, q.conv.turns[0])
+	}
+}
+
+func (s streamHasher) sum() string { return hex.EncodeToString(s.h.Sum(nil)) }
 
 func writeInt(h hash.Hash, n int64) {
 	var b [8]byte

@@ -74,3 +74,40 @@ func TestStreamedSummaryMatchesKept(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyStreamMatchesGenerated: a streamed run of a random workload,
+// whose requests are generated as they fall due, sends what Generate
+// builds (equal stream and sent hashes) and summarises as the kept run
+// does; also when max_seconds stops it with requests unsent and in flight.
+func TestLazyStreamMatchesGenerated(t *testing.T) {
+	for _, maxSeconds := range []float64{0, 1.5} {
+		dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 5, NumPrompts: 120, WarmupRequests: 3,
+			Workload: driver.Workload{Kind: "random", InputLen: 64, OutputLen: 8, RangeRatio: 0.5, MaxSeconds: maxSeconds},
+			Arrival:  driver.Arrival{Kind: "poisson", RequestRate: 40}}
+		kept, err := driver.Simulate(context.Background(), dc, collocated(t, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lazy, err := driver.SimulateWith(context.Background(), dc, collocated(t, 2), driver.SimOptions{Stream: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := driver.Generate(dc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := kept.Summary, lazy.Summary
+		if b.StreamHash != st.Hash() || a.StreamHash != st.Hash() || a.SentHash != b.SentHash {
+			t.Fatalf("max_seconds %v: stream hash lazy %s, kept %s, generated %s; sent hash kept %s, lazy %s", maxSeconds,
+				b.StreamHash, a.StreamHash, st.Hash(), a.SentHash, b.SentHash)
+		}
+		if a.Completed != b.Completed || a.NotSent != b.NotSent || a.Incomplete != b.Incomplete || a.P99TTFTMs != b.P99TTFTMs ||
+			a.P50TPOTMs != b.P50TPOTMs || a.MaxConcurrentRequests != b.MaxConcurrentRequests || a.Duration != b.Duration ||
+			a.TotalInputTokens != b.TotalInputTokens || a.NumPrompts != b.NumPrompts {
+			t.Fatalf("max_seconds %v: lazy streamed summary differs:\nkept %+v\nlazy %+v", maxSeconds, a, b)
+		}
+		if maxSeconds > 0 && (a.NotSent == 0 || a.Completed == 0) {
+			t.Fatalf("max_seconds %v should stop the run midway: %d completed, %d not sent", maxSeconds, a.Completed, a.NotSent)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package arrival
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -164,34 +166,52 @@ func (a Arrival) validateRamp() []error {
 // i = 1…n, so the last is also due at n/rate. A ramp-up is not rescaled:
 // request 0 is due at 0 and each gap is drawn at the rate of the request
 // before it, as vllm bench serve's ramp-up does.
-func (a Arrival) Offsets(n int, r *rand.Rand) []time.Duration {
+//
+// newRand gives the generator; it is called once per pass over it (the
+// rescaling needs the sum of all gaps first) and must give the same
+// sequence each time.
+func (a Arrival) Offsets(n int, newRand func() *rand.Rand) []time.Duration {
+	return slices.Collect(a.OffsetSeq(n, newRand))
+}
+
+// OffsetSeq yields Offsets(n, newRand) one at a time in constant memory, so
+// a long virtual run need not hold them.
+func (a Arrival) OffsetSeq(n int, newRand func() *rand.Rand) iter.Seq[time.Duration] {
 	a = a.Normalized()
-	out := make([]time.Duration, n)
-	switch {
-	case a.RampUpStrategy != "":
-		return a.rampOffsets(out, r)
-	case a.Kind == Inf, a.Kind == ClosedLoop, a.Kind == Sweep:
-		return out
-	case a.Kind == Constant:
-		for i := range out {
-			out[i] = seconds(float64(i+1) / a.RequestRate)
+	return func(yield func(time.Duration) bool) {
+		switch {
+		case a.RampUpStrategy != "":
+			a.rampOffsets(n, newRand(), yield)
+		case a.Kind == Inf, a.Kind == ClosedLoop, a.Kind == Sweep:
+			for range n {
+				if !yield(0) {
+					return
+				}
+			}
+		case a.Kind == Constant:
+			for i := range n {
+				if !yield(seconds(float64(i+1) / a.RequestRate)) {
+					return
+				}
+			}
+		default:
+			r, total := newRand(), 0.0
+			for range n {
+				total += Gap(r, a.RequestRate, a.Burstiness)
+			}
+			scale := 1.0
+			if total > 0 {
+				scale = float64(n) / a.RequestRate / total
+			}
+			r, sum := newRand(), 0.0
+			for range n {
+				sum += Gap(r, a.RequestRate, a.Burstiness)
+				if !yield(seconds(sum * scale)) {
+					return
+				}
+			}
 		}
-		return out
 	}
-	sums := make([]float64, n)
-	total := 0.0
-	for i := range sums {
-		total += Gap(r, a.RequestRate, a.Burstiness)
-		sums[i] = total
-	}
-	scale := 1.0
-	if total > 0 {
-		scale = float64(n) / a.RequestRate / total
-	}
-	for i, s := range sums {
-		out[i] = seconds(s * scale)
-	}
-	return out
 }
 
 // RampRate is the rate of request i of n under the ramp-up.
@@ -206,11 +226,13 @@ func (a Arrival) RampRate(i, n int) float64 {
 	return a.RampUpStartRPS + (a.RampUpEndRPS-a.RampUpStartRPS)*progress
 }
 
-func (a Arrival) rampOffsets(out []time.Duration, r *rand.Rand) []time.Duration {
+func (a Arrival) rampOffsets(n int, r *rand.Rand, yield func(time.Duration) bool) {
 	t := 0.0
-	for i := range out {
-		out[i] = seconds(t)
-		rate := a.RampRate(i, len(out))
+	for i := range n {
+		if !yield(seconds(t)) {
+			return
+		}
+		rate := a.RampRate(i, n)
 		switch {
 		case rate <= 0:
 			// A linear ramp from 0 sends its first request at once and
@@ -221,7 +243,6 @@ func (a Arrival) rampOffsets(out []time.Duration, r *rand.Rand) []time.Duration 
 			t += Gap(r, rate, a.Burstiness)
 		}
 	}
-	return out
 }
 
 // Gap draws one inter-arrival gap in seconds: Gamma(shape=burstiness,

@@ -44,7 +44,7 @@ func TestGapStatistics(t *testing.T) {
 func TestOffsetsGamma(t *testing.T) {
 	const n = 100_000
 	a := Arrival{RequestRate: 50, Burstiness: 0.5}
-	offs := a.Offsets(n, rand.New(rand.NewPCG(1, 2)))
+	offs := a.Offsets(n, pcg(1, 2))
 	want := time.Duration(float64(n) / 50 * float64(time.Second))
 	if d := offs[n-1] - want; d < -time.Microsecond || d > time.Microsecond {
 		t.Fatalf("last offset %v, want %v", offs[n-1], want)
@@ -68,7 +68,7 @@ func TestOffsetsGamma(t *testing.T) {
 }
 
 func TestOffsetsConstantInfClosedLoop(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 1))
+	r := pcg(1, 1)
 	c := Arrival{Kind: Constant, RequestRate: 4}.Offsets(4, r)
 	for i, o := range c {
 		if want := time.Duration(i+1) * 250 * time.Millisecond; o != want {
@@ -86,9 +86,9 @@ func TestOffsetsConstantInfClosedLoop(t *testing.T) {
 
 func TestOffsetsSeeded(t *testing.T) {
 	a := Arrival{RequestRate: 7, Burstiness: 1.5}
-	x := a.Offsets(50, rand.New(rand.NewPCG(9, 9)))
-	y := a.Offsets(50, rand.New(rand.NewPCG(9, 9)))
-	z := a.Offsets(50, rand.New(rand.NewPCG(9, 10)))
+	x := a.Offsets(50, pcg(9, 9))
+	y := a.Offsets(50, pcg(9, 9))
+	z := a.Offsets(50, pcg(9, 10))
 	same := true
 	for i := range x {
 		if x[i] != y[i] {
@@ -131,7 +131,7 @@ func TestRampUpConstantGaps(t *testing.T) {
 	if err := a.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	got := a.Offsets(5, rand.New(rand.NewPCG(1, 1)))
+	got := a.Offsets(5, pcg(1, 1))
 	want := []float64{0, 0.5, 0.75, 0.75 + 1.0/6, 0.75 + 1.0/6 + 0.125}
 	for i := range want {
 		if d := got[i].Seconds() - want[i]; d > 1e-9 || d < -1e-9 {
@@ -156,5 +156,52 @@ func TestRampUpAndSweepValidation(t *testing.T) {
 	}
 	if err := (Arrival{Kind: Gamma, RequestRate: 1, Rates: 4}).Validate(); err == nil || !strings.Contains(err.Error(), "rates:") {
 		t.Errorf("rates without sweep: %v", err)
+	}
+}
+
+// pcg is a generator constructor giving the same sequence at every call.
+func pcg(a, b uint64) func() *rand.Rand {
+	return func() *rand.Rand { return rand.New(rand.NewPCG(a, b)) }
+}
+
+// TestOffsetSeqIsOffsets: the lazy sequence equals the collected offsets
+// for every kind, and stops when asked.
+func TestOffsetSeqIsOffsets(t *testing.T) {
+	for _, a := range []Arrival{{RequestRate: 7, Burstiness: 1.5}, {RequestRate: 3}, {Kind: Constant, RequestRate: 4}, {Kind: Inf},
+		{Kind: Constant, RampUpStrategy: RampLinear, RampUpStartRPS: 2, RampUpEndRPS: 10}} {
+		want := a.Offsets(40, pcg(3, 4))
+		i := 0
+		for o := range a.OffsetSeq(40, pcg(3, 4)) {
+			if o != want[i] {
+				t.Fatalf("%+v: offset %d = %v lazily, %v collected", a, i, o, want[i])
+			}
+			i++
+			if i == 30 {
+				break
+			}
+		}
+		if i != 30 {
+			t.Fatalf("%+v: sequence stopped after %d", a, i)
+		}
+	}
+}
+
+// TestOffsetsTwoPassesEqualOne: drawing the gaps twice from equal
+// generators gives exactly the single-pass schedule (running sums of one
+// generator's gaps, rescaled), so streams keep their hashes.
+func TestOffsetsTwoPassesEqualOne(t *testing.T) {
+	a := Arrival{RequestRate: 7, Burstiness: 0.7}
+	r := rand.New(rand.NewPCG(5, 6))
+	sums := make([]float64, 200)
+	total := 0.0
+	for i := range sums {
+		total += Gap(r, 7, 0.7)
+		sums[i] = total
+	}
+	got := a.Offsets(200, pcg(5, 6))
+	for i, s := range sums {
+		if want := seconds(s * (200 / 7.0 / total)); got[i] != want {
+			t.Fatalf("offset %d = %v, single pass gives %v", i, got[i], want)
+		}
 	}
 }

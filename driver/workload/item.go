@@ -78,6 +78,36 @@ func Build(w Workload, n int, src Source, tok Tokenizer) ([]Item, error) {
 	}
 }
 
+// Lazy is a workload whose items are computed on demand: item i is At(i),
+// a pure function of i, so a long run need not hold them.
+type Lazy struct {
+	N  int
+	At func(i int) Item
+}
+
+// BuildLazy is Build for the kinds whose items each depend on their index
+// alone (random); ok is false for the others, which Build materialises.
+func BuildLazy(w Workload, n int, src Source, tok Tokenizer) (l Lazy, ok bool, err error) {
+	if err := w.Validate(); err != nil {
+		return Lazy{}, false, err
+	}
+	if n < 0 {
+		return Lazy{}, false, fmt.Errorf("num_prompts: must be >= 0, got %d", n)
+	}
+	w = w.WithDefaults()
+	if w.Kind != Random {
+		return Lazy{}, false, nil
+	}
+	if tok == nil {
+		tok = Sim{}
+	}
+	at, err := builder{w: w, n: n, src: src, tok: tok}.randomItems()
+	if err != nil {
+		return Lazy{}, false, err
+	}
+	return Lazy{N: n, At: at}, true, nil
+}
+
 // builder holds what every kind's builder needs.
 type builder struct {
 	w   Workload
@@ -119,20 +149,31 @@ func single(i int) Item { return Item{Session: i, Prev: -1} }
 // a space, so the prompt's count (which InputTokens reports) can differ
 // from prefix_len + input_len by a token at the join.
 func (b builder) random() ([]Item, error) {
-	w, n, src := b.w, b.n, b.src
-	if n == 0 {
+	at, err := b.randomItems()
+	if err != nil {
+		return nil, err
+	}
+	items := make([]Item, b.n)
+	for i := range items {
+		items[i] = at(i)
+	}
+	return items, nil
+}
+
+// randomItems is item i of kind random, computed from its index alone.
+func (b builder) randomItems() (func(i int) Item, error) {
+	w, src := b.w, b.src
+	if b.n == 0 {
 		return nil, fmt.Errorf("num_prompts: kind random needs the number of requests (> 0)")
 	}
 	prefix := b.tok.Generate(src("prefix", 0), w.PrefixLen)
-	items := make([]Item, n)
-	for i := range items {
+	return func(i int) Item {
 		r := src("request", i)
 		in, out := length(r, w.InputLen, w.RangeRatio), length(r, w.OutputLen, w.RangeRatio)
 		it := single(i)
 		it.Prompt = join(prefix, b.tok.Generate(r, in))
 		it.InputTokens = b.tok.Count(it.Prompt)
 		it.OutputTokens = out
-		items[i] = it
-	}
-	return items, nil
+		return it
+	}, nil
 }

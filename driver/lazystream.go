@@ -1,0 +1,139 @@
+package driver
+
+import (
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"time"
+
+	"github.com/autoinfer/autoinfer/driver/workload"
+)
+
+// reqSource is a measured stream as the virtual driver reads it: requests in
+// index order, held only between their production and their drop.
+type reqSource interface {
+	Len() int
+	// Lazy is true when requests are produced on demand (no sessions):
+	// the driver pulls one ahead instead of all at once.
+	Lazy() bool
+	// Next produces the next request in index order; false once all are.
+	Next() (int, bool, error)
+	// At is request i, produced and not dropped.
+	At(i int) *Request
+	// Drop releases request i.
+	Drop(i int)
+	// Hash is the stream hash; it produces what is left to produce.
+	Hash() (string, error)
+}
+
+// sliceSource is a stream built whole (Generate, a warm-up phase).
+type sliceSource struct {
+	reqs []Request
+	hash string
+	next int
+}
+
+func (s *sliceSource) Len() int   { return len(s.reqs) }
+func (s *sliceSource) Lazy() bool { return false }
+func (s *sliceSource) Next() (int, bool, error) {
+	if s.next == len(s.reqs) {
+		return 0, false, nil
+	}
+	s.next++
+	return s.next - 1, true, nil
+}
+func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
+func (s *sliceSource) Drop(int)              {}
+func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
+
+// lazySource renders a workload whose items depend on their index alone
+// (workload.BuildLazy) one request at a time, digesting each into the
+// stream hash as it is produced: memory does not grow with the stream.
+// Its requests, warm-up and hash are those Generate gives.
+type lazySource struct {
+	cfg     Config
+	items   workload.Lazy
+	r       renderer
+	tok     workload.Tokenizer
+	offsets func() (time.Duration, bool)
+	stop    func()
+	next    int
+	live    map[int]*Request
+	h       streamHasher
+}
+
+// lazyStream is Generate for a lazily built workload without sessions:
+// the warm-up and ready requests (sized by a first pass over the items),
+// and the measured requests as a source. ok is false when the workload is
+// not one BuildLazy builds.
+func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, false, err
+	}
+	cfg = cfg.withDefaults()
+	tok := cfg.Tokenizer
+	if tok == nil {
+		if tok, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
+			return nil, nil, false, fmt.Errorf("workload.%w", err)
+		}
+	}
+	s := source(phaseMeasured, cfg.Seed, cfg.TrialID)
+	items, ok, err := workload.BuildLazy(cfg.Workload, cfg.NumPrompts, s, tok)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("workload.%w", err)
+	}
+	if !ok {
+		return nil, nil, false, nil
+	}
+	r := newRenderer(cfg)
+	st = &Stream{tok: tok}
+	in, out := meanLengths(items.N, items.At)
+	if st.Warmup, err = cfg.warmupOf(in, out, r, tok, cfg.WarmupRequests); err != nil {
+		return nil, nil, false, err
+	}
+	ready, err := cfg.warmupOf(in, out, r, tok, 1)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("ready check request: %w", err)
+	}
+	st.Ready = ready[0]
+	// Every item starts its own session: one offset per item.
+	offs := cfg.Arrival.OffsetSeq(items.N, func() *rand.Rand { return s("arrival", 0) })
+	next, stop := iter.Pull(offs)
+	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
+		h: cfg.newStreamHasher()}, true, nil
+}
+
+func (l *lazySource) Len() int   { return l.items.N }
+func (l *lazySource) Lazy() bool { return true }
+
+func (l *lazySource) Next() (int, bool, error) {
+	if l.next == l.items.N {
+		return 0, false, nil
+	}
+	i := l.next
+	it := l.items.At(i)
+	off, _ := l.offsets()
+	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	if err != nil {
+		return 0, false, err
+	}
+	l.h.add(&req)
+	l.live[i] = &req
+	l.next++
+	return i, true, nil
+}
+
+func (l *lazySource) At(i int) *Request { return l.live[i] }
+func (l *lazySource) Drop(i int)        { delete(l.live, i) }
+
+func (l *lazySource) Hash() (string, error) {
+	for l.next < l.items.N {
+		i, _, err := l.Next()
+		if err != nil {
+			return "", err
+		}
+		l.Drop(i)
+	}
+	l.stop()
+	return l.h.sum(), nil
+}
