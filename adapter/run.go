@@ -52,9 +52,20 @@ type Options struct {
 	// EngineLagRatioLimit, when set, overrides every spec's
 	// checks.max_engine_lag_ratio (trial run --max-engine-lag-ratio).
 	EngineLagRatioLimit float64
+	// StreamVirtual makes virtual-clock trials stream their request
+	// records into the summary and keep none (autoinfer search: hundreds of
+	// candidates, rows without per-request records). Percentiles stay exact
+	// up to SearchExactValues values per metric.
+	StreamVirtual bool
 	// Logger reports the lifecycle; nil discards.
 	Logger *slog.Logger
 }
+
+// SearchExactValues is how many values per latency metric a streamed
+// virtual trial keeps exactly (32 MiB at most per metric); past it the
+// percentiles are within metrics.PercentileRelError and the summary's
+// percentile_rel_error says so.
+const SearchExactValues = 1 << 22
 
 // Runner runs trials one at a time.
 type Runner struct {

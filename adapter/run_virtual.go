@@ -22,7 +22,8 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		return
 	}
 	tr.log.Info("running on the virtual clock", "trial", tr.t.Name, "target", tr.t.Target.Kind)
-	res, err := driver.Simulate(ctx, tr.driverConfig(virtual.BaseURL), dep)
+	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep,
+		driver.SimOptions{Stream: tr.opts.StreamVirtual, ExactValues: SearchExactValues})
 	tr.result = res
 	if res != nil {
 		tr.warmup = res.Warmup

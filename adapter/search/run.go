@@ -1,0 +1,207 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/target/simtarget"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+// Options configure Run.
+type Options struct {
+	Ledger *ledger.Ledger
+	// Parallel is how many candidates run at once (0: one per core).
+	Parallel int
+	// Resume skips candidates the search already recorded ok (a row of the
+	// search id with the candidate's spec hash, not stale).
+	Resume bool
+	// Progress is told of each finished candidate (done of total).
+	Progress func(done, total int, name string)
+	Logger   *slog.Logger
+}
+
+// Candidate is one configuration of the space.
+type Candidate struct {
+	Trial trials.Trial
+	// GPUs is what the deployment uses: workers × tensor × data parallel.
+	GPUs int
+	// RowID is its ledger row (0: not run); Resumed says the row was
+	// already there.
+	RowID   int64
+	Resumed bool
+	Status  ledger.Status
+	// Values are the row's metrics (objective metrics per GPU included).
+	Values map[string]float64
+	// Violations are the SLO constraints the row breaks (feasible: none).
+	Violations []string
+}
+
+// Feasible reports whether the candidate ran ok and meets every SLO.
+func (c Candidate) Feasible() bool { return c.Status == ledger.StatusOK && len(c.Violations) == 0 }
+
+// GPUs is how many GPUs t's deployment uses: workers × tensor parallel
+// (the engine's, else a simulated profile's) × data parallel.
+func GPUs(t trials.Trial) int {
+	e := t.Topology.Engine
+	tp := e.TensorParallelSize
+	if so, ok := t.Target.Options.(*simtarget.Options); ok && tp == 0 {
+		if p, err := simtarget.ResolveProfile(so.Profile, so.ProfileOverrides); err == nil && p.Model != nil {
+			tp = p.Model.TP
+		}
+	}
+	return len(t.Topology.Target().Slots()) * max(tp, 1) * max(e.DataParallelSize, 1)
+}
+
+// Run evaluates the candidates ts (Split's spec parsed, on the virtual
+// clock) under s: those outside the GPU budget are left out (returned in
+// over), the others run in parallel, each recorded as a virtual row of the
+// search id. It returns every candidate in the space's order.
+func Run(ctx context.Context, s Spec, ts []trials.Trial, o Options) (run, over []Candidate, err error) {
+	if o.Ledger == nil {
+		return nil, nil, errors.New("search: a ledger is required")
+	}
+	if len(ts) == 0 {
+		return nil, nil, errors.New("search: the space has no candidates")
+	}
+	var done map[string]ledger.Trial
+	if o.Resume {
+		if done, err = recorded(ctx, o.Ledger, ts[0].SweepID); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, t := range ts {
+		if t.SameAs != "" {
+			continue // the same deployment under another name: its twin runs
+		}
+		c := Candidate{Trial: t, GPUs: GPUs(t)}
+		if b := s.Constraints.GPUs; b > 0 && c.GPUs != b {
+			over = append(over, c)
+			continue
+		}
+		if row, ok := done[t.SpecHash]; ok {
+			c.RowID, c.Resumed = row.ID, true
+		}
+		run = append(run, c)
+	}
+	if err := execute(ctx, run, o); err != nil {
+		return run, over, err
+	}
+	for i := range run {
+		if err := evaluate(ctx, o.Ledger, s, &run[i]); err != nil {
+			return run, over, err
+		}
+	}
+	return run, over, nil
+}
+
+// recorded are the search's ok, fresh virtual rows by spec hash.
+func recorded(ctx context.Context, l *ledger.Ledger, id string) (map[string]ledger.Trial, error) {
+	rows, err := l.List(ctx, ledger.Filter{SweepID: id, Status: ledger.StatusOK, IncludeVirtual: true})
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", id, err)
+	}
+	out := map[string]ledger.Trial{}
+	for _, r := range rows {
+		if _, ok := out[r.SpecHash]; !ok && r.Virtual() { // newest first
+			out[r.SpecHash] = r
+		}
+	}
+	return out, nil
+}
+
+// execute runs every candidate without a row, Parallel at a time, each
+// worker with its own runner; rows are written one at a time.
+func execute(ctx context.Context, cs []Candidate, o Options) error {
+	par := o.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	rec := &serialRecorder{l: o.Ledger}
+	todo := make(chan int)
+	g, gctx := errgroup.WithContext(ctx)
+	var mu sync.Mutex
+	finished := 0
+	for range par {
+		r, err := adapter.New(adapter.Options{Ledger: rec, StreamVirtual: true, Logger: o.Logger})
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			for i := range todo {
+				out, err := r.Run(gctx, cs[i].Trial)
+				if err != nil {
+					return fmt.Errorf("candidate %s: %w", cs[i].Trial.Name, err)
+				}
+				mu.Lock()
+				cs[i].RowID = out.RowID
+				finished++
+				if o.Progress != nil {
+					o.Progress(finished, len(cs), cs[i].Trial.Name)
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(todo)
+		for i := range cs {
+			if cs[i].Resumed {
+				mu.Lock()
+				finished++
+				mu.Unlock()
+				continue
+			}
+			select {
+			case todo <- i:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// serialRecorder writes one row at a time for parallel runners.
+type serialRecorder struct {
+	mu sync.Mutex
+	l  *ledger.Ledger
+}
+
+func (s *serialRecorder) Record(ctx context.Context, t ledger.Trial, reqs []ledger.Request) (ledger.Recorded, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.l.Record(ctx, t, reqs)
+}
+
+// evaluate reads c's row: status, metrics (per GPU too) and the SLO
+// constraints it breaks.
+func evaluate(ctx context.Context, l *ledger.Ledger, s Spec, c *Candidate) error {
+	row, err := l.Get(ctx, c.RowID)
+	if err != nil {
+		return fmt.Errorf("candidate %s: row %d: %w", c.Trial.Name, c.RowID, err)
+	}
+	c.Status, c.Values = row.Status, row.Values()
+	for name, v := range row.Values() {
+		c.Values[name+"_per_gpu"] = v / float64(c.GPUs)
+	}
+	for _, a := range s.Constraints.slo {
+		v, ok := c.Values[a.Metric]
+		if !ok {
+			c.Violations = append(c.Violations, a.Metric+" not measured")
+		} else if !a.Holds(v) {
+			c.Violations = append(c.Violations, fmt.Sprintf("%s = %.4g, want %s", a.Metric, v, a))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autoinfer/autoinfer/adapter/search"
+	"github.com/autoinfer/autoinfer/adapter/targetkinds"
+	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/trials"
+)
+
+func newSearchCmd() *cobra.Command {
+	var ledgerPath, output string
+	var parallel int
+	var resume, verbose bool
+	c := &cobra.Command{
+		Use:   "search SPEC",
+		Short: "Evaluate a space of deployments on the virtual clock and print the best (top-k, Pareto front)",
+		Long: `Read a spec with a search: block, expand its space (spec keys to lists or
+ranges, and linked variants) into candidates, keep those that use exactly the
+GPU budget, run each on the virtual clock (in parallel across cores) and
+record it as a virtual row of one search id (the sweep id). Then print the
+feasible candidates (every SLO constraint met) ranked by the objective, or
+the Pareto front of two objective metrics. Rows are predictions: see
+docs/whatif.md for what the virtual clock does and does not model.
+
+An interrupted search resumes with --resume: candidates with an ok row of
+the search are not run again.`,
+		Example: `  autoinfer search trials/examples/search.yaml
+  autoinfer search trials/examples/search.yaml --resume --parallel 2`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if parallel < 0 {
+				return usageErr("--parallel: must be >= 0, got %d", parallel)
+			}
+			if output != "table" && output != "json" {
+				return usageErr("--output %q: want table or json", output)
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
+			}
+			stem := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			specData, s, err := search.Split(data, stem)
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+			}
+			ts, err := trials.Parse(specData, targetkinds.All())
+			if err != nil {
+				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+			}
+			if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
+				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+			}
+			ctx := c.Context()
+			l, err := ledger.Open(ctx, ledgerPath)
+			if err != nil {
+				return withCode(ExitInfra, fmt.Errorf("opening ledger: %w", err))
+			}
+			defer l.Close()
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			errw := c.ErrOrStderr()
+			started := time.Now()
+			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume,
+				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
+				Progress: func(done, total int, name string) {
+					fmt.Fprintf(errw, "\r%d/%d candidates", done, total)
+				}})
+			fmt.Fprintln(errw)
+			if err != nil {
+				if ctx.Err() != nil {
+					return withCode(ExitInterrupted, fmt.Errorf("search interrupted: %w (resume with --resume)", err))
+				}
+				return withCode(ExitInfra, err)
+			}
+			r := search.Rank(s, run)
+			return renderSearch(c.OutOrStdout(), output, ts[0].SweepID, run, over, r, time.Since(started))
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&ledgerPath, "ledger", "autoinfer.db", "SQLite ledger to record candidates in (created if missing)")
+	fl.IntVar(&parallel, "parallel", 0, "candidates run at once (0: one per core)")
+	fl.BoolVar(&resume, "resume", false, "skip candidates the search already recorded ok")
+	fl.StringVarP(&output, "output", "o", "table", "table or json")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "log each candidate's lifecycle")
+	return c
+}
+
+// searchJSON is search's machine-readable answer.
+type searchJSON struct {
+	SearchID   string         `json:"search_id"`
+	Clock      string         `json:"clock"`
+	Candidates int            `json:"candidates"`
+	Resumed    int            `json:"resumed"`
+	OverBudget int            `json:"over_budget"`
+	Infeasible int            `json:"infeasible"`
+	Failed     int            `json:"failed"`
+	Objective  []string       `json:"objective"`
+	Top        []searchRowOut `json:"top,omitempty"`
+	Front      []searchRowOut `json:"front,omitempty"`
+	ElapsedS   float64        `json:"elapsed_s"`
+}
+
+type searchRowOut struct {
+	Row      int64              `json:"row"`
+	Name     string             `json:"name"`
+	GPUs     int                `json:"gpus"`
+	Settings string             `json:"settings"`
+	Values   map[string]float64 `json:"values"`
+}
+
+func renderSearch(w io.Writer, format, id string, run, over []search.Candidate, r search.Ranked, elapsed time.Duration) error {
+	resumed := 0
+	for _, c := range run {
+		if c.Resumed {
+			resumed++
+		}
+	}
+	var names []string
+	for _, m := range r.Metrics {
+		names = append(names, m.Name)
+	}
+	out := func(cs []search.Candidate) []searchRowOut {
+		var rows []searchRowOut
+		for _, c := range cs {
+			vals := map[string]float64{}
+			for _, k := range append(slicesClone(names), "request_throughput", "p99_ttft_ms", "p99_tpot_ms") {
+				if v, ok := c.Values[k]; ok {
+					vals[k] = v
+				}
+			}
+			rows = append(rows, searchRowOut{Row: c.RowID, Name: c.Trial.Name, GPUs: c.GPUs, Settings: settingsOf(c.Trial), Values: vals})
+		}
+		return rows
+	}
+	res := searchJSON{SearchID: id, Clock: trials.ClockVirtual, Candidates: len(run), Resumed: resumed, OverBudget: len(over),
+		Infeasible: r.Infeasible, Failed: r.Failed, Objective: names, Top: out(r.Top), Front: out(r.Front), ElapsedS: elapsed.Seconds()}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(w, "search %s [virtual]: %d candidates run (%d resumed), %d outside the GPU budget, %d infeasible, %d failed, %.1f s\n",
+		id, len(run), resumed, len(over), r.Infeasible, r.Failed, elapsed.Seconds())
+	table := func(title string, rows []searchRowOut) {
+		fmt.Fprintf(w, "\n%s\n", title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		cols := append(slicesClone(names), "request_throughput", "p99_ttft_ms", "p99_tpot_ms")
+		fmt.Fprintf(tw, "#\trow\tgpus\t%s\tsettings\n", strings.Join(cols, "\t"))
+		for i, row := range rows {
+			vals := make([]string, len(cols))
+			for j, k := range cols {
+				vals[j] = fmt.Sprintf("%.4g", row.Values[k])
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\n", i+1, row.Row, row.GPUs, strings.Join(vals, "\t"), row.Settings)
+		}
+		_ = tw.Flush()
+	}
+	if len(res.Top) > 0 {
+		table(fmt.Sprintf("top %d by %s (%s):", len(res.Top), names[0], r.Metrics[0].Direction), res.Top)
+	}
+	if len(res.Front) > 0 {
+		table(fmt.Sprintf("Pareto front of %s (%s) and %s (%s):", names[0], r.Metrics[0].Direction, names[1], r.Metrics[1].Direction), res.Front)
+	}
+	if len(res.Top)+len(res.Front) == 0 {
+		fmt.Fprintln(w, "\nno feasible candidate: every one broke a constraint or failed")
+	}
+	return nil
+}
+
+// settingsOf is the variant and matrix values that made t.
+func settingsOf(t trials.Trial) string {
+	parts := make([]string, len(t.Settings))
+	for i, s := range t.Settings {
+		parts[i] = s.Path + "=" + s.Value
+	}
+	return strings.Join(parts, ",")
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
