@@ -9,7 +9,7 @@ func TestLMHeadTableIsTheFormula(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []int{0, 1, 7, 64, 256, lmHeadTable, lmHeadTable + 1, 4096} {
+	for _, s := range []int{0, 1, 7, 64, 256, lmHeadSeqs, lmHeadSeqs + 1, 4096} {
 		if got, want := m.lmHeadMs(s), m.eff.LMHeadMs(m.Arch, m.GPU, m.TP, s); got != want {
 			t.Errorf("lmHeadMs(%d) = %v, LMHeadMs gives %v", s, got, want)
 		}

@@ -3,6 +3,7 @@ package stepmodel
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Model is the step-time model of one engine (one TP group) serving one
@@ -34,15 +35,23 @@ type Model struct {
 	attn      AttentionFit
 	shape     attnShape
 	allReduce Table
-	// lmHead[s] is the LM head's time for s sequences, computed once (the
-	// two powers per GEMM are most of a step's modelling cost, and s takes
-	// few values). The fields it depends on are not changed after NewModel.
-	lmHead []float64
+	// lmHead tabulates the LM head's time per sequence count on first use
+	// (its two powers per GEMM were most of a step's modelling cost, and
+	// the count takes few values). Copies (WithPrecision) share it: the LM
+	// head runs in bf16 whatever the weights' precision, and the fields it
+	// reads are not changed after NewModel.
+	lmHead *lmHeadTable
 }
 
-// lmHeadTable covers batches of up to this many sequences; larger ones
+// lmHeadTable is a Model's LM head time for 0…lmHeadTable sequences.
+type lmHeadTable struct {
+	once sync.Once
+	ms   []float64
+}
+
+// lmHeadSeqs is the largest sequence count tabulated; larger batches
 // compute the LM head per step.
-const lmHeadTable = 1024
+const lmHeadSeqs = 1024
 
 // NewModel builds the model of arch on tp GPUs g, from the measured table
 // when one exists for (g, model, tp), else derived from the architecture
@@ -75,10 +84,7 @@ func NewModel(a Arch, g GPU, tp int) (*Model, error) {
 		m.table, m.Measured = t, true
 	}
 	m.Source = m.describe()
-	m.lmHead = make([]float64, lmHeadTable+1)
-	for seqs := range m.lmHead {
-		m.lmHead[seqs] = e.LMHeadMs(a, g, tp, seqs)
-	}
+	m.lmHead = &lmHeadTable{}
 	return m, nil
 }
 
@@ -149,8 +155,14 @@ func (m *Model) StepMs(b *Batch) float64 {
 }
 
 func (m *Model) lmHeadMs(seqs int) float64 {
-	if seqs < len(m.lmHead) {
-		return m.lmHead[seqs]
+	if t := m.lmHead; t != nil && seqs <= lmHeadSeqs {
+		t.once.Do(func() {
+			t.ms = make([]float64, lmHeadSeqs+1)
+			for s := range t.ms {
+				t.ms[s] = m.eff.LMHeadMs(m.Arch, m.GPU, m.TP, s)
+			}
+		})
+		return t.ms[seqs]
 	}
 	return m.eff.LMHeadMs(m.Arch, m.GPU, m.TP, seqs)
 }
