@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -133,11 +134,18 @@ func renderSearch(w io.Writer, format, id string, run, over []search.Candidate, 
 	for _, m := range r.Metrics {
 		names = append(names, m.Name)
 	}
+	// The objective's metrics, then context the table always shows.
+	cols := slices.Clone(names)
+	for _, k := range []string{"request_throughput", "p99_ttft_ms", "p99_tpot_ms"} {
+		if !slices.Contains(cols, k) {
+			cols = append(cols, k)
+		}
+	}
 	out := func(cs []search.Candidate) []searchRowOut {
 		var rows []searchRowOut
 		for _, c := range cs {
 			vals := map[string]float64{}
-			for _, k := range append(slicesClone(names), "request_throughput", "p99_ttft_ms", "p99_tpot_ms") {
+			for _, k := range cols {
 				if v, ok := c.Values[k]; ok {
 					vals[k] = v
 				}
@@ -158,7 +166,6 @@ func renderSearch(w io.Writer, format, id string, run, over []search.Candidate, 
 	table := func(title string, rows []searchRowOut) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		cols := append(slicesClone(names), "request_throughput", "p99_ttft_ms", "p99_tpot_ms")
 		fmt.Fprintf(tw, "#\trow\tgpus\t%s\tsettings\n", strings.Join(cols, "\t"))
 		for i, row := range rows {
 			vals := make([]string, len(cols))
@@ -189,5 +196,3 @@ func settingsOf(t trials.Trial) string {
 	}
 	return strings.Join(parts, ",")
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
