@@ -87,15 +87,19 @@ func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 	}
 	r := newRenderer(cfg)
 	st = &Stream{tok: tok}
-	in, out := meanLengths(items.N, items.At)
-	if st.Warmup, err = cfg.warmupOf(in, out, r, tok, cfg.WarmupRequests); err != nil {
-		return nil, nil, false, err
+	// Warm-up prompts are sized by the mean lengths: a first pass over the
+	// items, only when a warm-up or ready check will send them.
+	if cfg.WarmupRequests > 0 || cfg.ReadyCheckTimeout > 0 {
+		in, out := meanLengths(items.N, items.At)
+		if st.Warmup, err = cfg.warmupOf(in, out, r, tok, cfg.WarmupRequests); err != nil {
+			return nil, nil, false, err
+		}
+		ready, err := cfg.warmupOf(in, out, r, tok, 1)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("ready check request: %w", err)
+		}
+		st.Ready = ready[0]
 	}
-	ready, err := cfg.warmupOf(in, out, r, tok, 1)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("ready check request: %w", err)
-	}
-	st.Ready = ready[0]
 	// Every item starts its own session: one offset per item.
 	offs := cfg.Arrival.OffsetSeq(items.N, func() *rand.Rand { return s("arrival", 0) })
 	next, stop := iter.Pull(offs)

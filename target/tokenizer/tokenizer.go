@@ -31,7 +31,12 @@ func Count(text string) int {
 func forEachPiece(text string, fn func(string)) {
 	i := 0
 	for i < len(text) {
-		c, size := class(text, i)
+		c, size := byte(0), 1
+		if b := text[i]; b < utf8.RuneSelf {
+			c = asciiClass[b]
+		} else {
+			c, size = class(text, i)
+		}
 		switch c {
 		case classSpace:
 			i += size
@@ -98,10 +103,11 @@ func classOf(r rune) byte {
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 func pieceID(p string) int {
-	if id, ok := vocabIndex[p]; ok {
+	h := fnv32a(p)
+	if id, ok := vocabID(p, h); ok {
 		return id
 	}
-	return len(vocabulary) + int(fnv32a(p)%uint32(VocabSize-len(vocabulary)))
+	return len(vocabulary) + int(h%uint32(VocabSize-len(vocabulary)))
 }
 
 // fnv32a is hash/fnv's 32-bit FNV-1a of p, without its allocation.

@@ -14,7 +14,7 @@ func TestTokenizeSplitsWordsAndPunctuation(t *testing.T) {
 	if len(got) != 6 {
 		t.Fatalf("Tokenize gave %d ids %v, want 6 (Hello , the world ! 42x)", len(got), got)
 	}
-	if got[2] != vocabIndex["the"] || got[1] != vocabIndex[","] {
+	if got[2] != slices.Index(vocabulary, "the") || got[1] != slices.Index(vocabulary, ",") {
 		t.Fatalf("vocabulary words must map to their index: got %v", got)
 	}
 	if Count("Hello, the world!  42x") != len(got) {
@@ -103,5 +103,22 @@ func TestFastPathMatchesUnicode(t *testing.T) {
 	want := []string{"Héllo", ",", "wörld", "!", "٣٤", "tab", "new", "line", "x"}
 	if !slices.Equal(pieces, want) {
 		t.Fatalf("pieces of %q = %q, want %q", text, pieces, want)
+	}
+}
+
+// TestVocabularyLookup: every word's id is its index; pieces outside the
+// vocabulary hash into the rest of the id space.
+func TestVocabularyLookup(t *testing.T) {
+	for id, w := range vocabulary {
+		if got := pieceID(w); got != id {
+			t.Fatalf("pieceID(%q) = %d, want its index %d", w, got, id)
+		}
+	}
+	for _, p := range []string{"unknownword", "Zyx", "42x", "é"} {
+		h := fnv.New32a()
+		h.Write([]byte(p))
+		if got, want := pieceID(p), len(vocabulary)+int(h.Sum32()%uint32(VocabSize-len(vocabulary))); got != want || slices.Contains(vocabulary, p) {
+			t.Fatalf("pieceID(%q) = %d, want hashed id %d", p, got, want)
+		}
 	}
 }

@@ -17,15 +17,40 @@ var vocabulary = func() []string {
 	return v
 }()
 
-// vocabIndex maps each vocabulary word to its id. It is derived once from
-// vocabulary and never written afterwards.
-var vocabIndex = func() map[string]int {
-	m := make(map[string]int, len(vocabulary))
-	for i, w := range vocabulary {
-		m[w] = i
+// vocabTable finds each vocabulary word's id by the word's FNV-1a hash,
+// which a piece outside the vocabulary needs for its id anyway: open
+// addressing over a power-of-two table at least four times the vocabulary,
+// each slot id+1 (0: empty). Derived once from vocabulary, never written
+// afterwards.
+var vocabTable = func() []int32 {
+	n := 1
+	for n < 4*len(vocabulary) {
+		n <<= 1
 	}
-	return m
+	t := make([]int32, n)
+	for id, w := range vocabulary {
+		i := int(fnv32a(w)) & (n - 1)
+		for t[i] != 0 {
+			i = (i + 1) & (n - 1)
+		}
+		t[i] = int32(id + 1)
+	}
+	return t
 }()
+
+// vocabID is the id of vocabulary word p, whose FNV-1a hash is h.
+func vocabID(p string, h uint32) (int, bool) {
+	mask := len(vocabTable) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		e := vocabTable[i]
+		if e == 0 {
+			return 0, false
+		}
+		if vocabulary[e-1] == p {
+			return int(e - 1), true
+		}
+	}
+}
 
 // EOS is the id of the end-of-sequence token.
 const EOS = 0
