@@ -55,7 +55,7 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 		b.Fatal(err)
 	}
 	slices.SortFunc(rows, func(x, y ledger.Trial) int { return int(x.ID - y.ID) })
-	virt, real := map[string]ledger.Trial{}, map[string][]ledger.Trial{}
+	virt, measured := map[string]ledger.Trial{}, map[string][]ledger.Trial{}
 	refused := 0
 	for _, r := range rows {
 		switch {
@@ -65,7 +65,7 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 			refused++
 			b.Logf("real-time trial %d (%s) not ok: %s %s", r.ID, r.Name, r.Status, r.FailureKind)
 		default:
-			real[r.Name] = append(real[r.Name], r)
+			measured[r.Name] = append(measured[r.Name], r)
 		}
 	}
 	names := []string{"quickstart/router.policy=round_robin", "quickstart/router.policy=cache_aware"}
@@ -85,7 +85,7 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 		for _, m := range compared {
 			v := m.get(virt[n])
 			var xs []float64
-			for _, r := range real[n] {
+			for _, r := range measured[n] {
 				xs = append(xs, m.get(r))
 			}
 			mean := 0.0
@@ -101,7 +101,7 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 		}
 	}
 	for i := range realRepeats {
-		b.Logf("real run %d conclusion: %s", i+1, conclusion(b, l, real[names[0]][i].ID, real[names[1]][i].ID))
+		b.Logf("real run %d conclusion: %s", i+1, conclusion(b, l, measured[names[0]][i].ID, measured[names[1]][i].ID))
 	}
 	b.ReportMetric(100*worst, "worst-%-off")
 }
