@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/autoinfer/autoinfer/router/h1"
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
@@ -100,7 +101,7 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	}
 	var transport http.RoundTripper = newTransport(o.dial)
 	if keys.WorkerAPIKey != "" {
-		transport = &workerAuth{base: transport.(*http.Transport), header: "Bearer " + keys.WorkerAPIKey}
+		transport = &workerAuth{base: newTransport(o.dial), header: "Bearer " + keys.WorkerAPIKey}
 	}
 	r := &Router{
 		cfg:     cfg,
@@ -191,17 +192,31 @@ func (r *Router) Loads() map[string]int64 {
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // newTransport dials workers directly (never through an environment proxy)
-// and keeps enough idle connections for high-concurrency trials.
-func newTransport(d Dialer) *http.Transport {
-	return &http.Transport{
+// and keeps enough idle connections for high-concurrency trials. Plain
+// HTTP goes through router/h1, which does each round trip on the caller's
+// goroutine; https and unusual requests through net/http's Transport.
+func newTransport(d Dialer) *h1.Transport {
+	std := &http.Transport{
 		Proxy:               nil,
 		DialContext:         d.DialContext,
 		MaxIdleConns:        4096,
-		MaxIdleConnsPerHost: 1024,
-		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConnsPerHost: maxIdlePerWorker,
+		IdleConnTimeout:     idleConnTimeout,
 		DisableCompression:  true, // relay bytes as the worker sent them
-		// A 2k-token prompt with its headers goes out in one write (the
-		// default 4 KiB buffer needs three system calls for it).
-		WriteBufferSize: 16 << 10,
 	}
+	return h1.New(h1.Options{
+		Dial:           d,
+		Fallback:       std,
+		MaxIdlePerHost: maxIdlePerWorker,
+		IdleTimeout:    idleConnTimeout,
+		// A 2k-token prompt with its headers goes out in one write (a
+		// 4 KiB buffer needs three system calls for it).
+		WriteBufferSize: 16 << 10,
+	})
 }
+
+// Connections kept to each worker between requests, and for how long.
+const (
+	maxIdlePerWorker = 1024
+	idleConnTimeout  = 90 * time.Second
+)
