@@ -112,7 +112,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 	if len(t.w.ranks) > 1 {
 		req.Header.Set(DPRankHeader, strconv.Itoa(t.rank))
 	}
-	resp, err := r.client.Do(req)
+	resp, err := r.upstream.RoundTrip(req)
 	if err != nil {
 		return nil, r.transportFailure(ctx, t.w, err)
 	}

@@ -32,7 +32,7 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
 		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), header: req.Header,
-			reqID: requestID(req.Header), runID: req.Header.Get(RunIDHeader)}
+			reqID: r.ids.of(req.Header), runID: req.Header.Get(RunIDHeader)}
 		w.Header().Set("X-Request-Id", in.reqID)
 		r.m.requests.WithLabelValues(route).Inc()
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/autoinfer/autoinfer/router/policy"
 	"github.com/autoinfer/autoinfer/router/prompt"
@@ -44,14 +45,28 @@ var requestIDHeaders = []string{"X-Request-Id", "X-Correlation-Id", "X-Trace-Id"
 // RunIDHeader carries the trial id; requests with it are counted per run.
 const RunIDHeader = "X-Run-ID"
 
-// requestID returns the client's id or a new one.
-func requestID(h http.Header) string {
+// requestIDs makes the ids of requests that come without one: a random
+// prefix per router and a counter. They are unique across routers and
+// restarts like a random id per request, without reading crypto/rand for
+// every request.
+type requestIDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	return &requestIDs{prefix: "req-" + strings.ToLower(rand.Text()[:16]) + "-"}
+}
+
+// of returns the client's id from h, or a new one.
+func (g *requestIDs) of(h http.Header) string {
 	for _, k := range requestIDHeaders {
-		if v := h.Get(k); v != "" {
-			return v
+		if v := h[k]; len(v) > 0 && v[0] != "" {
+			return v[0]
 		}
 	}
-	return "req-" + strings.ToLower(rand.Text())
+	var buf [64]byte
+	return string(strconv.AppendUint(append(buf[:0], g.prefix...), g.n.Add(1), 36))
 }
 
 // openAIBody holds the fields routing needs; unmarshalling into it also

@@ -21,15 +21,20 @@ import (
 // machinery and metrics. Build it with New, run it with Serve (or mount
 // Handler), and read its exact loads with Loads.
 type Router struct {
-	cfg     Config
-	log     *slog.Logger
-	reg     *prometheus.Registry
-	m       *metrics
-	now     func() time.Time
-	rnd     *policy.LockedRand
-	client  *http.Client
-	limiter *limiter
+	cfg    Config
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	m      *metrics
+	now    func() time.Time
+	rnd    *policy.LockedRand
+	client *http.Client
+	// upstream is client's transport: attempts use it directly, without
+	// http.Client's per-request copies of the headers and URL for
+	// redirects, which the router never follows.
+	upstream http.RoundTripper
+	limiter  *limiter
 
+	ids    *requestIDs // for requests that come without one
 	keys   keyring     // API and admin keys
 	pass   passthrough // unnamed paths that reach workers
 	bodies *bodyBudget // max_body_memory
@@ -104,17 +109,19 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		transport = &workerAuth{base: newTransport(o.dial), header: "Bearer " + keys.WorkerAPIKey}
 	}
 	r := &Router{
-		cfg:     cfg,
-		log:     o.log,
-		reg:     prometheus.NewRegistry(), // one per router: several share a process
-		now:     o.now,
-		rnd:     policy.NewLockedRand(seed),
-		client:  &http.Client{Transport: transport, CheckRedirect: noRedirects},
-		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
-		fresh:   freshConns{m: map[net.Conn]struct{}{}},
-		keys:    newKeyring(keys),
-		pass:    newPassthrough(cfg.PassthroughRoutes),
-		bodies:  newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+		cfg:      cfg,
+		log:      o.log,
+		reg:      prometheus.NewRegistry(), // one per router: several share a process
+		now:      o.now,
+		rnd:      policy.NewLockedRand(seed),
+		client:   &http.Client{Transport: transport, CheckRedirect: noRedirects},
+		upstream: transport,
+		limiter:  newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+		fresh:    freshConns{m: map[net.Conn]struct{}{}},
+		ids:      newRequestIDs(),
+		keys:     newKeyring(keys),
+		pass:     newPassthrough(cfg.PassthroughRoutes),
+		bodies:   newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 	}
 	r.m = newMetrics(r.reg)
 	r.runs = newRunSeries(r.m, cfg.MaxRunIDs)

@@ -56,7 +56,9 @@ func post(ctx context.Context, t *testing.T, tr http.RoundTripper, url, body str
 // postRead posts body and reads the whole answer.
 func postRead(ctx context.Context, t *testing.T, tr http.RoundTripper, url, body string) string {
 	t.Helper()
-	return readAll(t, post(ctx, t, tr, url, body))
+	resp := post(ctx, t, tr, url, body)
+	defer resp.Body.Close()
+	return readAll(t, resp)
 }
 
 func readAll(t *testing.T, resp *http.Response) string {
@@ -161,8 +163,9 @@ func TestStreamsAndCancels(t *testing.T) {
 		t.Fatalf("first read: %q, %v", buf[:n], err)
 	}
 	readErr := make(chan error, 1)
+	body := resp.Body
 	go func() {
-		_, err := resp.Body.Read(buf)
+		_, err := body.Read(buf)
 		readErr <- err
 	}()
 	cancel()
