@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +57,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	st, err := Generate(cfg)
+	st, err := plan(cfg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +76,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	header := cfg.baseHeader()
 	newPhase := func(name string, reqs []Request) *phase {
 		return &phase{cfg: cfg, client: client, url: url, now: o.now, header: header,
-			render: render, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
+			render: render, tok: st.tok, reqs: reqs, st: st, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
 	}
 	res := &Result{}
 	warmup, warmupDone := st.Warmup, 0
@@ -125,23 +128,59 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
 	s.WarmupRequests = len(st.Warmup)
 	s.StreamHash = st.Hash()
-	s.SentHash = sentHash(m)
+	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
 }
 
-// sentHash digests the session headers and bodies actually sent, in index
-// order: two runs with equal sent hashes sent byte-identical requests, also
-// where multi_turn history holds the server's answers.
-func sentHash(p *phase) string {
-	h := sha256.New()
-	for i, b := range p.bodies {
-		if b == nil {
-			continue
-		}
-		writeInt(h, int64(i))
-		writeField(h, p.reqs[i].Session)
-		writeField(h, string(b))
+// sentDigest digests the session headers and bodies actually sent, in
+// index order: two runs with equal sent hashes sent byte-identical
+// requests, also where multi_turn history holds the server's answers. It
+// takes each body as it is sent; one sent ahead of an earlier index waits
+// until the earlier ones were sent or the phase ended, so a phase that
+// sends in index order keeps no bodies.
+type sentDigest struct {
+	h    hash.Hash
+	next int              // the lowest index not digested yet
+	held map[int]sentBody // sent, waiting for an earlier index
+}
+
+type sentBody struct {
+	session string
+	body    []byte
+}
+
+func newSentDigest() *sentDigest { return &sentDigest{h: sha256.New(), held: map[int]sentBody{}} }
+
+// add takes request i's body as it is sent.
+func (d *sentDigest) add(i int, session string, body []byte) {
+	if i != d.next {
+		d.held[i] = sentBody{session, body}
+		return
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	d.write(i, sentBody{session, body})
+	for d.next++; ; d.next++ {
+		b, ok := d.held[d.next]
+		if !ok {
+			return
+		}
+		delete(d.held, d.next)
+		d.write(d.next, b)
+	}
+}
+
+func (d *sentDigest) write(i int, b sentBody) {
+	writeInt(d.h, int64(i))
+	writeField(d.h, b.session)
+	writeField(d.h, string(b.body))
+}
+
+// sum digests what is still held, in index order (requests never sent are
+// left out), and returns the digest.
+func (d *sentDigest) sum() string {
+	for _, i := range slices.Sorted(maps.Keys(d.held)) {
+		d.write(i, d.held[i])
+	}
+	clear(d.held)
+	return hex.EncodeToString(d.h.Sum(nil))
 }
