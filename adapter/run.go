@@ -199,7 +199,8 @@ func (tr *trialRun) execute(ctx context.Context) {
 		baseURL = rr.URL
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
-	opts := []driver.Option{driver.WithProgress(tr.progress)}
+	qg := &warmupGate{tr: tr, baseURL: baseURL}
+	opts := append([]driver.Option{driver.WithProgress(tr.progress)}, qg.option()...)
 	if tr.hooks.clock != nil {
 		opts = append(opts, driver.WithClock(tr.hooks.clock))
 	}
@@ -213,7 +214,7 @@ func (tr *trialRun) execute(ctx context.Context) {
 			return
 		}
 	}
-	tr.runGate(ctx, baseURL)
+	qg.keep(ctx)
 	tr.observe(ctx)
 }
 

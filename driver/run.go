@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
@@ -25,13 +26,24 @@ type Progress struct {
 type Option func(*options)
 
 type options struct {
-	progress func(Progress)
-	now      func() time.Time
+	progress     func(Progress)
+	now          func() time.Time
+	duringWarmup func(context.Context)
 }
 
 // WithProgress calls fn on the scheduler goroutine after every finished
 // request; fn must return quickly.
 func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progress = fn } }
+
+// WithDuringWarmup runs fn on its own goroutine alongside the warm-up:
+// it starts once the ready check has passed (it does not run when the
+// check fails), and the measured run starts
+// only after both the warm-up and fn have returned, so nothing fn sends
+// overlaps the measured window. Run returns only after fn has; fn's ctx
+// ends with Run's. The adapter sends the quality gate's prompts this way.
+func WithDuringWarmup(fn func(ctx context.Context)) Option {
+	return func(o *options) { o.duringWarmup = fn }
+}
 
 // WithClock replaces time.Now for every timestamp the run takes (send
 // times, chunk arrivals, the run's start and end). Tests use it to script
@@ -92,6 +104,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 			return nil, err
 		}
 	}
+	var side sync.WaitGroup
+	defer side.Wait()
+	if o.duringWarmup != nil {
+		side.Go(func() { o.duringWarmup(ctx) })
+	}
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup, warmup)
 		w.answered = warmupDone
@@ -103,6 +120,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		}
 	}
 	<-readyStream // it ends with ctx at the latest
+	side.Wait()
 	if err := ctx.Err(); err != nil && len(warmup) > 0 {
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
