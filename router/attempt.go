@@ -134,7 +134,11 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 		}
 		return nil, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
 	}
-	return &upstream{resp: resp, body: io.MultiReader(bytes.NewReader(head), resp.Body), validation: validation}, nil
+	body := io.Reader(resp.Body)
+	if head != nil {
+		body = io.MultiReader(bytes.NewReader(head), resp.Body)
+	}
+	return &upstream{resp: resp, body: body, validation: validation}, nil
 }
 
 func isSSE(h http.Header) bool {
