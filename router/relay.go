@@ -34,13 +34,15 @@ func forwardHeaders(dst, src http.Header, credentials bool) {
 }
 
 // copyResponseHeaders copies the worker's headers; the router's own
-// X-Request-Id, already set, wins.
+// X-Request-Id, already set, wins. The value slices are shared with the
+// worker's response, which nothing changes afterwards (capacity cut, so an
+// append to one copies).
 func copyResponseHeaders(dst, src http.Header) {
 	for k, vs := range src {
 		if strings.EqualFold(k, "X-Request-Id") {
 			continue
 		}
-		dst[k] = append([]string(nil), vs...)
+		dst[k] = vs[:len(vs):len(vs)]
 	}
 	dropHop(dst)
 }
