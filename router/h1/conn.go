@@ -63,7 +63,10 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request, body io.ReadClo
 // skipping informational (1xx) answers.
 func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*http.Response, error) {
 	if err := c.writeRequest(req, body); err != nil {
-		if c.reused && !errors.Is(err, errInvalidRequest) {
+		if errors.Is(err, errInvalidRequest) {
+			return nil, err
+		}
+		if c.reused {
 			return nil, fmt.Errorf("%w: writing request: %w", errNothingRead, err)
 		}
 		return nil, err

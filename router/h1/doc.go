@@ -27,4 +27,10 @@
 // request's context aborts the round trip and a body being read; a body
 // closed before its end closes its connection; idle connections are closed
 // after IdleTimeout and by CloseIdleConnections.
+//
+// Not kept: net/http writes a request body while it already reads the
+// answer, so a server that answers early (413, say) without reading the
+// body is heard at once. Here the body is written first; such an answer is
+// heard once the body is written, or the request's context ends the wait.
+// Workers read whole requests before they answer.
 package h1

@@ -89,11 +89,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// The worker closed a kept-alive connection as the request went
 		// out: nothing was answered, so the request is sent again on a new
 		// connection, as net/http's Transport does.
-		if !c.reused || !errors.Is(err, errNothingRead) || req.GetBody == nil || ctx.Err() != nil {
+		replayable := req.GetBody != nil || body == nil || body == http.NoBody
+		if !c.reused || !errors.Is(err, errNothingRead) || !replayable || ctx.Err() != nil {
 			return nil, cancelled(ctx, err)
 		}
-		if body, err = req.GetBody(); err != nil {
-			return nil, fmt.Errorf("replaying request body: %w", err)
+		if req.GetBody != nil {
+			if body, err = req.GetBody(); err != nil {
+				return nil, fmt.Errorf("replaying request body: %w", err)
+			}
 		}
 	}
 }

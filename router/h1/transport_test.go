@@ -348,3 +348,22 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A bodyless request on a stale connection is sent again too.
+func TestRetriesBodylessOnStaleConnection(t *testing.T) {
+	url, conns := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	tr := newTransport(nil)
+	for i := range 3 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/health", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if got := readAll(t, resp); got != "ok" {
+			t.Fatalf("request %d: %q", i, got)
+		}
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3", n)
+	}
+}
