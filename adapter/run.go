@@ -231,7 +231,8 @@ func (tr *trialRun) execute(ctx context.Context) {
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
 	tr.window = newWindow(tr.client, workerURLs(dep), tr.log.Warn)
-	opts := []driver.Option{driver.WithProgress(tr.progress), driver.WithWindow(tr.windowHooks())}
+	qg := &warmupGate{tr: tr, baseURL: baseURL}
+	opts := append([]driver.Option{driver.WithProgress(tr.progress), driver.WithWindow(tr.windowHooks())}, qg.option()...)
 	if tr.hooks.clock != nil {
 		opts = append(opts, driver.WithClock(tr.hooks.clock))
 	}
@@ -246,7 +247,7 @@ func (tr *trialRun) execute(ctx context.Context) {
 			return
 		}
 	}
-	tr.runGate(ctx, baseURL)
+	qg.keep(ctx)
 	tr.observe(ctx)
 }
 

@@ -113,7 +113,7 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
 	s.WarmupRequests = len(st.Warmup)
 	s.StreamHash = st.Hash()
-	s.SentHash = sentHash(m)
+	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
 }
@@ -136,7 +136,7 @@ type virtual struct {
 func (v *virtual) run(p *phase) error {
 	n := len(p.reqs)
 	p.records = make([]metrics.RequestRecord, n)
-	p.bodies = make([][]byte, n)
+	p.sent = newSentDigest()
 	p.next = map[int]int{}
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	q := &queue{}
@@ -200,7 +200,7 @@ func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
 	rec.IntendedMs, rec.DueMs = ms(it.intended), ms(max(it.intended, freedAt))
 	rec.SendMs, rec.Sent = ms(v.now-v.base), true
 	rec.ScheduleDelayMs = rec.SendMs - rec.DueMs
-	p.bodies[i] = p.reqs[i].Body
+	p.sent.add(i, p.reqs[i].Session, p.reqs[i].Body)
 	v.sent[i] = v.now
 	if err := v.sys.Send(i, v.route, p.requestHeader(i), p.reqs[i].Body, v.now); err != nil {
 		rec.ErrorType, rec.Error = "rejected", err.Error()

@@ -34,6 +34,9 @@ type Request struct {
 	// conv is this request's conversation when Body is nil: the system
 	// prompt (first turn) and this turn's user message.
 	conv conversation
+	// lazy says Body was left out to save memory: Run renders it again
+	// from the stream's items when the request is sent (see plan).
+	lazy bool
 }
 
 // Stream is the full request stream of a run: the measured requests and
@@ -46,6 +49,9 @@ type Stream struct {
 	Ready Request
 	hash  string
 	tok   workload.Tokenizer
+	// items and render rebuild the bodies of lazy requests.
+	items  workload.Items
+	render renderer
 }
 
 // TokenizerID names the tokenizer the prompts were generated with.
@@ -59,7 +65,14 @@ func (s *Stream) Hash() string { return s.hash }
 // Generate builds the stream of cfg: a pure function of the workload, seed,
 // trial id, endpoint, model, arrival and header settings (never of time or
 // of the server).
-func Generate(cfg Config) (*Stream, error) {
+func Generate(cfg Config) (*Stream, error) { return plan(cfg, false) }
+
+// plan builds the stream of cfg. With lazy set, the bodies of requests
+// whose items can be rebuilt one at a time (workload.BuildItems) are
+// hashed and dropped rather than kept: Run renders each again when it is
+// sent, so a long run's memory does not grow with its prompts. The bytes
+// sent and the hash are the same either way.
+func plan(cfg Config, lazy bool) (*Stream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -72,43 +85,57 @@ func Generate(cfg Config) (*Stream, error) {
 		}
 	}
 	src := source(phaseMeasured, cfg.Seed, cfg.TrialID)
-	items, err := workload.Build(cfg.Workload, cfg.NumPrompts, src, tok)
+	items, err := workload.BuildItems(cfg.Workload, cfg.NumPrompts, src, tok)
 	if err != nil {
 		return nil, fmt.Errorf("workload.%w", err)
 	}
 	r := newRenderer(cfg)
-	st := &Stream{tok: tok}
-	if st.Requests, err = cfg.requests(items, r, src, tok); err != nil {
+	st := &Stream{tok: tok, items: items, render: r}
+	h := newStreamHash(cfg)
+	var lens lengths
+	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h, &lens); err != nil {
 		return nil, err
 	}
-	if st.Warmup, err = cfg.warmup(items, r, tok, cfg.WarmupRequests); err != nil {
+	if st.Warmup, err = cfg.warmup(lens, r, tok, cfg.WarmupRequests); err != nil {
 		return nil, err
 	}
-	ready, err := cfg.warmup(items, r, tok, 1)
+	ready, err := cfg.warmup(lens, r, tok, 1)
 	if err != nil || len(ready) == 0 {
 		return nil, fmt.Errorf("ready check request: %w", err)
 	}
 	st.Ready = ready[0]
-	st.hash = cfg.hashRequests(st.Requests)
+	st.hash = h.sum()
 	return st, nil
 }
 
-// requests renders items: offsets of session starts from the arrival
-// process (or the trace), bodies with history for later turns.
-func (cfg Config) requests(items []workload.Item, r renderer, src workload.Source, tok workload.Tokenizer) ([]Request, error) {
-	starts := 0
-	for _, it := range items {
-		if it.Prev < 0 {
-			starts++
-		}
+// body returns request i's body, rendering a lazy one again.
+func (s *Stream) body(r *Request) ([]byte, error) {
+	if !r.lazy {
+		return r.Body, nil
 	}
-	offsets := cfg.Arrival.Offsets(starts, src("arrival", 0))
+	it := s.items.At(r.Index)
+	return s.render.body(conversation{system: it.System, turns: []string{it.Prompt}}, it.OutputTokens)
+}
+
+// lengths sums the items' input and output lengths, for the warm-up.
+type lengths struct{ in, out, n int }
+
+// requests renders items: offsets of session starts from the arrival
+// process (or the trace), bodies with history for later turns. Every
+// request goes into h as it is made; with lazy set, a single-turn
+// request's body is dropped once hashed.
+func (cfg Config) requests(items workload.Items, r renderer, src workload.Source, tok workload.Tokenizer,
+	lazy bool, h *streamHash, lens *lengths) ([]Request, error) {
+	n := items.Len()
+	offsets := cfg.Arrival.Offsets(items.Starts(), src("arrival", 0))
 	synthetic := cfg.Workload.History == workload.HistorySynthetic
 	actual := cfg.Workload.Kind == workload.MultiTurn && !synthetic
 	convs := map[int]*conversation{}
-	out := make([]Request, len(items))
+	out := make([]Request, n)
 	next := 0
-	for i, it := range items {
+	for i := range n {
+		it := items.At(i)
+		lens.in, lens.out, lens.n = lens.in+it.InputTokens, lens.out+it.OutputTokens, lens.n+1
 		req := Request{Index: i, Turn: it.Turn, Prev: it.Prev, Think: it.Think, MaxTokens: it.OutputTokens, InputTokens: it.InputTokens}
 		if cfg.SessionHeader != NoHeader {
 			req.Session = cfg.sessionValue(strconv.Itoa(it.Session), i, it.Turn)
@@ -142,6 +169,10 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 			conv.turns = append(conv.turns, it.Answer)
 			convs[it.Session] = &conv
 		}
+		h.add(&req)
+		if lazy && it.Turn == 0 && it.Prev < 0 && !actual && !synthetic && it.System == "" {
+			req.Body, req.lazy = nil, true
+		}
 		out[i] = req
 	}
 	return out, nil
@@ -153,16 +184,11 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 // contains, so no warm-up prompt shares even its first token (hence no
 // prefix-cache block) with a measured one. The ready check uses the first
 // (n = 1).
-func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
-	if n == 0 || len(items) == 0 {
+func (cfg Config) warmup(lens lengths, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
+	if n == 0 || lens.n == 0 {
 		return nil, nil
 	}
-	in, out := 0, 0
-	for _, it := range items {
-		in += it.InputTokens
-		out += it.OutputTokens
-	}
-	in, out = max(2, in/len(items)), max(1, out/len(items))
+	in, out := max(2, lens.in/lens.n), max(1, lens.out/lens.n)
 	src := source(phaseWarmup, cfg.Seed, cfg.TrialID)
 	reqs := make([]Request, n)
 	for i := range reqs {
@@ -179,25 +205,31 @@ func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokeniz
 	return reqs, nil
 }
 
-// hashRequests digests what identifies the measured stream on the wire.
-func (cfg Config) hashRequests(reqs []Request) string {
+// streamHash digests what identifies the measured stream on the wire,
+// request by request.
+type streamHash struct{ h hash.Hash }
+
+func newStreamHash(cfg Config) *streamHash {
 	h := sha256.New()
 	writeField(h, cfg.Endpoint)
 	writeField(h, cfg.SessionHeader)
-	for _, q := range reqs {
-		for _, n := range []int64{int64(q.Index), int64(q.Turn), int64(q.Prev), int64(q.Think), int64(q.Offset), int64(q.MaxTokens)} {
-			writeInt(h, n)
-		}
-		writeField(h, q.Session)
-		if q.Body != nil {
-			writeField(h, string(q.Body))
-		} else {
-			writeField(h, "history+")
-			writeField(h, q.conv.turns[0])
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return &streamHash{h: h}
 }
+
+func (s *streamHash) add(q *Request) {
+	for _, n := range []int64{int64(q.Index), int64(q.Turn), int64(q.Prev), int64(q.Think), int64(q.Offset), int64(q.MaxTokens)} {
+		writeInt(s.h, n)
+	}
+	writeField(s.h, q.Session)
+	if q.Body != nil {
+		writeField(s.h, string(q.Body))
+	} else {
+		writeField(s.h, "history+")
+		writeField(s.h, q.conv.turns[0])
+	}
+}
+
+func (s *streamHash) sum() string { return hex.EncodeToString(s.h.Sum(nil)) }
 
 func writeInt(h hash.Hash, n int64) {
 	var b [8]byte

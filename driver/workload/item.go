@@ -114,25 +114,16 @@ func join(parts ...string) string {
 
 func single(i int) Item { return Item{Session: i, Prev: -1} }
 
-// random builds n prompts of a shared prefix and a random body. With a
-// real tokenizer the prefix and the body are generated apart and joined by
-// a space, so the prompt's count (which InputTokens reports) can differ
-// from prefix_len + input_len by a token at the join.
+// random builds n prompts of a shared prefix and a random body (see
+// randomItems).
 func (b builder) random() ([]Item, error) {
-	w, n, src := b.w, b.n, b.src
-	if n == 0 {
-		return nil, fmt.Errorf("num_prompts: kind random needs the number of requests (> 0)")
+	ri, err := b.randomItems()
+	if err != nil {
+		return nil, err
 	}
-	prefix := b.tok.Generate(src("prefix", 0), w.PrefixLen)
-	items := make([]Item, n)
+	items := make([]Item, ri.Len())
 	for i := range items {
-		r := src("request", i)
-		in, out := length(r, w.InputLen, w.RangeRatio), length(r, w.OutputLen, w.RangeRatio)
-		it := single(i)
-		it.Prompt = join(prefix, b.tok.Generate(r, in))
-		it.InputTokens = b.tok.Count(it.Prompt)
-		it.OutputTokens = out
-		items[i] = it
+		items[i] = ri.At(i)
 	}
 	return items, nil
 }
