@@ -64,12 +64,9 @@ func Generate(cfg Config) (*Stream, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	tok := cfg.Tokenizer
-	if tok == nil {
-		var err error
-		if tok, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
-			return nil, fmt.Errorf("workload.%w", err)
-		}
+	tok, err := cfg.tokenizer()
+	if err != nil {
+		return nil, err
 	}
 	src := source(phaseMeasured, cfg.Seed, cfg.TrialID)
 	items, err := workload.Build(cfg.Workload, cfg.NumPrompts, src, tok)
@@ -147,25 +144,25 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 	return out, nil
 }
 
-// warmup builds n warm-up requests: single-turn prompts of the measured
-// stream's mean input and output lengths, drawn from the warm-up phase's own
-// sources. Each prompt starts with "Warmup", a token no generated prompt
-// contains, so no warm-up prompt shares even its first token (hence no
-// prefix-cache block) with a measured one. The ready check uses the first
-// (n = 1).
+// warmup builds n warm-up requests, each shaped like a request of the
+// workload's own: request i takes the input and output lengths of a
+// measured item drawn by the warm-up phase's seed, so warm-up traffic has
+// the workload's length mix and is never longer than its longest request
+// (a mean-length warm-up of a trace whose requests run from 100 to 100k
+// tokens fits neither). The prompts come from the warm-up phase's own
+// sources and start with "Warmup", a token no generated prompt contains,
+// so no warm-up prompt shares even its first token (hence no prefix-cache
+// block) with a measured one. The ready check uses the first (n = 1).
 func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
 	if n == 0 || len(items) == 0 {
 		return nil, nil
 	}
-	in, out := 0, 0
-	for _, it := range items {
-		in += it.InputTokens
-		out += it.OutputTokens
-	}
-	in, out = max(2, in/len(items)), max(1, out/len(items))
 	src := source(phaseWarmup, cfg.Seed, cfg.TrialID)
+	pick := src("pick", 0)
 	reqs := make([]Request, n)
 	for i := range reqs {
+		it := items[pick.IntN(len(items))]
+		in, out := max(2, it.InputTokens), max(1, it.OutputTokens)
 		conv := conversation{turns: []string{"Warmup " + tok.Generate(src("request", i), in-1)}}
 		b, err := r.body(conv, out)
 		if err != nil {
