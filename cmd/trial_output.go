@@ -12,6 +12,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/autoinfer/autoinfer/adapter"
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/ledger"
 )
@@ -43,11 +44,15 @@ func compareSweep(ctx context.Context, led *ledger.Ledger, rs []trialResult) []s
 	return out
 }
 
-func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []sweepComparison) error {
+func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []sweepComparison, sweeps []adapter.SweepOutcome) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"trials": rs, "comparisons": cmp})
+		doc := map[string]any{"trials": rs, "comparisons": cmp}
+		if len(sweeps) > 0 {
+			doc["sweeps"] = sweeps
+		}
+		return enc.Encode(doc)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tSTALE\tNOTES")
@@ -98,6 +103,7 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, cmp []swee
 			}
 		}
 	}
+	printTrialSweeps(w, sweeps)
 	return nil
 }
 

@@ -105,31 +105,51 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		return withCode(ExitInfra, err)
 	}
 
-	var results []trialResult
+	var (
+		results, plain []trialResult
+		sweeps         []adapter.SweepOutcome
+	)
 	worst := ExitOK
 	for i, t := range ts {
-		prog.start(i+1, len(ts), t.Name)
 		base, err := checks.baselineFor(ctx, led, t)
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
-		started := time.Now()
-		out, err := runner.RunAgainst(ctx, t, base)
-		prog.finish()
-		res := trialResult{Outcome: out, Elapsed: time.Since(started)}
+		var rs []trialResult
+		if t.IsSweep() {
+			if base.Row != nil {
+				return usageErr("--baseline: %s is a sweep, one row per rate; compare its rows with `ledger compare`", t.Name)
+			}
+			var sw adapter.SweepOutcome
+			sw, rs, err = runSweepTrial(ctx, runner, t, i+1, len(ts), prog)
+			sweeps = append(sweeps, sw)
+		} else {
+			prog.start(i+1, len(ts), t.Name)
+			started := time.Now()
+			var out adapter.Outcome
+			out, err = runner.RunAgainst(ctx, t, base)
+			prog.finish()
+			rs = []trialResult{{Outcome: out, Elapsed: time.Since(started)}}
+			plain = append(plain, rs[0])
+		}
+		results = append(results, rs...)
 		if err != nil {
 			if ctx.Err() != nil {
-				results = append(results, res)
-				_ = renderTrialResults(c.OutOrStdout(), f.output, results, nil)
-				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), out.RowID))
+				_ = renderTrialResults(c.OutOrStdout(), f.output, results, nil, sweeps)
+				var row int64
+				if len(results) > 0 {
+					row = results[len(results)-1].RowID
+				}
+				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), row))
 			}
 			return withCode(ExitInfra, err)
 		}
-		results = append(results, res)
-		worst = max(worst, res.exitCode())
+		for _, r := range rs {
+			worst = max(worst, r.exitCode())
+		}
 	}
-	cmp := compareSweep(ctx, led, results)
-	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp); err != nil {
+	cmp := compareSweep(ctx, led, plain)
+	if err := renderTrialResults(c.OutOrStdout(), f.output, results, cmp, sweeps); err != nil {
 		return withCode(ExitInfra, err)
 	}
 	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {
