@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -98,6 +99,16 @@ gate:
 		if r.Status != ledger.StatusOK || r.Stale || r.WorkloadHash == "" {
 			t.Errorf("row %d %s: status %s stale %v", r.ID, r.Name, r.Status, r.Stale)
 		}
+	}
+	// ledger pareto draws the curve of the two rates with the spec's SLO.
+	png := filepath.Join(dir, "curve.png")
+	code, _, errs = run(t, "ledger", "pareto", "--ledger", db, "--sweep", sw.SweepID, "--sweep-plot", png)
+	if code != ExitOK || !strings.Contains(errs, "sweep curve sw (2 rates): knee at") {
+		t.Fatalf("pareto --sweep-plot: exit %d\n%s", code, errs)
+	}
+	b, err := os.ReadFile(png)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("curve.png is not a PNG (%v)", err)
 	}
 }
 
