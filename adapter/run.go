@@ -236,7 +236,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		BaseURL:        baseURL,
 		Endpoint:       s.Workload.Endpoint,
 		Model:          s.Topology.Engine.Model,
-		Workload:       s.Workload.Workload.ResolvePaths(tr.t.SpecDir),
+		Workload:       s.Workload.ResolvePaths(tr.t.SpecDir),
 		Arrival:        s.Workload.Arrival,
 		NumPrompts:     s.Workload.NumPrompts,
 		Seed:           s.Seed,

@@ -72,7 +72,7 @@ func (t Trial) SweepRun(role string, rate float64) (Trial, error) {
 		sep = ","
 	}
 	run.Name = t.Name + sep + set.Path + "=" + set.Value
-	hash, err := run.Spec.Hash()
+	hash, err := run.Hash()
 	if err != nil {
 		return Trial{}, err
 	}

@@ -74,7 +74,7 @@ func (c *workloadChecks) tokenizer(name string) (workload.Tokenizer, error) {
 }
 
 func (c *workloadChecks) check(t Trial) []*FieldError {
-	w := t.Workload.Workload.ResolvePaths(t.SpecDir)
+	w := t.Workload.ResolvePaths(t.SpecDir)
 	tok, err := c.tokenizer(w.Tokenizer)
 	if err != nil {
 		return []*FieldError{{Path: "workload.tokenizer", Msg: strings.TrimPrefix(err.Error(), "tokenizer: ")}}

@@ -20,12 +20,13 @@ import (
 // SLO. Prefix caching is off, so runs that repeat the prompts share no
 // cache. It sweeps 8 rates, requires the knee strictly inside them (some
 // rate above it misses), then runs the rates one step below the knee, at
-// it and one step above on their own (fresh constant-rate runs with their
-// own warm-up) and finds the highest that meets the SLO. It reports the
-// knee, that rate, the step and their distance in steps, which must be at
-// most 1.
+// it, and one and two steps above on their own (fresh constant-rate runs
+// with their own warm-up) and finds the highest that meets the SLO. It
+// reports the knee, that rate, the step and their distance in steps,
+// which must be at most 1. About 8 minutes on a busy 2-core machine (-v
+// prints every run):
 //
-//	go test -run '^$' -bench SweepKnee -benchtime 1x ./driver/sweep/
+//	go test -run '^$' -bench SweepKnee -benchtime 1x -timeout 30m -v ./driver/sweep/
 func BenchmarkSweepKnee(b *testing.B) {
 	p, err := sim.LookupProfile("h100-llama3-8b")
 	if err != nil {
@@ -33,7 +34,7 @@ func BenchmarkSweepKnee(b *testing.B) {
 	}
 	off := false
 	url := simtest.Start(b, sim.Options{Profile: p, Engine: engine.Config{EnablePrefixCaching: &off}})
-	cfg := driver.Config{BaseURL: url, Model: simtest.DefaultModel, NumPrompts: 200, Seed: 1, WarmupRequests: 10,
+	cfg := driver.Config{BaseURL: url, Model: simtest.DefaultModel, NumPrompts: 150, Seed: 1, WarmupRequests: 10,
 		Workload: driver.Workload{Kind: "random", InputLen: 3000, OutputLen: 64},
 		Goodput:  driver.SLO{TPOTMs: 25}}
 	const rates = 8
@@ -56,7 +57,7 @@ func BenchmarkSweepKnee(b *testing.B) {
 		}
 		step := (res.MaxRate - res.SyncRate) / (rates + 1)
 		fixed := 0.0
-		for _, rate := range []float64{knee.Rate - step, knee.Rate, knee.Rate + step} {
+		for _, rate := range []float64{knee.Rate - step, knee.Rate, knee.Rate + step, knee.Rate + 2*step} {
 			if rate <= res.SyncRate {
 				continue
 			}
