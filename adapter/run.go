@@ -270,7 +270,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		BaseURL:        baseURL,
 		Endpoint:       s.Workload.Endpoint,
 		Model:          s.Topology.Engine.Model,
-		Workload:       s.Workload.Workload,
+		Workload:       s.Workload.ResolvePaths(tr.t.SpecDir),
 		Arrival:        s.Workload.Arrival,
 		NumPrompts:     s.Workload.NumPrompts,
 		Seed:           s.Seed,
@@ -289,10 +289,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 }
 
 // streamID is the trial's name before any matrix suffix.
-func streamID(t trials.Trial) string {
-	name, _, _ := strings.Cut(t.Name, "/")
-	return name
-}
+func streamID(t trials.Trial) string { return t.StreamID() }
 
 // workDir returns the directory for a child router's config and log: the
 // configured one, or a new temporary directory for this trial, kept after

@@ -77,12 +77,9 @@ func plan(cfg Config, lazy bool) (*Stream, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	tok := cfg.Tokenizer
-	if tok == nil {
-		var err error
-		if tok, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
-			return nil, fmt.Errorf("workload.%w", err)
-		}
+	tok, err := cfg.tokenizer()
+	if err != nil {
+		return nil, err
 	}
 	src := source(phaseMeasured, cfg.Seed, cfg.TrialID)
 	items, err := workload.BuildItems(cfg.Workload, cfg.NumPrompts, src, tok)
@@ -92,14 +89,13 @@ func plan(cfg Config, lazy bool) (*Stream, error) {
 	r := newRenderer(cfg)
 	st := &Stream{tok: tok, items: items, render: r}
 	h := newStreamHash(cfg)
-	var lens lengths
-	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h, &lens); err != nil {
+	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h); err != nil {
 		return nil, err
 	}
-	if st.Warmup, err = cfg.warmup(lens, r, tok, cfg.WarmupRequests); err != nil {
+	if st.Warmup, err = cfg.warmup(items, r, tok, cfg.WarmupRequests); err != nil {
 		return nil, err
 	}
-	ready, err := cfg.warmup(lens, r, tok, 1)
+	ready, err := cfg.warmup(items, r, tok, 1)
 	if err != nil || len(ready) == 0 {
 		return nil, fmt.Errorf("ready check request: %w", err)
 	}
@@ -117,15 +113,12 @@ func (s *Stream) body(r *Request) ([]byte, error) {
 	return s.render.body(conversation{system: it.System, turns: []string{it.Prompt}}, it.OutputTokens)
 }
 
-// lengths sums the items' input and output lengths, for the warm-up.
-type lengths struct{ in, out, n int }
-
 // requests renders items: offsets of session starts from the arrival
 // process (or the trace), bodies with history for later turns. Every
 // request goes into h as it is made; with lazy set, a single-turn
 // request's body is dropped once hashed.
 func (cfg Config) requests(items workload.Items, r renderer, src workload.Source, tok workload.Tokenizer,
-	lazy bool, h *streamHash, lens *lengths) ([]Request, error) {
+	lazy bool, h *streamHash) ([]Request, error) {
 	n := items.Len()
 	offsets := cfg.Arrival.Offsets(items.Starts(), src("arrival", 0))
 	synthetic := cfg.Workload.History == workload.HistorySynthetic
@@ -135,7 +128,6 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 	next := 0
 	for i := range n {
 		it := items.At(i)
-		lens.in, lens.out, lens.n = lens.in+it.InputTokens, lens.out+it.OutputTokens, lens.n+1
 		req := Request{Index: i, Turn: it.Turn, Prev: it.Prev, Think: it.Think, MaxTokens: it.OutputTokens, InputTokens: it.InputTokens}
 		if cfg.SessionHeader != NoHeader {
 			req.Session = cfg.sessionValue(strconv.Itoa(it.Session), i, it.Turn)
@@ -178,20 +170,25 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 	return out, nil
 }
 
-// warmup builds n warm-up requests: single-turn prompts of the measured
-// stream's mean input and output lengths, drawn from the warm-up phase's own
-// sources. Each prompt starts with "Warmup", a token no generated prompt
-// contains, so no warm-up prompt shares even its first token (hence no
-// prefix-cache block) with a measured one. The ready check uses the first
-// (n = 1).
-func (cfg Config) warmup(lens lengths, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
-	if n == 0 || lens.n == 0 {
+// warmup builds n warm-up requests, each shaped like a request of the
+// workload's own: request i takes the input and output lengths of a
+// measured item drawn by the warm-up phase's seed, so warm-up traffic has
+// the workload's length mix and is never longer than its longest request
+// (a mean-length warm-up of a trace whose requests run from 100 to 100k
+// tokens fits neither). The prompts come from the warm-up phase's own
+// sources and start with "Warmup", a token no generated prompt contains,
+// so no warm-up prompt shares even its first token (hence no prefix-cache
+// block) with a measured one. The ready check uses the first (n = 1).
+func (cfg Config) warmup(items workload.Items, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
+	if n == 0 || items.Len() == 0 {
 		return nil, nil
 	}
-	in, out := max(2, lens.in/lens.n), max(1, lens.out/lens.n)
 	src := source(phaseWarmup, cfg.Seed, cfg.TrialID)
+	pick := src("pick", 0)
 	reqs := make([]Request, n)
 	for i := range reqs {
+		it := items.At(pick.IntN(items.Len()))
+		in, out := max(2, it.InputTokens), max(1, it.OutputTokens)
 		conv := conversation{turns: []string{"Warmup " + tok.Generate(src("request", i), in-1)}}
 		b, err := r.body(conv, out)
 		if err != nil {

@@ -43,12 +43,19 @@ type Trial struct {
 	// ToleranceFraction is Spec.Tolerance parsed ("10%" → 0.1); 0 without a
 	// baseline.
 	ToleranceFraction float64 `json:"tolerance_fraction,omitempty"`
+	// SpecDir is the spec file's directory (Load), against which relative
+	// workload paths resolve; empty after Parse (the working directory).
+	// The spec keeps paths as written, so the hash does not depend on it.
+	SpecDir string `json:"-"`
 }
 
 // Load reads a spec file and returns its trials. A spec without a name is
-// named after the file ("quickstart.yaml" → "quickstart"). Problems come
-// back as one *SpecError naming the file. kinds are the target kinds a spec
-// may name (adapter/targetkinds.All); the first is the default.
+// named after the file ("quickstart.yaml" → "quickstart"). Relative
+// workload paths resolve against the spec's directory, and the workload's
+// files are read and checked against the engines' context limits
+// (readWorkloads). Problems come back as one *SpecError naming the file.
+// kinds are the target kinds a spec may name (adapter/targetkinds.All); the
+// first is the default.
 func Load(path string, kinds []target.Kind) ([]Trial, error) {
 	data, err := readSpec(path)
 	if err != nil {
@@ -60,7 +67,13 @@ func Load(path string, kinds []target.Kind) ([]Trial, error) {
 	if errors.As(err, &se) {
 		se.File = path
 	}
-	return trials, err
+	if err != nil {
+		return nil, err
+	}
+	if err := readWorkloads(trials, path, data); err != nil {
+		return nil, err
+	}
+	return trials, nil
 }
 
 // Parse decodes a spec (unknown keys are errors), expands its matrix and

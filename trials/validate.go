@@ -38,6 +38,7 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 		validateRouter(s, present, p)
 	}
 	p.nest("workload", s.Workload.Validate())
+	validateSweep(s, p)
 	p.nest("warmup", s.Warmup.Validate())
 	p.nest("slo", s.SLO.Validate())
 	p.nest("checks", s.Checks.Validate())

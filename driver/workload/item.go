@@ -40,6 +40,10 @@ type Item struct {
 	// says whether it is set (otherwise the arrival process decides).
 	Offset time.Duration
 	Timed  bool
+	// Line is the line of the workload's file the item was read from
+	// (1-based; 0 when the kind generates it or its file has no lines that
+	// map to requests, as sharegpt's JSON array).
+	Line int
 }
 
 // Build returns the items of w. n is the number of requests asked for; 0

@@ -81,3 +81,14 @@ func (r randomItems) At(i int) Item {
 	it.OutputTokens = out
 	return it
 }
+
+// Sizes returns item i's drawn input and output lengths without generating
+// its prompt: the prompt's own count (At's InputTokens) is the prefix's plus
+// the input length, give or take the token a real tokenizer may merge at
+// their join.
+func (r randomItems) Sizes(i int) (in, out int) {
+	w := r.b.w
+	rnd := r.b.src("request", i)
+	in, out = length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
+	return w.PrefixLen + in, out
+}
