@@ -191,6 +191,13 @@ func (tr *trialRun) execute(ctx context.Context) {
 		return
 	}
 	tr.dep = dep
+	if hw := dep.Hardware; hw != nil {
+		tr.log.Info("hardware identity", "hardware", hw.Label, "nodes", hw.Nodes)
+		if declared := tr.t.Target.Hardware; declared != "" && declared != hw.Label {
+			tr.obs.Err = fmt.Errorf("target.hardware is %q but the workers run on %s (nodes %s)", declared, hw.Label, strings.Join(hw.Nodes, ", "))
+			return
+		}
+	}
 	if tr.hooks.provisioned != nil {
 		tr.hooks.provisioned(ctx, dep)
 	}

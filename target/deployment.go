@@ -50,6 +50,9 @@ type Exit struct {
 type Deployment struct {
 	// Workers are the provisioned workers, in Topology.Slots order.
 	Workers []Worker
+	// Hardware is what the workers run on when the target found out
+	// (HardwareReporter targets); nil otherwise.
+	Hardware *Hardware
 
 	members []Member // nil, or one per worker
 
