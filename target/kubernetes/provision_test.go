@@ -227,3 +227,8 @@ func TestProvisionTypedFailures(t *testing.T) {
 		})
 	}
 }
+
+// listManaged selects every object autoinfer created.
+func listManaged() metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: k8starget.ManagedByLabel + "=autoinfer"}
+}
