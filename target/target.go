@@ -87,10 +87,14 @@ type Worker struct {
 // String names the worker in errors and logs: "prefill[1] http://…", with
 // the pod when there is one: "prefill[1] http://… (pod ns/name)".
 func (w Worker) String() string {
-	if w.Name != "" {
-		return fmt.Sprintf("%s[%d] %s (pod %s)", w.Role, w.Rank, w.URL, w.Name)
+	s := fmt.Sprintf("%s[%d]", w.Role, w.Rank)
+	if w.URL != "" {
+		s += " " + w.URL
 	}
-	return fmt.Sprintf("%s[%d] %s", w.Role, w.Rank, w.URL)
+	if w.Name != "" {
+		s += " (pod " + w.Name + ")"
+	}
+	return s
 }
 
 // Provisioner starts the workers of a topology. On error it has already

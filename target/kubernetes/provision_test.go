@@ -10,15 +10,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/engine"
 	k8starget "github.com/autoinfer/autoinfer/target/kubernetes"
 )
-
-// kubernetesClient builds a client from a kubeconfig file, as the target does.
-func kubernetesClient(path string) (kubernetes.Interface, error) { return k8starget.Client(path, "") }
 
 // simOptions is an engine template that runs `autoinfer sim serve` (the
 // test kubelet maps testImage to the built binary) on the pod's IP, under

@@ -14,10 +14,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
-
 )
 
 // The tests run the target as it would run on a real cluster: under a
@@ -118,14 +116,3 @@ func docsRBAC(t *testing.T, block string) []any {
 	}
 	return out
 }
-
-// targetClient is a client for the ServiceAccount of block.
-func targetClient(t *testing.T, block string) kubernetes.Interface {
-	t.Helper()
-	cs, err := kubernetesClient(targetKubeconfig(t, block))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
-}
-

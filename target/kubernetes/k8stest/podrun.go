@@ -318,17 +318,16 @@ func terminated(cmd *exec.Cmd, c corev1.Container, logPath string, offset int64,
 }
 
 // tailText keeps the last lines lines of s, at most max bytes.
-func tailText(s string, lines, max int) string {
+func tailText(s string, lines, maxBytes int) string {
 	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(parts) > lines {
 		parts = parts[len(parts)-lines:]
 	}
 	out := strings.Join(parts, "\n")
-	if len(out) > max {
-		out = out[len(out)-max:]
+	if len(out) > maxBytes {
+		out = out[len(out)-maxBytes:]
 	}
 	return out
 }
 
 func ptrBool(b bool) *bool { return &b }
-
