@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,35 +29,7 @@ func TestCleanupAfterSIGKILL(t *testing.T) {
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(trialSpec, kubernetesTarget(t), 5000, 50)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	run := exec.Command(autoinferBin, "trial", "run", spec, "--ledger", filepath.Join(dir, "ledger.db"))
-	run.Stderr, run.Stdout = &stderr, &stderr
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- run.Wait() }()
-
-	// Mid-trial: both engines' pods are Ready.
-	for ready := 0; ready < 2; {
-		select {
-		case err := <-exited:
-			t.Fatalf("trial run ended before its pods were ready: %v\n%s", err, stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		pods, err := c.Client.CoreV1().Pods("").List(context.Background(), listManaged())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ready = 0
-		for _, p := range pods.Items {
-			for _, cond := range p.Status.Conditions {
-				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-					ready++
-				}
-			}
-		}
-	}
+	run, _, exited := startTrialRun(t, spec, filepath.Join(dir, "ledger.db"))
 	if err := run.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,4 +53,77 @@ func TestCleanupAfterSIGKILL(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "nothing to clean up") {
 		t.Errorf("second cleanup: %v %q, want nothing to clean up", err, out)
 	}
+}
+
+// SIGTERM (and Ctrl-C) mid-trial: autoinfer records the aborted trial and
+// tears everything down before it exits.
+func TestSIGTERMTearsDown(t *testing.T) {
+	env.Kubelet(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.yaml")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(trialSpec, kubernetesTarget(t), 5000, 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, stderr, exited := startTrialRun(t, spec, filepath.Join(dir, "ledger.db"))
+	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	if code := run.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit status %d (%v), want 130 (interrupted)\n%s", code, err, stderr.String())
+	}
+	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+}
+
+// startTrialRun starts `autoinfer trial run spec` and returns once the
+// trial is mid-way: both engines' pods Ready. exited receives Wait's result.
+func startTrialRun(t *testing.T, spec, ledgerPath string) (*exec.Cmd, *syncBuffer, <-chan error) {
+	t.Helper()
+	c := env.Cluster(t)
+	stderr := &syncBuffer{}
+	run := exec.Command(autoinferBin, "trial", "run", spec, "--ledger", ledgerPath)
+	run.Stderr, run.Stdout = stderr, stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	for ready := 0; ready < 2; {
+		select {
+		case err := <-exited:
+			t.Fatalf("trial run ended before its pods were ready: %v\n%s", err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		pods, err := c.Client.CoreV1().Pods("").List(context.Background(), listManaged())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready = 0
+		for _, p := range pods.Items {
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+	}
+	return run, stderr, exited
+}
+
+// syncBuffer is a bytes.Buffer the child's output and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

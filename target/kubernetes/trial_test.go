@@ -224,3 +224,73 @@ func TestCrashInMeasuredWindow(t *testing.T) {
 	}
 	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
 }
+
+// Acceptance 3: a 1P1D trial on the kubernetes target runs end to end:
+// one Deployment per role, every request through both legs.
+func TestPDTrial(t *testing.T) {
+	env.Kubelet(t)
+	ctx := context.Background()
+	r, led := runner(t, nil)
+	out, err := r.Run(ctx, parse(t, fmt.Sprintf(`
+name: k8s-pd
+seed: 9
+target: %s
+topology:
+  prefill: 1
+  decode: 1
+  engine: {model: sim-m, max_num_seqs: 32}
+router:
+  pd_disaggregation: true
+  prefill_policy: round_robin
+  decode_policy: round_robin
+  kv_connector: nixl
+workload:
+  kind: random
+  input_len: 256
+  output_len: 8
+  num_prompts: 24
+  arrival: {kind: poisson, request_rate: 100}
+warmup: {requests: 8}
+gate: {reference: none}
+`, kubernetesTarget(t))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != ledger.StatusOK {
+		t.Fatalf("PD trial: %s %v", out.Status, out.Failure)
+	}
+	row, err := led.Get(ctx, out.RowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Prefill != 1 || row.Decode != 1 || row.Completed != 24 || row.TargetKind != k8starget.Kind {
+		t.Fatalf("row: prefill %d decode %d completed %d kind %s", row.Prefill, row.Decode, row.Completed, row.TargetKind)
+	}
+	// Both workers took one leg of every measured and warm-up request.
+	for u, n := range row.PolicyDecisions {
+		if n < 24 {
+			t.Errorf("worker %s decided %v legs, want every request's", u, n)
+		}
+	}
+	if len(row.PolicyDecisions) != 2 {
+		t.Errorf("decisions %v, want the prefill and the decode pod", row.PolicyDecisions)
+	}
+	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+}
+
+// A declared target.hardware that disagrees with the nodes fails the
+// trial before any traffic, naming both.
+func TestDeclaredHardwareMustAgree(t *testing.T) {
+	env.Kubelet(t)
+	r, _ := runner(t, nil)
+	tgt := strings.Replace(kubernetesTarget(t), "kind: kubernetes", "kind: kubernetes\n  hardware: 8xA100-SXM", 1)
+	out, err := r.Run(context.Background(), parse(t, fmt.Sprintf(trialSpec, tgt, 24, 200)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != ledger.StatusFailed || out.Failure == nil || !strings.Contains(out.Failure.Error(), "8xA100-SXM") ||
+		!strings.Contains(out.Failure.Error(), "1x"+testGPU) || out.Summary.Completed != 0 {
+		t.Fatalf("status %s failure %v completed %d, want a failure naming both labels before traffic", out.Status, out.Failure, out.Summary.Completed)
+	}
+	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+}
