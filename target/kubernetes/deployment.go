@@ -89,9 +89,8 @@ func (d *deployment) refused() error {
 	for _, dep := range deps {
 		for _, c := range dep.Status.Conditions {
 			if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-				role := target.Role(dep.Labels[RoleLabel])
-				return &target.StartupError{Worker: target.Worker{Role: role}, Reason: "deployment " + dep.Name + " refused: " + c.Message,
-					Err: &Refused{Object: "deployment " + d.namespace + "/" + dep.Name, Message: c.Message}}
+				err := &Refused{Object: "deployment " + d.namespace + "/" + dep.Name, Message: c.Message}
+				return &target.StartupError{Worker: target.Worker{Role: target.Role(dep.Labels[RoleLabel])}, Reason: err.Error(), Err: err}
 			}
 		}
 	}

@@ -83,8 +83,8 @@ func (p *Provisioner) create(ctx context.Context, d *deployment, topo target.Top
 	if d.namespace == "" {
 		d.namespace = "autoinfer-" + d.trial
 		if _, err := p.client.CoreV1().Namespaces().Create(ctx, namespaceObject(d.namespace, d.trial), metav1.CreateOptions{}); err != nil {
-			return &target.StartupError{Worker: target.Worker{Role: target.Collocated}, Reason: "creating namespace " + d.namespace,
-				Err: &Refused{Object: "namespace " + d.namespace, Message: err.Error()}}
+			refused := &Refused{Object: "namespace " + d.namespace, Message: err.Error()}
+			return &target.StartupError{Worker: target.Worker{Role: target.Collocated}, Reason: refused.Error(), Err: refused}
 		}
 		d.ownsNamespace = true
 		d.log.Info("kubernetes: namespace created", "namespace", d.namespace)
@@ -101,8 +101,8 @@ func (p *Provisioner) create(ctx context.Context, d *deployment, topo target.Top
 		v := vars{model: topo.Engine.Model, port: p.opts.Port, engineArgs: topo.Engine.Args(), role: r.role}
 		obj := p.opts.deploymentObject(name, d.trial, r.role, r.n, v)
 		if _, err := p.client.AppsV1().Deployments(d.namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			return &target.StartupError{Worker: target.Worker{Role: r.role}, Reason: "creating deployment " + name,
-				Err: &Refused{Object: "deployment " + d.namespace + "/" + name, Message: err.Error()}}
+			refused := &Refused{Object: "deployment " + d.namespace + "/" + name, Message: err.Error()}
+			return &target.StartupError{Worker: target.Worker{Role: r.role}, Reason: refused.Error(), Err: refused}
 		}
 		d.deployments = append(d.deployments, name)
 		d.roles = append(d.roles, roleCount{role: r.role, n: r.n})

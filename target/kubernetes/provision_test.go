@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/autoinfer/autoinfer/target"
@@ -227,4 +229,46 @@ func TestProvisionTypedFailures(t *testing.T) {
 // listManaged selects every object autoinfer created.
 func listManaged() metav1.ListOptions {
 	return metav1.ListOptions{LabelSelector: k8starget.ManagedByLabel + "=autoinfer"}
+}
+
+// A quota the namespace's pods would exceed: the ReplicaSet controller
+// cannot create them, and the Deployment's ReplicaFailure condition is a
+// typed Refused carrying the API's message.
+func TestProvisionRefusedByQuota(t *testing.T) {
+	env.Kubelet(t)
+	c := env.Cluster(t)
+	ctx := context.Background()
+	o := simOptions(t, "namespaced", sharedNS)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-gpus"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("0")}},
+	}
+	if _, err := c.Client.CoreV1().ResourceQuotas(sharedNS).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Client.CoreV1().ResourceQuotas(sharedNS).Delete(ctx, quota.Name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}()
+	// Admission enforces a quota once the quota controller has counted it.
+	for q := quota; len(q.Status.Hard) == 0; {
+		time.Sleep(20 * time.Millisecond) // polling the quota's status
+		var err error
+		if q, err = c.Client.CoreV1().ResourceQuotas(sharedNS).Get(ctx, quota.Name, metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	began := time.Now()
+	dep, err := provision(t, o, target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}})
+	if err == nil {
+		_ = dep.Close(ctx)
+		t.Fatal("provisioned past a quota of 0 GPUs")
+	}
+	t.Logf("failed after %s: %v", time.Since(began).Round(time.Millisecond), err)
+	var r *k8starget.Refused
+	if !errors.As(err, &r) || !strings.Contains(r.Message, "exceeded quota") || !strings.Contains(r.Message, "nvidia.com/gpu") {
+		t.Fatalf("got %v, want Refused with the quota message", err)
+	}
+	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
 }
