@@ -62,6 +62,9 @@ type Runner struct {
 	log    *slog.Logger
 	client *http.Client
 	hooks  hooks
+	// adopt, when set, is the deployment every trial runs against instead
+	// of provisioning one: the in-cluster runner's (RunRemoteTrial).
+	adopt *target.Deployment
 }
 
 // hooks are seams for this package's tests: inject faults into freshly
@@ -166,6 +169,7 @@ type trialRun struct {
 	baseline Baseline
 
 	dep    *target.Deployment
+	remote *RemoteResult // what the deployment's remote runner recorded
 	router *runningRouter
 	result *driver.Result
 	gate   *gate.Result
@@ -179,7 +183,11 @@ type trialRun struct {
 // tr.obs so the row says what went wrong. Teardown always runs.
 func (tr *trialRun) execute(ctx context.Context) {
 	defer tr.teardown(ctx)
-	prov, err := provisioner(tr.t.Target, tr.log)
+	var prov target.Provisioner = adopted{tr.adopt}
+	var err error
+	if tr.adopt == nil {
+		prov, err = provisioner(tr.t.Target, tr.log)
+	}
 	if err != nil {
 		tr.obs.Err = err
 		return
@@ -197,6 +205,10 @@ func (tr *trialRun) execute(ctx context.Context) {
 			tr.obs.Err = fmt.Errorf("target.hardware is %q but the workers run on %s (nodes %s)", declared, hw.Label, strings.Join(hw.Nodes, ", "))
 			return
 		}
+	}
+	if dep.Remote != nil {
+		tr.remote, tr.obs.Err = tr.runRemote(ctx, dep)
+		return
 	}
 	if tr.hooks.provisioned != nil {
 		tr.hooks.provisioned(ctx, dep)

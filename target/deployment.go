@@ -53,6 +53,10 @@ type Deployment struct {
 	// Hardware is what the workers run on when the target found out
 	// (HardwareReporter targets); nil otherwise.
 	Hardware *Hardware
+	// Remote, when set, runs the trial's router and driver next to the
+	// workers instead of in this process (the kubernetes target's
+	// in-cluster runner); nil otherwise.
+	Remote RemoteRunner
 
 	members []Member // nil, or one per worker
 

@@ -1,5 +1,7 @@
 package target
 
+import "context"
+
 // Hardware is what a deployment's workers ran on, as the target found it
 // (the kubernetes target reads it from the nodes' labels). It identifies
 // the row's hardware for the comparison rules.
@@ -13,4 +15,12 @@ type Hardware struct {
 	// Nodes are the nodes the workers ran on, for reports; they do not
 	// change the identity (the same GPUs on other nodes compare).
 	Nodes []string
+}
+
+// RemoteRunner runs autoinfer itself next to the workers, where their
+// addresses are reachable: the kubernetes target starts a runner pod from
+// autoinfer's image. payload is handed to `autoinfer trial runner`, and its
+// result line comes back.
+type RemoteRunner interface {
+	RunRemote(ctx context.Context, payload []byte) (result []byte, err error)
 }

@@ -81,5 +81,16 @@ func leftovers(ctx context.Context, client kubernetes.Interface, namespace strin
 			out = append(out, l)
 		}
 	}
+	// Runner pods outlive nothing they own, so they are found by themselves.
+	pods, err := client.CoreV1().Pods(namespace).List(ctx, sel)
+	if err != nil {
+		return nil, fmt.Errorf("listing autoinfer pods: %w", err)
+	}
+	for _, p := range pods.Items {
+		l := Leftover{Namespace: p.Namespace, Trial: p.Labels[TrialLabel]}
+		if !owned[p.Namespace] && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
 	return out, nil
 }

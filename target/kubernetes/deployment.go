@@ -98,7 +98,7 @@ func (d *deployment) refused() error {
 }
 
 // deployment wraps the ready workers for the trial.
-func (d *deployment) deployment(ready []readyPod) *target.Deployment {
+func (d *deployment) deployment(ready []readyPod, opts Options) *target.Deployment {
 	workers := make([]target.Worker, len(ready))
 	members := make([]target.Member, len(ready))
 	for i, r := range ready {
@@ -107,6 +107,9 @@ func (d *deployment) deployment(ready []readyPod) *target.Deployment {
 	}
 	dep := target.NewDeployment(workers, members)
 	dep.Hardware = d.hardware
+	if opts.Runner == RunnerInCluster {
+		dep.Remote = &remote{d: d, opts: opts}
+	}
 	return dep
 }
 
@@ -145,6 +148,16 @@ func deleteTrial(ctx context.Context, client kubernetes.Interface, namespace, tr
 		for _, dep := range deps.Items {
 			if err := client.AppsV1().Deployments(namespace).Delete(ctx, dep.Name, del); err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("deleting deployment %s/%s: %w", namespace, dep.Name, err))
+			}
+		}
+	}
+	// Pods no Deployment owns: the in-cluster runner.
+	if pods, err := client.CoreV1().Pods(namespace).List(ctx, sel); err == nil {
+		for _, p := range pods.Items {
+			if len(p.OwnerReferences) == 0 {
+				if err := client.CoreV1().Pods(namespace).Delete(ctx, p.Name, del); err != nil && !apierrors.IsNotFound(err) {
+					errs = append(errs, fmt.Errorf("deleting pod %s/%s: %w", namespace, p.Name, err))
+				}
 			}
 		}
 	}

@@ -23,8 +23,9 @@ const (
 	// RunnerLocal runs them in autoinfer's own process, which must reach
 	// the pod IPs (autoinfer runs inside the cluster network, e.g. as a Job).
 	RunnerLocal = "local"
-	// RunnerInCluster would start a runner pod next to the workers and
-	// stream the outcome back; not built yet.
+	// RunnerInCluster starts a runner pod from autoinfer's image
+	// (runner_image) next to the workers; it runs the router, warm-up,
+	// driver and gate, and its result is recorded in the local ledger.
 	RunnerInCluster = "in-cluster"
 )
 
@@ -47,6 +48,8 @@ type Options struct {
 	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
 	// Runner says where the router and driver run (RunnerLocal).
 	Runner string `yaml:"runner" json:"runner,omitempty"`
+	// RunnerImage is autoinfer's own image, for the in-cluster runner pod.
+	RunnerImage string `yaml:"runner_image" json:"runner_image,omitempty"`
 	// Image is the engine's container image.
 	Image string `yaml:"image" json:"image,omitempty"`
 	// ImagePullPolicy is Always, IfNotPresent or Never (empty: Kubernetes'
@@ -135,10 +138,15 @@ func (o *Options) Validate(topo target.Topology) error {
 	var l field.Errors
 	switch o.Runner {
 	case "", RunnerLocal:
+		if o.RunnerImage != "" {
+			l.Add("runner_image", "only for runner %s (runner is %s)", RunnerInCluster, RunnerLocal)
+		}
 	case RunnerInCluster:
-		l.Add("runner", "%s is not implemented yet: use local and run autoinfer inside the cluster network (docs/targets.md)", RunnerInCluster)
+		if o.RunnerImage == "" {
+			l.Add("runner_image", "required for runner %s: autoinfer's own image, e.g. ghcr.io/autoinfer/autoinfer:v1", RunnerInCluster)
+		}
 	default:
-		l.Add("runner", "must be %s (got %q)", RunnerLocal, o.Runner)
+		l.Add("runner", "must be %s or %s (got %q)", RunnerLocal, RunnerInCluster, o.Runner)
 	}
 	if o.Namespace != "" {
 		for _, msg := range validation.IsDNS1123Label(o.Namespace) {

@@ -75,7 +75,7 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		}
 		return nil, errors.Join(err, d.teardown(context.WithoutCancel(ctx)))
 	}
-	return d.deployment(workers), nil
+	return d.deployment(workers, p.opts), nil
 }
 
 // create makes the namespace and the Deployments.

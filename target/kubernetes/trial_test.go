@@ -42,8 +42,9 @@ gate: {reference: none}
 `
 
 // kubernetesTarget is the target section running `autoinfer sim serve`
-// pods with the fast profile under the docs' ClusterRole (fresh namespace).
-func kubernetesTarget(t *testing.T) string {
+// pods with the fast profile under the docs' ClusterRole (fresh namespace);
+// extra lines are added to it.
+func kubernetesTarget(t *testing.T, extra ...string) string {
 	t.Helper()
 	port, err := target.FreePort("127.0.0.1")
 	if err != nil {
@@ -57,7 +58,7 @@ func kubernetesTarget(t *testing.T) string {
   args: [--host, "$(POD_IP)", --port, "{port}", --model, "{model}", --role, "{role}", --profile, fast, "{engine_args}"]
   port: %d
   resources: {limits: {nvidia.com/gpu: "1"}}
-  startup_timeout: 5m`, targetKubeconfig(t, "cluster"), testImage, port)
+  startup_timeout: 5m`, targetKubeconfig(t, "cluster"), testImage, port) + strings.Join(append([]string{""}, extra...), "\n  ")
 }
 
 func parse(t *testing.T, spec string) trials.Trial {
@@ -87,15 +88,18 @@ func runner(t *testing.T, progress func(driver.Progress)) (*adapter.Runner, *led
 	return r, led
 }
 
-// Acceptance 2 (runner mode local): a kubernetes trial of two collocated
-// simulated engines writes a row whose columns and request records match
-// the sim target's for the same spec, with the hardware identity read from
-// the node's labels; nothing labelled is left.
+// Acceptance 2: a kubernetes trial of two collocated simulated engines,
+// run from outside the cluster (runner in-cluster: the router, driver and
+// gate run in a runner pod, here one the test kubelet runs), writes a row
+// to the local ledger whose columns and request records match the sim
+// target's for the same spec, with the hardware identity read from the
+// node's labels; nothing labelled is left.
 func TestTrialMatchesSimTarget(t *testing.T) {
-	env.Kubelet(t)
+	kubelet := env.Kubelet(t)
+	before := len(kubelet.Started())
 	ctx := context.Background()
 	r, led := runner(t, nil)
-	k8s, err := r.Run(ctx, parse(t, fmt.Sprintf(trialSpec, kubernetesTarget(t), 24, 200)))
+	k8s, err := r.Run(ctx, parse(t, fmt.Sprintf(trialSpec, kubernetesTarget(t, "runner: in-cluster", "runner_image: "+testImage), 24, 200)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +107,10 @@ func TestTrialMatchesSimTarget(t *testing.T) {
 		t.Fatalf("kubernetes trial: %s %v", k8s.Status, k8s.Failure)
 	}
 	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	ran := kubelet.Started()[before:]
+	if len(ran) != 3 || !strings.HasSuffix(ran[2], "-runner") {
+		t.Errorf("pods run: %v, want two engines, then the runner", ran)
+	}
 	sim, err := r.Run(ctx, parse(t, fmt.Sprintf(trialSpec, "{kind: sim, profile: fast}", 24, 200)))
 	if err != nil || sim.Status != ledger.StatusOK {
 		t.Fatalf("sim trial: %v %s %v", err, sim.Status, sim.Failure)

@@ -97,7 +97,9 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", filepath.Join(c.dir, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(c.dir, "sa.key"),
-		"--service-cluster-ip-range", "10.96.0.0/16", "-v", "1")
+		"--service-cluster-ip-range", "10.96.0.0/16", "-v", "1",
+		// pods/log reaches the test kubelet at the node's loopback address.
+		"--kubelet-preferred-address-types", "InternalIP")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"net/http"
 	"sync"
 	"time"
 
@@ -53,10 +55,13 @@ type Kubelet struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	logs   *http.Server // the endpoint pods/log requests reach
+	port   int          // its port
 
-	mu     sync.Mutex
-	pods   map[string]*podRun // by namespace/name
-	nextIP int
+	mu      sync.Mutex
+	pods    map[string]*podRun // by namespace/name
+	nextIP  int
+	started []string // every pod run, namespace/name, in order
 }
 
 // StartKubelet registers the node and returns once the node is Ready and
@@ -64,7 +69,13 @@ type Kubelet struct {
 // taints). Stop ends it.
 func StartKubelet(ctx context.Context, client kubernetes.Interface, opts KubeletOptions) (*Kubelet, error) {
 	k := &Kubelet{opts: opts, client: client, ipA: 100 + rand.IntN(150), pods: map[string]*podRun{}}
+	srv, port, err := k.serveLogs()
+	if err != nil {
+		return nil, err
+	}
+	k.logs, k.port = srv, port
 	if err := k.register(ctx); err != nil {
+		k.Stop()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
@@ -113,6 +124,7 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 		now := metav1.Now()
 		n.Status.Capacity, n.Status.Allocatable = capacity, capacity
 		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: k.opts.Node}}
+		n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(k.port)
 		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: Version, OperatingSystem: "linux", Architecture: "amd64"}
 		n.Status.Conditions = []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
@@ -218,6 +230,7 @@ func (k *Kubelet) sync(ctx context.Context, obj any) {
 		ip := fmt.Sprintf("127.%d.%d.%d", k.ipA, k.nextIP/250, k.nextIP%250+1)
 		run = newPodRun(k, p, ip)
 		k.pods[key] = run
+		k.started = append(k.started, key)
 		k.wg.Go(func() { run.run(ctx) })
 	case run != nil && p.DeletionTimestamp != nil:
 		run.terminate()
@@ -266,11 +279,21 @@ func (k *Kubelet) Kill(namespace, name string) error {
 	return run.kill()
 }
 
+// Started lists every pod this kubelet ran (namespace/name), in order.
+func (k *Kubelet) Started() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.started)
+}
+
 // Stop ends every pod's processes and the kubelet's loops. The node stays
 // registered; its pods are left as they are in the API.
 func (k *Kubelet) Stop() {
 	if k.cancel != nil {
 		k.cancel()
+	}
+	if k.logs != nil {
+		_ = k.logs.Close()
 	}
 	k.wg.Wait()
 }

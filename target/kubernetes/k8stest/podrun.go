@@ -113,6 +113,9 @@ func (r *podRun) runContainer(ctx context.Context, c corev1.Container, bin strin
 			r.mu.Unlock()
 			last = terminated(cmd, c, logPath, offset, startedAt)
 		}
+		if r.finished(ctx, c, last, restarts) {
+			return
+		}
 		restarts++
 		err = r.writeStatus(ctx, corev1.PodRunning, false, corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, RestartCount: restarts, Started: ptrBool(false),
@@ -125,6 +128,27 @@ func (r *podRun) runContainer(ctx context.Context, c corev1.Container, bin strin
 			return
 		}
 	}
+}
+
+// finished ends a pod whose restart policy does not restart this exit:
+// it is Succeeded or Failed and stays so until deleted.
+func (r *podRun) finished(ctx context.Context, c corev1.Container, last *corev1.ContainerStateTerminated, restarts int32) bool {
+	policy := r.pod.Spec.RestartPolicy
+	if policy == corev1.RestartPolicyAlways || policy == "" || (policy == corev1.RestartPolicyOnFailure && last.ExitCode != 0) {
+		return false
+	}
+	phase := corev1.PodSucceeded
+	if last.ExitCode != 0 {
+		phase = corev1.PodFailed
+	}
+	err := r.writeStatus(ctx, phase, false, corev1.ContainerStatus{
+		Name: c.Name, Image: c.Image, RestartCount: restarts, Started: ptrBool(false),
+		State: corev1.ContainerState{Terminated: last},
+	})
+	if err == nil {
+		r.wait(ctx, time.Duration(1<<62)) // until deleted or the kubelet stops
+	}
+	return true
 }
 
 // start runs the container's command with argv[0] mapped to bin; offset
