@@ -23,7 +23,7 @@ func (l Leftover) String() string {
 	if l.WithNamespace {
 		return fmt.Sprintf("trial %s: namespace %s", l.Trial, l.Namespace)
 	}
-	return fmt.Sprintf("trial %s: deployments in namespace %s", l.Trial, l.Namespace)
+	return fmt.Sprintf("trial %s: its objects in namespace %s", l.Trial, l.Namespace)
 }
 
 // Cleanup deletes what killed runs left: every object carrying the trial

@@ -32,7 +32,7 @@ func TestValidateNamesEveryField(t *testing.T) {
 		t.Fatalf("valid options: %v", err)
 	}
 	bad := validOptions()
-	bad.Runner = RunnerInCluster
+	bad.Runner = "elsewhere"
 	bad.Namespace = "Bad_NS"
 	bad.ImagePullPolicy = "Sometimes"
 	bad.Args = []string{"--port", "{prot}", "--x={engine_args}"}
@@ -52,6 +52,11 @@ func TestValidateNamesEveryField(t *testing.T) {
 			t.Fatalf("problem %v is not a *field.Error", e)
 		}
 		paths = append(paths, fe.Path)
+	}
+	inCluster := validOptions()
+	inCluster.Runner = RunnerInCluster
+	if err := inCluster.Validate(topo); err == nil || !strings.Contains(err.Error(), "runner_image") {
+		t.Errorf("in-cluster without runner_image: %v", err)
 	}
 	for _, want := range []string{
 		"runner", "namespace", "image_pull_policy", "args[1]", "args[2]", "args", "port", "env.1BAD", "env.OK",

@@ -124,14 +124,18 @@ func (d *deployment) progress(pods []*corev1.Pod, answered map[types.UID]readyPo
 }
 
 // timeout turns the startup timeout into a StartupError saying how far
-// the pods got.
+// the pods got. Pods Ready in the API that never answered here usually
+// mean autoinfer is outside the cluster network, which the reason says.
 func (d *deployment) timeout(opts Options, err error) error {
 	role := target.Collocated
 	if len(d.roles) > 0 {
 		role = d.roles[0].role
 	}
-	return &target.StartupError{Worker: target.Worker{Role: role},
-		Reason: fmt.Sprintf("not ready after %s (startup_timeout)", opts.StartupTimeout), Err: err}
+	reason := fmt.Sprintf("not ready after %s (startup_timeout)", opts.StartupTimeout)
+	if d.pods != nil && slices.ContainsFunc(d.listPods(), podReady) {
+		reason += "; pods are Ready but do not answer from here: with runner local, autoinfer must run inside the cluster network (else use runner in-cluster)"
+	}
+	return &target.StartupError{Worker: target.Worker{Role: role}, Reason: reason, Err: err}
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
