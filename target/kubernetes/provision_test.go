@@ -272,3 +272,37 @@ func TestProvisionRefusedByQuota(t *testing.T) {
 	}
 	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
 }
+
+// A node lost under a running deployment (its heartbeats stop; the node
+// lifecycle controller marks its pods not Ready) is a worker exit naming
+// the pod and the node.
+func TestNodeLostIsAnExit(t *testing.T) {
+	kubelet := env.Kubelet(t)
+	ctx := context.Background()
+	dep, err := provision(t, simOptions(t, "namespaced", sharedNS), target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := dep.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	lostAt := time.Now()
+	if err := kubelet.SetNodeLost(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	var exits []target.Exit
+	for exits = dep.Exits(); len(exits) == 0; exits = dep.Exits() {
+		time.Sleep(50 * time.Millisecond) // polling the informer's cache
+	}
+	lostFor := time.Since(lostAt)
+	if err := kubelet.SetNodeLost(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(exits) != 1 || exits[0].Worker.Name != dep.Workers[0].Name || !strings.Contains(exits[0].Reason, "no longer Ready") ||
+		!strings.Contains(exits[0].Reason, testNode) {
+		t.Fatalf("exits %+v, want pod %s no longer Ready on %s", exits, dep.Workers[0].Name, testNode)
+	}
+	t.Logf("node lost reported after %s: %s", lostFor.Round(time.Millisecond), exits[0].Reason)
+}

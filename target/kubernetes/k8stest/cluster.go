@@ -115,6 +115,9 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	common := []string{"--kubeconfig", c.Kubeconfig, "--leader-elect=false", "--secure-port", "0", "-v", "1"}
 	cm, err := startChild(c.dir, filepath.Join(bin, "kube-controller-manager"), "kube-controller-manager",
 		append(common, "--service-account-private-key-file", filepath.Join(c.dir, "sa.key"),
+			// A lost node is noticed within seconds (the kubelet renews its
+			// Lease every leaseRenewal).
+			"--node-monitor-grace-period", nodeGracePeriod.String(), "--node-monitor-period", "1s",
 			"--root-ca-file", filepath.Join(c.dir, "ca.crt"), "--use-service-account-credentials=false")...)
 	if err != nil {
 		return err

@@ -62,6 +62,7 @@ type Kubelet struct {
 	pods    map[string]*podRun // by namespace/name
 	nextIP  int
 	started []string // every pod run, namespace/name, in order
+	lost    bool     // heartbeats stopped (SetNodeLost)
 }
 
 // StartKubelet registers the node and returns once the node is Ready and
@@ -107,6 +108,27 @@ func (k *Kubelet) register(ctx context.Context) error {
 	return k.updateNodeStatus(ctx)
 }
 
+// SetNodeLost stops (true) or resumes (false) the node's heartbeats, as
+// a machine that drops off the network would. Without them the node
+// lifecycle controller marks the node unknown and its pods not Ready
+// after its grace period (the harness runs it with a short one). Resuming
+// returns once the node is schedulable again.
+func (k *Kubelet) SetNodeLost(ctx context.Context, lost bool) error {
+	k.mu.Lock()
+	k.lost = lost
+	k.mu.Unlock()
+	if lost {
+		return nil
+	}
+	if err := k.renewOnce(ctx); err != nil {
+		return err
+	}
+	if err := k.updateNodeStatus(ctx); err != nil {
+		return err
+	}
+	return k.waitSchedulable(ctx)
+}
+
 // updateNodeStatus retries on conflict: the node lifecycle controller
 // edits new Nodes too.
 func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
@@ -128,7 +150,7 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: Version, OperatingSystem: "linux", Architecture: "amd64"}
 		n.Status.Conditions = []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			Message: "k8stest kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
+			Message: "k8stest kubelet is posting its status", LastHeartbeatTime: now, LastTransitionTime: now,
 		}}
 		_, err = k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		return err
@@ -139,31 +161,52 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 	return nil
 }
 
-// renewLease keeps the node's Lease fresh, as the node lifecycle
-// controller expects every 10 s (it marks the node lost after 40 s).
+// leaseRenewal is how often the kubelet renews its Lease; the harness's
+// node lifecycle controller declares a node lost after nodeGracePeriod
+// without a renewal.
+const (
+	leaseRenewal    = 2 * time.Second
+	nodeGracePeriod = 8 * time.Second
+)
+
+// renewLease keeps the node's Lease fresh unless the node is lost.
 func (k *Kubelet) renewLease(ctx context.Context) {
-	leases := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	for {
-		now := metav1.NewMicroTime(time.Now())
-		l, err := leases.Get(ctx, k.opts.Node, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			_, _ = leases.Create(ctx, &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{Name: k.opts.Node},
-				Spec: coordinationv1.LeaseSpec{
-					HolderIdentity: ptr.To(k.opts.Node), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now,
-				},
-			}, metav1.CreateOptions{})
-		case err == nil:
-			l.Spec.RenewTime = &now
-			_, _ = leases.Update(ctx, l, metav1.UpdateOptions{})
+		k.mu.Lock()
+		lost := k.lost
+		k.mu.Unlock()
+		if !lost {
+			_ = k.renewOnce(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(10 * time.Second):
+		case <-time.After(leaseRenewal):
 		}
 	}
+}
+
+// renewOnce creates or renews the node's Lease.
+func (k *Kubelet) renewOnce(ctx context.Context) error {
+	leases := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	now := metav1.NewMicroTime(time.Now())
+	l, err := leases.Get(ctx, k.opts.Node, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: k.opts.Node},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(k.opts.Node), LeaseDurationSeconds: ptr.To(int32(nodeGracePeriod / time.Second)), RenewTime: &now,
+			},
+		}, metav1.CreateOptions{})
+	case err == nil:
+		l.Spec.RenewTime = &now
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("renewing node %s lease: %w", k.opts.Node, err)
+	}
+	return nil
 }
 
 // waitSchedulable waits until the node is Ready without taints.
