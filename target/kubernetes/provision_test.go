@@ -19,16 +19,17 @@ import (
 )
 
 // simOptions is an engine template that runs `autoinfer sim serve` (the
-// test kubelet maps testImage to the built binary) on the pod's IP, under
-// the docs' RBAC block; namespace "" asks for a fresh one.
-func simOptions(t *testing.T, block, namespace string) k8starget.Options {
+// test kubelet maps testImage to the built binary) on the pod's IP, in
+// sharedNS under the docs' namespaced Role (the trial tests use a fresh
+// namespace under the ClusterRole).
+func simOptions(t *testing.T) k8starget.Options {
 	t.Helper()
 	port, err := target.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := k8starget.Options{
-		Kubeconfig: targetKubeconfig(t, block), Namespace: namespace, Image: testImage,
+		Kubeconfig: targetKubeconfig(t, "namespaced"), Namespace: sharedNS, Image: testImage,
 		Command: []string{"autoinfer", "sim", "serve"},
 		Args: []string{"--host", "$(POD_IP)", "--port", "{port}", "--model", "{model}", "--role", "{role}",
 			"--profile", "fast", "{engine_args}"},
@@ -110,7 +111,7 @@ func requireNothingLabelled(t *testing.T, selector string) {
 // the pod, and are gone after Close.
 func TestProvisionCollocatedInGivenNamespace(t *testing.T) {
 	kubelet := env.Kubelet(t)
-	o := simOptions(t, "namespaced", sharedNS)
+	o := simOptions(t)
 	dep, err := provision(t, o, target.Topology{Replicas: 2, Engine: engine.Config{Model: testModel, MaxNumSeqs: 16}})
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +208,7 @@ func TestProvisionTypedFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := simOptions(t, "namespaced", sharedNS)
+			o := simOptions(t)
 			tc.edit(&o)
 			began := time.Now()
 			dep, err := provision(t, o, topo)
@@ -238,7 +239,7 @@ func TestProvisionRefusedByQuota(t *testing.T) {
 	env.Kubelet(t)
 	c := env.Cluster(t)
 	ctx := context.Background()
-	o := simOptions(t, "namespaced", sharedNS)
+	o := simOptions(t)
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "no-gpus"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("0")}},
@@ -279,7 +280,7 @@ func TestProvisionRefusedByQuota(t *testing.T) {
 func TestNodeLostIsAnExit(t *testing.T) {
 	kubelet := env.Kubelet(t)
 	ctx := context.Background()
-	dep, err := provision(t, simOptions(t, "namespaced", sharedNS), target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}})
+	dep, err := provision(t, simOptions(t), target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}})
 	if err != nil {
 		t.Fatal(err)
 	}
