@@ -61,7 +61,7 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	d := &deployment{client: p.client, trial: trialID(), namespace: p.opts.Namespace, log: p.log}
 	d.log = p.log.With("trial", d.trial)
 	if err := p.create(ctx, d, topo); err != nil {
-		return nil, errors.Join(err, d.teardown(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, d.teardownAfterFailure(ctx))
 	}
 	wctx, cancel := context.WithTimeout(ctx, p.opts.StartupTimeout)
 	defer cancel()
@@ -73,9 +73,19 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		if ctx.Err() == nil && wctx.Err() != nil {
 			err = d.timeout(p.opts, err)
 		}
-		return nil, errors.Join(err, d.teardown(context.WithoutCancel(ctx)))
+		return nil, errors.Join(err, d.teardownAfterFailure(ctx))
 	}
 	return d.deployment(workers, p.opts), nil
+}
+
+// failedTeardownTimeout bounds the teardown after a failed provisioning,
+// which must run also when ctx (Ctrl-C) is what failed.
+const failedTeardownTimeout = time.Minute
+
+func (d *deployment) teardownAfterFailure(ctx context.Context) error {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failedTeardownTimeout)
+	defer cancel()
+	return d.teardown(tctx)
 }
 
 // create makes the namespace and the Deployments.

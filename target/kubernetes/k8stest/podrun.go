@@ -146,7 +146,10 @@ func (r *podRun) finished(ctx context.Context, c corev1.Container, last *corev1.
 		State: corev1.ContainerState{Terminated: last},
 	})
 	if err == nil {
-		r.wait(ctx, time.Duration(1<<62)) // until deleted or the kubelet stops
+		select { // the pod stays finished until deleted or the kubelet stops
+		case <-r.term:
+		case <-ctx.Done():
+		}
 	}
 	return true
 }
