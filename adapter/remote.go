@@ -36,12 +36,23 @@ type RemoteTrial struct {
 	Repeats   int              `json:"repeats,omitempty"`
 	SpecHash  string           `json:"spec_hash"`
 	SweepID   string           `json:"sweep_id,omitempty"`
+	// The caller's own checks: --assert, and the baseline row (its Failure
+	// left nil) with tolerance and metrics.
+	Assertions []trials.Assertion `json:"assertions,omitempty"`
+	Baseline   *RemoteBaseline    `json:"baseline,omitempty"`
 	// The host-load bounds the caller runs with (0: the spec's).
 	ScheduleDelayLimit  time.Duration   `json:"schedule_delay_limit,omitempty"`
 	EngineLagRatioLimit float64         `json:"engine_lag_ratio_limit,omitempty"`
 	EngineLagUnbounded  bool            `json:"engine_lag_unbounded,omitempty"`
 	Workers             []target.Worker `json:"workers"`
 	Hardware            *RemoteHardware `json:"hardware,omitempty"`
+}
+
+// RemoteBaseline is Baseline on the wire.
+type RemoteBaseline struct {
+	Row       ledger.Trial `json:"row"`
+	Tolerance float64      `json:"tolerance"`
+	Metrics   []string     `json:"metrics,omitempty"`
 }
 
 // RemoteHardware is target.Hardware on the wire.
@@ -94,7 +105,11 @@ func (e *encodedFailure) decode() (failure.Failure, error) {
 func (tr *trialRun) runRemote(ctx context.Context, dep *target.Deployment) (*RemoteResult, error) {
 	in := RemoteTrial{Spec: tr.t.Source.Data, DefaultName: tr.t.Source.DefaultName, Trial: tr.t.Name,
 		Replicate: tr.t.Replicate, Seed: tr.t.Seed, Repeats: tr.t.Repeats, SpecHash: tr.t.SpecHash, SweepID: tr.t.SweepID,
-		ScheduleDelayLimit: tr.opts.ScheduleDelayLimit, Workers: dep.Workers}
+		ScheduleDelayLimit: tr.opts.ScheduleDelayLimit, Workers: dep.Workers, Assertions: tr.opts.Assertions}
+	if b := tr.baseline; b.Row != nil {
+		in.Baseline = &RemoteBaseline{Row: *b.Row, Tolerance: b.Tolerance, Metrics: b.Metrics}
+		in.Baseline.Row.Failure = nil
+	}
 	if lim := tr.opts.EngineLagRatioLimit; math.IsInf(lim, 1) {
 		in.EngineLagUnbounded = true
 	} else {
@@ -190,6 +205,11 @@ func RunRemoteTrial(ctx context.Context, payload []byte, kinds []target.Kind, op
 	}
 	t.Replicate, t.Seed, t.Repeats, t.SpecHash, t.SweepID = in.Replicate, in.Seed, in.Repeats, in.SpecHash, in.SweepID
 	opts.ScheduleDelayLimit, opts.EngineLagRatioLimit = in.ScheduleDelayLimit, in.EngineLagRatioLimit
+	opts.Assertions = in.Assertions
+	var base Baseline
+	if b := in.Baseline; b != nil {
+		base = Baseline{Row: &b.Row, Tolerance: b.Tolerance, Metrics: b.Metrics}
+	}
 	if in.EngineLagUnbounded {
 		opts.EngineLagRatioLimit = math.Inf(1)
 	}
@@ -204,7 +224,7 @@ func RunRemoteTrial(ctx context.Context, payload []byte, kinds []target.Kind, op
 		return nil, err
 	}
 	r.adopt = dep
-	out, err := r.Run(ctx, *t)
+	out, err := r.RunAgainst(ctx, *t, base)
 	if err != nil && rec.row == nil {
 		return nil, err
 	}

@@ -73,14 +73,14 @@ func parse(t *testing.T, spec string) trials.Trial {
 // runner records into a fresh ledger. The host-load bounds are off: on a
 // loaded test machine they would decide these tests, which are about
 // other verdicts.
-func runner(t *testing.T, progress func(driver.Progress)) (*adapter.Runner, *ledger.Ledger) {
+func runner(t *testing.T, progress func(driver.Progress), asserts ...trials.Assertion) (*adapter.Runner, *ledger.Ledger) {
 	t.Helper()
 	led, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { led.Close() })
-	r, err := adapter.New(adapter.Options{Ledger: led, WorkDir: t.TempDir(), Progress: progress,
+	r, err := adapter.New(adapter.Options{Ledger: led, WorkDir: t.TempDir(), Progress: progress, Assertions: asserts,
 		ScheduleDelayLimit: time.Duration(math.MaxInt64), EngineLagRatioLimit: math.Inf(1)})
 	if err != nil {
 		t.Fatal(err)
@@ -299,6 +299,26 @@ func TestDeclaredHardwareMustAgree(t *testing.T) {
 	if out.Status != ledger.StatusFailed || out.Failure == nil || !strings.Contains(out.Failure.Error(), "8xA100-SXM") ||
 		!strings.Contains(out.Failure.Error(), "1x"+testGPU) || out.Summary.Completed != 0 {
 		t.Fatalf("status %s failure %v completed %d, want a failure naming both labels before traffic", out.Status, out.Failure, out.Summary.Completed)
+	}
+	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+}
+
+// The caller's --assert reaches the in-cluster runner: a bound no trial
+// can meet fails the row recorded locally, naming the metric.
+func TestInClusterRunnerChecksCallerAssertions(t *testing.T) {
+	env.Kubelet(t)
+	r, led := runner(t, nil, trials.Assertion{Metric: "p99_ttft_ms", Op: "<", Value: 0.001})
+	out, err := r.Run(context.Background(), parse(t, fmt.Sprintf(trialSpec, kubernetesTarget(t, "runner: in-cluster", "runner_image: "+testImage), 24, 200)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != ledger.StatusFailed || out.Failure == nil || out.Failure.Kind() != failure.KindAssertionViolated ||
+		!strings.Contains(out.Failure.Error(), "p99_ttft_ms") {
+		t.Fatalf("status %s failure %v, want AssertionViolated on p99_ttft_ms", out.Status, out.Failure)
+	}
+	row, err := led.Get(context.Background(), out.RowID)
+	if err != nil || row.FailureKind != failure.KindAssertionViolated || row.Completed != 24 {
+		t.Fatalf("row %v: failure %s completed %d", err, row.FailureKind, row.Completed)
 	}
 	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
 }
