@@ -34,6 +34,15 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 		}
 		id.Hardware, id.HardwareConfig = p.Name, coeffs
 	}
+	if tr.dep != nil && tr.dep.Hardware != nil {
+		// What the target found the workers on (the kubernetes target's
+		// node labels), which execute checked against target.hardware.
+		cfg, err := json.Marshal(tr.dep.Hardware.Config)
+		if err != nil {
+			return ledger.Identity{}, fmt.Errorf("encoding hardware identity: %w", err)
+		}
+		id.Hardware, id.HardwareConfig = tr.dep.Hardware.Label, cfg
+	}
 	slo, err := json.Marshal(t.SLO)
 	if err != nil {
 		return ledger.Identity{}, fmt.Errorf("encoding slo: %w", err)

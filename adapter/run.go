@@ -62,6 +62,9 @@ type Runner struct {
 	log    *slog.Logger
 	client *http.Client
 	hooks  hooks
+	// adopt, when set, is the deployment every trial runs against instead
+	// of provisioning one: the in-cluster runner's (RunRemoteTrial).
+	adopt *target.Deployment
 }
 
 // hooks are seams for this package's tests: inject faults into freshly
@@ -172,6 +175,7 @@ type trialRun struct {
 	baseline Baseline
 
 	dep    *target.Deployment
+	remote *RemoteResult // what the deployment's remote runner recorded
 	router *runningRouter
 	// key is the router's API key ("" for an open router); viaRouter
 	// sends it to the router's origin only.
@@ -195,7 +199,10 @@ func (tr *trialRun) execute(ctx context.Context) {
 		return
 	}
 	tr.key = key
-	prov, err := provisioner(tr.t.Target, tr.log)
+	var prov target.Provisioner = adopted{tr.adopt}
+	if tr.adopt == nil {
+		prov, err = provisioner(tr.t.Target, tr.log)
+	}
 	if err != nil {
 		tr.obs.Err = err
 		return
@@ -207,6 +214,17 @@ func (tr *trialRun) execute(ctx context.Context) {
 		return
 	}
 	tr.dep = dep
+	if hw := dep.Hardware; hw != nil {
+		tr.log.Info("hardware identity", "hardware", hw.Label, "nodes", hw.Nodes)
+		if declared := tr.t.Target.Hardware; declared != "" && declared != hw.Label {
+			tr.obs.Err = fmt.Errorf("target.hardware is %q but the workers run on %s (nodes %s)", declared, hw.Label, strings.Join(hw.Nodes, ", "))
+			return
+		}
+	}
+	if dep.Remote != nil {
+		tr.remote, tr.obs.Err = tr.runRemote(ctx, dep)
+		return
+	}
 	if tr.hooks.provisioned != nil {
 		tr.hooks.provisioned(ctx, dep)
 	}

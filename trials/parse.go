@@ -47,6 +47,21 @@ type Trial struct {
 	// workload paths resolve; empty after Parse (the working directory).
 	// The spec keeps paths as written, so the hash does not depend on it.
 	SpecDir string `json:"-"`
+	// Source is the spec the trial came from, so another autoinfer (the
+	// kubernetes target's runner pod) can parse the same trial again.
+	Source Source `json:"-"`
+}
+
+// Source is a spec document as parsed.
+type Source struct {
+	Data []byte
+	// DefaultName names a spec without a name (its file's base name).
+	DefaultName string
+}
+
+// Parse parses the source again, as Load or Parse did.
+func (s Source) Parse(kinds []target.Kind) ([]Trial, error) {
+	return parse(s.Data, s.DefaultName, kinds)
 }
 
 // Load reads a spec file and returns its trials. A spec without a name is
@@ -161,6 +176,9 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 		return nil, &SpecError{Fields: sortFields(fields, len(trials))}
 	}
 	markSame(trials)
+	for i := range trials {
+		trials[i].Source = Source{Data: data, DefaultName: defaultName}
+	}
 	if len(axes) > 0 || len(variants) > 0 {
 		id := sweepID(trials)
 		for i := range trials {
