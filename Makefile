@@ -39,6 +39,7 @@ vet: lint
 # run go vet ./... with every analyzer, a superset of the few go test runs;
 # under -race go test would vet every dependency again on its race-built
 # export data (about 20 s of CPU on a cold cache) to find nothing new.
+#
 # OPENAI_TESTS are the packages whose tests drive the official OpenAI Go SDK:
 # those files build only without -race (they say why), so they run in a
 # second, race-free step.
