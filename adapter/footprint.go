@@ -64,7 +64,7 @@ func (f Footprint) String() string {
 func EstimateMemory(t trials.Trial) (Footprint, error) {
 	s := t.Spec
 	f := Footprint{Trial: t.Name, Base: processBaseBytes}
-	d, err := driver.EstimateMemory(driver.Config{Workload: s.Workload.Workload, NumPrompts: s.Workload.NumPrompts,
+	d, err := driver.EstimateMemory(driver.Config{Workload: s.Workload.ResolvePaths(t.SpecDir), NumPrompts: s.Workload.NumPrompts,
 		Arrival: s.Workload.Arrival, WarmupRequests: warmupCount(s.Warmup.Requests)})
 	if err != nil {
 		return f, fmt.Errorf("trial %s: workload: %w", t.Name, err)

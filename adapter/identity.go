@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/stale"
 	"github.com/autoinfer/autoinfer/target/simtarget"
+	"github.com/autoinfer/autoinfer/trials"
 )
 
 // identity is what the trial ran on and with, besides engine and router
@@ -32,6 +34,15 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 		}
 		id.Hardware, id.HardwareConfig = p.Name, coeffs
 	}
+	if tr.dep != nil && tr.dep.Hardware != nil {
+		// What the target found the workers on (the kubernetes target's
+		// node labels), which execute checked against target.hardware.
+		cfg, err := json.Marshal(tr.dep.Hardware.Config)
+		if err != nil {
+			return ledger.Identity{}, fmt.Errorf("encoding hardware identity: %w", err)
+		}
+		id.Hardware, id.HardwareConfig = tr.dep.Hardware.Label, cfg
+	}
 	slo, err := json.Marshal(t.SLO)
 	if err != nil {
 		return ledger.Identity{}, fmt.Errorf("encoding slo: %w", err)
@@ -48,12 +59,25 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 // trial name before any matrix or variant suffix) and the warm-up count.
 // Equal hashes mean byte-identical traffic.
 func workloadHash(tr *trialRun) (string, error) {
+	return workloadIdentity(tr.t)
+}
+
+// workloadIdentity hashes everything that shapes t's request stream: the
+// workload settings, seed, stream id and warm-up, and the bytes of every
+// trace or dataset file it reads, so an edited file is another workload
+// even at the same path.
+func workloadIdentity(t trials.Trial) (string, error) {
+	files, err := workload.ContentHash(t.Workload.ResolvePaths(t.SpecDir))
+	if err != nil {
+		return "", fmt.Errorf("hashing the workload's files: %w", err)
+	}
 	doc, err := json.Marshal(struct {
 		Workload any    `json:"workload"`
 		Seed     int64  `json:"seed"`
 		Stream   string `json:"stream"`
 		Warmup   int    `json:"warmup"`
-	}{tr.t.Workload, tr.t.Seed, streamID(tr.t), tr.t.Warmup.Requests})
+		Files    string `json:"files,omitempty"`
+	}{t.Workload, t.Seed, streamID(t), t.Warmup.Requests, files})
 	if err != nil {
 		return "", fmt.Errorf("encoding workload identity: %w", err)
 	}

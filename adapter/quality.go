@@ -14,13 +14,26 @@ import (
 // span several KV blocks (and so a PD transfer), short enough to be cheap.
 const gatePromptTokens = 96
 
-// runGate sends the gate prompts to the deployment (through the router when
-// there is one) and to the reference replica, and keeps the verdict in the
-// observation.
-func (tr *trialRun) runGate(ctx context.Context, baseURL string) {
+// keepGate puts a gate's verdict (nil: no gate) or error in the observation.
+func (tr *trialRun) keepGate(res *gate.Result, err error) {
+	if err != nil {
+		tr.obs.Err = err
+		return
+	}
+	if res == nil {
+		return
+	}
+	tr.gate = res
+	tr.obs.Gate = &failure.QualityGate{Passed: res.Passed, KLMean: res.KLMean, KLMax: res.KLMax, Threshold: res.KLThreshold}
+}
+
+// gateVerdict sends the gate prompts to the deployment (through the router
+// when there is one) and to the reference replica and compares the
+// answers; nil when the trial has no gate.
+func (tr *trialRun) gateVerdict(ctx context.Context, baseURL string) (*gate.Result, error) {
 	g := tr.t.Gate
 	if g.Reference == trials.ReferenceNone || g.Reference == "" {
-		return
+		return nil, nil
 	}
 	refURL := g.URL
 	if g.Reference == trials.ReferenceSim {
@@ -29,18 +42,15 @@ func (tr *trialRun) runGate(ctx context.Context, baseURL string) {
 		// reference for real servers.
 		sw, ok := tr.t.Target.Options.(target.SimulatedWorkers)
 		if !ok || !sw.Simulated() {
-			tr.obs.Err = fmt.Errorf("gate reference: target kind %s has no simulated workers to compare with", tr.t.Target.Kind)
-			return
+			return nil, fmt.Errorf("gate reference: target kind %s has no simulated workers to compare with", tr.t.Target.Kind)
 		}
 		prov, err := sw.Provisioner(tr.log)
 		if err != nil {
-			tr.obs.Err = fmt.Errorf("gate reference: %w", err)
-			return
+			return nil, fmt.Errorf("gate reference: %w", err)
 		}
 		ref, err := prov.Provision(ctx, target.Topology{Replicas: 1, Engine: referenceEngine(tr.t.Topology.Engine)})
 		if err != nil {
-			tr.obs.Err = fmt.Errorf("gate reference: %w", err)
-			return
+			return nil, fmt.Errorf("gate reference: %w", err)
 		}
 		defer ref.Close(context.WithoutCancel(ctx))
 		refURL = ref.Workers[0].URL
@@ -57,9 +67,7 @@ func (tr *trialRun) runGate(ctx context.Context, baseURL string) {
 	}
 	res, err := gate.Run(ctx, tr.routerHTTP(), baseURL, refURL, cfg)
 	if err != nil {
-		tr.obs.Err = fmt.Errorf("quality gate: %w", err)
-		return
+		return nil, fmt.Errorf("quality gate: %w", err)
 	}
-	tr.gate = &res
-	tr.obs.Gate = &failure.QualityGate{Passed: res.Passed, KLMean: res.KLMean, KLMax: res.KLMax, Threshold: res.KLThreshold}
+	return &res, nil
 }

@@ -18,6 +18,9 @@ const recordTimeout = 30 * time.Second
 
 // record classifies the trial and writes its row, in one transaction.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
+	if tr.remote != nil {
+		return tr.recordRemote(ctx, tr.remote)
+	}
 	out := Outcome{Name: tr.t.Name, Clock: ledger.ClockReal, Gate: tr.gate, Window: tr.seen.Window, Warmup: tr.warmup}
 	if tr.result != nil {
 		out.Summary = tr.result.Summary

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -153,7 +152,9 @@ func startFailure(err error) failure.ProcessStart {
 	var se *target.StartupError
 	if errors.As(err, &se) {
 		ps.Stderr = se.LogTail
-		var ee *exec.ExitError
+		// A process's exit status, or a typed cause that carries one (the
+		// kubernetes target's container failures).
+		var ee interface{ ExitCode() int }
 		if errors.As(se.Err, &ee) {
 			ps.ExitCode = ee.ExitCode()
 		}

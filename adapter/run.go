@@ -73,6 +73,9 @@ type Runner struct {
 	log    *slog.Logger
 	client *http.Client
 	hooks  hooks
+	// adopt, when set, is the deployment every trial runs against instead
+	// of provisioning one: the in-cluster runner's (RunRemoteTrial).
+	adopt *target.Deployment
 }
 
 // hooks are seams for this package's tests: inject faults into freshly
@@ -183,6 +186,7 @@ type trialRun struct {
 	baseline Baseline
 
 	dep    *target.Deployment
+	remote *RemoteResult // what the deployment's remote runner recorded
 	router *runningRouter
 	// key is the router's API key ("" for an open router); viaRouter
 	// sends it to the router's origin only.
@@ -206,7 +210,10 @@ func (tr *trialRun) execute(ctx context.Context) {
 		return
 	}
 	tr.key = key
-	prov, err := provisioner(tr.t.Target, tr.log)
+	var prov target.Provisioner = adopted{tr.adopt}
+	if tr.adopt == nil {
+		prov, err = provisioner(tr.t.Target, tr.log)
+	}
 	if err != nil {
 		tr.obs.Err = err
 		return
@@ -218,6 +225,17 @@ func (tr *trialRun) execute(ctx context.Context) {
 		return
 	}
 	tr.dep = dep
+	if hw := dep.Hardware; hw != nil {
+		tr.log.Info("hardware identity", "hardware", hw.Label, "nodes", hw.Nodes)
+		if declared := tr.t.Target.Hardware; declared != "" && declared != hw.Label {
+			tr.obs.Err = fmt.Errorf("target.hardware is %q but the workers run on %s (nodes %s)", declared, hw.Label, strings.Join(hw.Nodes, ", "))
+			return
+		}
+	}
+	if dep.Remote != nil {
+		tr.remote, tr.obs.Err = tr.runRemote(ctx, dep)
+		return
+	}
 	if tr.hooks.provisioned != nil {
 		tr.hooks.provisioned(ctx, dep)
 	}
@@ -242,7 +260,8 @@ func (tr *trialRun) execute(ctx context.Context) {
 		tr.log.Info("router live", "launch", rr.Launch, "url", rr.URL)
 	}
 	tr.window = newWindow(tr.client, workerURLs(dep), tr.log.Warn)
-	opts := []driver.Option{driver.WithProgress(tr.progress), driver.WithWindow(tr.windowHooks())}
+	qg := &warmupGate{tr: tr, baseURL: baseURL}
+	opts := append([]driver.Option{driver.WithProgress(tr.progress), driver.WithWindow(tr.windowHooks())}, qg.option()...)
 	if tr.hooks.clock != nil {
 		opts = append(opts, driver.WithClock(tr.hooks.clock))
 	}
@@ -257,7 +276,7 @@ func (tr *trialRun) execute(ctx context.Context) {
 			return
 		}
 	}
-	tr.runGate(ctx, baseURL)
+	qg.keep(ctx)
 	tr.observe(ctx)
 }
 
@@ -280,7 +299,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		BaseURL:        baseURL,
 		Endpoint:       s.Workload.Endpoint,
 		Model:          s.Topology.Engine.Model,
-		Workload:       s.Workload.Workload,
+		Workload:       s.Workload.ResolvePaths(tr.t.SpecDir),
 		Arrival:        s.Workload.Arrival,
 		NumPrompts:     s.Workload.NumPrompts,
 		Seed:           s.Seed,
@@ -299,10 +318,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 }
 
 // streamID is the trial's name before any matrix suffix.
-func streamID(t trials.Trial) string {
-	name, _, _ := strings.Cut(t.Name, "/")
-	return name
-}
+func streamID(t trials.Trial) string { return t.StreamID() }
 
 // workDir returns the directory for a child router's config and log: the
 // configured one, or a new temporary directory for this trial, kept after

@@ -1,13 +1,8 @@
 package cmd
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -59,12 +54,15 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 	}
 	ctx := cmd.Context()
 	if cfg.Model == "" {
-		if cfg.Model, err = firstModel(ctx, cfg.BaseURL); err != nil {
+		if cfg.Model, err = firstModel(ctx, cfg); err != nil {
 			return withCode(ExitInfra, fmt.Errorf("--model not given: %w", err))
 		}
 	}
 	if _, err := driver.Generate(cfg); err != nil {
 		return usageErr("%s", f.flagError(err))
+	}
+	if err := checkContext(ctx, f, cfg); err != nil {
+		return err
 	}
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if f.profile == ProfileSweep {
@@ -98,33 +96,4 @@ func runBench(cmd *cobra.Command, f *benchFlags, args []string) error {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// firstModel asks the server for its models, as vllm bench serve does when
-// --model is not given.
-func firstModel(ctx context.Context, baseURL string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/v1/models", nil)
-	if err != nil {
-		return "", fmt.Errorf("listing models: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("listing models: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("listing models: GET /v1/models: HTTP %d", resp.StatusCode)
-	}
-	var v struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return "", fmt.Errorf("listing models: decoding GET /v1/models: %w", err)
-	}
-	if len(v.Data) == 0 {
-		return "", errors.New("listing models: GET /v1/models lists no model")
-	}
-	return v.Data[0].ID, nil
 }

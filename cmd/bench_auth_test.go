@@ -21,7 +21,9 @@ import (
 
 // keyedServer puts a simulated engine behind a proxy that answers 401 in
 // OpenAI's error shape unless the request carries "Bearer key", as
-// `vllm serve --api-key` does, and records every request it forwards.
+// `vllm serve --api-key` does, and records every inference request (POST)
+// it forwards; model listings (GET /v1/models, which bench reads for
+// max_model_len) are forwarded but not recorded.
 type keyedServer struct {
 	URL  string
 	mu   sync.Mutex
@@ -42,6 +44,10 @@ func startKeyed(t *testing.T, key string) *keyedServer {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"error":{"message":"Unauthorized","type":"AuthenticationError","param":null,"code":401}}`)
+			return
+		}
+		if r.Method != http.MethodPost {
+			proxy.ServeHTTP(w, r)
 			return
 		}
 		b, _ := io.ReadAll(r.Body)

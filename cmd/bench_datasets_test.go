@@ -55,6 +55,7 @@ func writeDatasets(t *testing.T) map[string][]string {
 // with one seed send the same stream (equal stream and sent hashes), and
 // another seed sends another.
 func TestBenchDatasetsReproducible(t *testing.T) {
+	t.Parallel()
 	url := simtest.Start(t, sim.Options{})
 	for kind, args := range writeDatasets(t) {
 		t.Run(kind, func(t *testing.T) {

@@ -19,8 +19,9 @@ import (
 
 func newLedgerParetoCmd(o *ledgerOpts) *cobra.Command {
 	var ff ledgerFilterFlags
-	var x, y, plotFile string
+	var x, y, plotFile, sweepFile string
 	var includeStale bool
+	var goodput []string
 	c := &cobra.Command{
 		Use:   "pareto",
 		Short: "The Pareto front of two metrics over ok, non-stale trials",
@@ -33,11 +34,20 @@ A repeated trial (repeats: N) is one point at its replicates' means, with
 95% Student t intervals (x_ci, y_ci), and competes only when every replicate
 is ok, fresh and within the bounds. A point the front dominates only by its
 means (its intervals reach a front point's) is listed too, and both are
-marked not separable: the data cannot tell which is better.`,
+marked not separable: the data cannot tell which is better.
+
+
+--sweep-plot draws the sweep curves of the matching ok rows (rows equal in all
+but their offered request rate, as a sweep records): p99 latency and goodput
+by offered rate, each curve's knee (the highest rate with --attainment of its
+requests within the SLOs) ringed. The SLO is --goodput, else the one the rows'
+spec recorded; each knee is also printed to stderr.`,
 		Example: `  autoinfer ledger pareto --x p99_ttft_ms --y output_throughput
   autoinfer ledger pareto --x median_tpot_ms --y request_goodput --where policy=cache_aware --plot front.png
   # which topology and policy give the most tokens/s under a TTFT p99 of 500 ms?
-  autoinfer ledger pareto --x p99_ttft_ms --y output_throughput --bound 'p99_ttft_ms < 500'`,
+  autoinfer ledger pareto --x p99_ttft_ms --y output_throughput --bound 'p99_ttft_ms < 500'
+  # the saturation curve and knee of a sweep (trial run of arrival.kind: sweep)
+  autoinfer ledger pareto --sweep 3f2a9c0d1e5b7a64 --sweep-plot curve.png`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			for _, m := range [][2]string{{"--x", x}, {"--y", y}} {
@@ -45,8 +55,14 @@ marked not separable: the data cannot tell which is better.`,
 					return usageErr("%s: %w", m[0], err)
 				}
 			}
-			if ext := strings.ToLower(filepath.Ext(plotFile)); plotFile != "" && ext != ".png" && ext != ".svg" {
-				return usageErr("--plot %q: want a .png or .svg file", plotFile)
+			for _, pf := range [][2]string{{"--plot", plotFile}, {"--sweep-plot", sweepFile}} {
+				if ext := strings.ToLower(filepath.Ext(pf[1])); pf[1] != "" && ext != ".png" && ext != ".svg" {
+					return usageErr("%s %q: want a .png or .svg file", pf[0], pf[1])
+				}
+			}
+			slo, err := sweepSLO(goodput)
+			if err != nil {
+				return usageErr("--goodput: %w", err)
 			}
 			f, err := ff.filter()
 			if err != nil {
@@ -58,7 +74,7 @@ marked not separable: the data cannot tell which is better.`,
 				return err
 			}
 			defer l.Close()
-			q := ledger.ParetoQuery{X: x, Y: y, Filter: f, AllPoints: plotFile != ""}
+			q := ledger.ParetoQuery{X: x, Y: y, Filter: f, AllPoints: plotFile != "" || sweepFile != ""}
 			front, err := l.Pareto(c.Context(), q)
 			if err != nil {
 				return withCode(ExitInfra, err)
@@ -68,8 +84,13 @@ marked not separable: the data cannot tell which is better.`,
 					return withCode(ExitInfra, err)
 				}
 			}
+			if sweepFile != "" {
+				if err := plotSweepCurves(c, l, front, slo, sweepFile); err != nil {
+					return err
+				}
+			}
 			pts := front.Points
-			if plotFile != "" { // every point came back for the plot
+			if q.AllPoints { // every point came back for the plots
 				pts = slices.DeleteFunc(slices.Clone(pts), func(p ledger.Point) bool { return !p.OnFront && p.Separable() })
 			}
 			tbl := ledgerTable{header: []string{"id", "name", "sweep_id", x, y, "stale", "on_front", "replicates", x + "_ci", y + "_ci", "separable"}}
@@ -94,6 +115,8 @@ marked not separable: the data cannot tell which is better.`,
 	c.Flags().StringVar(&y, "y", "output_throughput", "metric on the y axis")
 	c.Flags().BoolVar(&includeStale, "include-stale", false, "let stale rows compete")
 	c.Flags().StringVar(&plotFile, "plot", "", "also draw the rows and the front to FILE.png or FILE.svg")
+	c.Flags().StringVar(&sweepFile, "sweep-plot", "", "also draw the sweep curves (latency and goodput by offered rate, knee marked) to FILE.png or FILE.svg")
+	c.Flags().StringSliceVar(&goodput, "goodput", nil, "SLOs of the sweep curves' goodput and knee, as ttft:MS, tpot:MS, e2el:MS (default: the rows' spec)")
 	return c
 }
 

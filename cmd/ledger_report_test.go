@@ -88,6 +88,7 @@ const readPage = `(() => {
 // headless Chromium: every section rendered with the ledger's numbers, no
 // console error, no network request; the screenshot goes to bin/report.png.
 func TestLedgerReportInBrowser(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t) // skips without chromium, before the trials run
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ledger.db")
@@ -311,6 +312,7 @@ func ledgerFront(t *testing.T, l *ledger.Ledger, x, y, sweep string) string {
 // A ledger with a stale row and no SLO: the stale row is drawn hollow, the
 // page says the rows carry no SLO and marks no knee.
 func TestLedgerReportStaleAndNoSLOInBrowser(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	path := ledgerFixture(t) // A stale after B, and a failed row
 	html := filepath.Join(t.TempDir(), "r.html")
@@ -332,6 +334,7 @@ func TestLedgerReportStaleAndNoSLOInBrowser(t *testing.T) {
 }
 
 func TestLedgerReportRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	path := ledgerFixture(t)
 	dir := t.TempDir()
 	for _, c := range []struct {

@@ -69,6 +69,7 @@ func runLedger(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestLedgerListShowExport(t *testing.T) {
+	t.Parallel()
 	path := ledgerFixture(t)
 	out, errs, code := runLedger(t, "list", "--ledger", path)
 	if code != 0 || !strings.Contains(out, "round_robin") || !strings.Contains(out, "RouterPoolExhausted") {
@@ -112,6 +113,7 @@ func TestLedgerListShowExport(t *testing.T) {
 }
 
 func TestLedgerParetoAndPlot(t *testing.T) {
+	t.Parallel()
 	path := ledgerFixture(t)
 	plotFile := filepath.Join(t.TempDir(), "front.png")
 	out, errs, code := runLedger(t, "pareto", "--ledger", path, "--x", "p99_ttft_ms", "--y", "output_throughput", "--plot", plotFile, "-o", "json")

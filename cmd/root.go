@@ -59,6 +59,7 @@ against a reference replica and writes one row to a SQLite ledger.`,
 		newLedgerCmd(),
 		newTrialCmd(),
 		newWorkloadCmd(),
+		newTargetCmd(),
 		newSearchCmd(),
 	)
 	usageArgs(root)

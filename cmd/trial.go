@@ -11,6 +11,6 @@ func newTrialCmd() *cobra.Command {
 workload and the checks a run must pass. A matrix in the spec expands it into
 one trial per combination, all with the same seed.`,
 	}
-	cmd.AddCommand(newTrialValidateCmd(), newTrialInitCmd(), newTrialRunCmd())
+	cmd.AddCommand(newTrialValidateCmd(), newTrialInitCmd(), newTrialRunCmd(), newTrialRunnerCmd())
 	return cmd
 }

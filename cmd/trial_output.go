@@ -13,6 +13,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/autoinfer/autoinfer/adapter"
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/ledger/metric"
@@ -65,7 +66,7 @@ type notRun struct {
 	Because string `json:"because"`
 }
 
-func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledger.GroupResult, cmp []sweepComparison, skipped []trials.Trial) error {
+func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledger.GroupResult, cmp []sweepComparison, skipped []trials.Trial, sweeps []adapter.SweepOutcome) error {
 	nr := make([]notRun, len(skipped))
 	for i, t := range skipped {
 		nr[i] = notRun{Trial: t.Name, SameAs: t.SameAs, Because: t.SameBecause}
@@ -73,7 +74,11 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"trials": rs, "replicate_groups": gs, "not_run": nr, "comparisons": cmp})
+		doc := map[string]any{"trials": rs, "replicate_groups": gs, "not_run": nr, "comparisons": cmp}
+		if len(sweeps) > 0 {
+			doc["sweeps"] = sweeps
+		}
+		return enc.Encode(doc)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROW\tTRIAL\tSTATUS\tOK/FAIL\tREQ/S\tOUT TOK/S\tTTFT p50/p99 ms\tTPOT p50/p99 ms\tCACHE HIT\tGATE KL\tMADE STALE\tNOTES")
@@ -152,6 +157,7 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 			fmt.Fprintf(w, "  %-22s A %14s  B %14s  better: %s\n", d.Metric, formatOrDash(m, d.A), formatOrDash(m, d.B), better)
 		}
 	}
+	printTrialSweeps(w, sweeps)
 	return nil
 }
 

@@ -145,10 +145,13 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		return withCode(ExitInfra, err)
 	}
 
-	var results []trialResult
-	var groups []string
+	var (
+		results, plain []trialResult
+		sweeps         []adapter.SweepOutcome
+		groups         []string
+		skipped        []trials.Trial
+	)
 	worst := ExitOK
-	var skipped []trials.Trial
 	runs := replicateRuns(ts)
 	for i, t := range runs {
 		if t.SameAs != "" {
@@ -157,32 +160,49 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 			skipped = append(skipped, t)
 			continue
 		}
-		prog.start(i+1, len(runs), runLabel(t))
 		base, err := checks.baselineFor(ctx, led, t)
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
-		started := time.Now()
-		out, err := runner.RunAgainst(ctx, t, base)
-		prog.finish()
-		res := trialResult{Outcome: out, Replicate: t.Replicate, Seed: t.Seed, Elapsed: time.Since(started)}
-		if g := t.Replicate.Group; g != "" && (len(groups) == 0 || groups[len(groups)-1] != g) {
-			groups = append(groups, g)
+		var rs []trialResult
+		if t.IsSweep() {
+			if base.Row != nil {
+				return usageErr("--baseline: %s is a sweep, one row per rate; compare its rows with `ledger compare`", t.Name)
+			}
+			var sw adapter.SweepOutcome
+			sw, rs, err = runSweepTrial(ctx, runner, t, i+1, len(runs), prog)
+			sweeps = append(sweeps, sw)
+		} else {
+			prog.start(i+1, len(runs), runLabel(t))
+			started := time.Now()
+			var out adapter.Outcome
+			out, err = runner.RunAgainst(ctx, t, base)
+			prog.finish()
+			rs = []trialResult{{Outcome: out, Replicate: t.Replicate, Seed: t.Seed, Elapsed: time.Since(started)}}
+			plain = append(plain, rs[0])
+			if g := t.Replicate.Group; g != "" && (len(groups) == 0 || groups[len(groups)-1] != g) {
+				groups = append(groups, g)
+			}
 		}
+		results = append(results, rs...)
 		if err != nil {
 			if ctx.Err() != nil {
-				results = append(results, res)
-				_ = renderTrialResults(c.OutOrStdout(), f.output, results, groupResults(context.WithoutCancel(ctx), led, groups), nil, skipped)
-				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), out.RowID))
+				_ = renderTrialResults(c.OutOrStdout(), f.output, results, groupResults(context.WithoutCancel(ctx), led, groups), nil, skipped, sweeps)
+				var row int64
+				if len(results) > 0 {
+					row = results[len(results)-1].RowID
+				}
+				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), row))
 			}
 			return withCode(ExitInfra, err)
 		}
-		results = append(results, res)
-		worst = max(worst, res.exitCode())
+		for _, r := range rs {
+			worst = max(worst, r.exitCode())
+		}
 	}
 	grs := groupResults(ctx, led, groups)
-	cmp := compareSweep(ctx, led, results, grs)
-	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp, skipped); err != nil {
+	cmp := compareSweep(ctx, led, plain, grs)
+	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp, skipped, sweeps); err != nil {
 		return withCode(ExitInfra, err)
 	}
 	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autoinfer/autoinfer/adapter/targetkinds"
+	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -101,6 +102,9 @@ func workloadText(w trials.Workload) string {
 	}
 	if w.Arrival.RequestRate > 0 {
 		fmt.Fprintf(&b, " @%g/s", w.Arrival.RequestRate)
+	}
+	if w.Arrival.Kind == arrival.Sweep {
+		fmt.Fprintf(&b, " sweep: synchronous, throughput, %d rates", w.Arrival.Normalized().Rates)
 	}
 	return b.String()
 }

@@ -47,71 +47,63 @@ func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
 // lazySource renders a workload whose items depend on their index alone
-// (workload.BuildLazy) one request at a time, digesting each into the
-// stream hash as it is produced: memory does not grow with the stream.
-// Its requests, warm-up and hash are those Generate gives.
+// (workload.BuildItems of kind random) one request at a time, digesting
+// each into the stream hash as it is produced: memory does not grow with
+// the stream. Its requests, warm-up and hash are those Generate gives.
 type lazySource struct {
 	cfg     Config
-	items   workload.Lazy
+	items   workload.Items
 	r       renderer
 	tok     workload.Tokenizer
 	offsets func() (time.Duration, bool)
 	stop    func()
 	next    int
 	live    map[int]*Request
-	h       streamHasher
+	h       *streamHash
 }
 
-// lazyStream is Generate for a lazily built workload without sessions:
-// the warm-up and ready requests (sized by a first pass over the items),
-// and the measured requests as a source. ok is false when the workload is
-// not one BuildLazy builds.
+// lazyStream is Generate for a random workload: the warm-up and ready
+// requests, and the measured requests as a source. ok is false for other
+// kinds (their items are built whole, so Generate's stream costs no more).
 func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, err
 	}
 	cfg = cfg.withDefaults()
-	tok := cfg.Tokenizer
-	if tok == nil {
-		if tok, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
-			return nil, nil, false, fmt.Errorf("workload.%w", err)
-		}
+	if cfg.Workload.Kind != workload.Random {
+		return nil, nil, false, nil
+	}
+	tok, err := cfg.tokenizer()
+	if err != nil {
+		return nil, nil, false, err
 	}
 	s := source(phaseMeasured, cfg.Seed, cfg.TrialID)
-	items, ok, err := workload.BuildLazy(cfg.Workload, cfg.NumPrompts, s, tok)
+	items, err := workload.BuildItems(cfg.Workload, cfg.NumPrompts, s, tok)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("workload.%w", err)
 	}
-	if !ok {
-		return nil, nil, false, nil
-	}
 	r := newRenderer(cfg)
-	st = &Stream{tok: tok}
-	// Warm-up prompts are sized by the mean lengths: a first pass over the
-	// items, only when a warm-up or ready check will send them.
-	if cfg.WarmupRequests > 0 || cfg.ReadyCheckTimeout > 0 {
-		in, out := meanLengths(items.N, items.At)
-		if st.Warmup, err = cfg.warmupOf(in, out, r, tok, cfg.WarmupRequests); err != nil {
-			return nil, nil, false, err
-		}
-		ready, err := cfg.warmupOf(in, out, r, tok, 1)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("ready check request: %w", err)
-		}
-		st.Ready = ready[0]
+	st = &Stream{tok: tok, items: items, render: r}
+	if st.Warmup, err = cfg.warmup(items, r, tok, cfg.WarmupRequests); err != nil {
+		return nil, nil, false, err
 	}
-	// Every item starts its own session: one offset per item.
-	offs := cfg.Arrival.OffsetSeq(items.N, func() *rand.Rand { return s("arrival", 0) })
+	ready, err := cfg.warmup(items, r, tok, 1)
+	if err != nil || len(ready) == 0 {
+		return nil, nil, false, fmt.Errorf("ready check request: %w", err)
+	}
+	st.Ready = ready[0]
+	// Every random item starts its own session: one offset per item.
+	offs := cfg.Arrival.OffsetSeq(items.Len(), func() *rand.Rand { return s("arrival", 0) })
 	next, stop := iter.Pull(offs)
 	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
-		h: cfg.newStreamHasher()}, true, nil
+		h: newStreamHash(cfg)}, true, nil
 }
 
-func (l *lazySource) Len() int   { return l.items.N }
+func (l *lazySource) Len() int   { return l.items.Len() }
 func (l *lazySource) Lazy() bool { return true }
 
 func (l *lazySource) Next() (int, bool, error) {
-	if l.next == l.items.N {
+	if l.next == l.items.Len() {
 		return 0, false, nil
 	}
 	i := l.next
@@ -131,7 +123,7 @@ func (l *lazySource) At(i int) *Request { return l.live[i] }
 func (l *lazySource) Drop(i int)        { delete(l.live, i) }
 
 func (l *lazySource) Hash() (string, error) {
-	for l.next < l.items.N {
+	for l.next < l.items.Len() {
 		i, _, err := l.Next()
 		if err != nil {
 			return "", err

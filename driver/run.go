@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
@@ -22,14 +26,25 @@ type Progress struct {
 type Option func(*options)
 
 type options struct {
-	progress func(Progress)
-	now      func() time.Time
-	window   Window
+	progress     func(Progress)
+	now          func() time.Time
+	window       Window
+	duringWarmup func(context.Context)
 }
 
 // WithProgress calls fn on the scheduler goroutine after every finished
 // request; fn must return quickly.
 func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progress = fn } }
+
+// WithDuringWarmup runs fn on its own goroutine alongside the warm-up:
+// it starts once the ready check has passed (it does not run when the
+// check fails), and the measured run starts
+// only after both the warm-up and fn have returned, so nothing fn sends
+// overlaps the measured window. Run returns only after fn has; fn's ctx
+// ends with Run's. The adapter sends the quality gate's prompts this way.
+func WithDuringWarmup(fn func(ctx context.Context)) Option {
+	return func(o *options) { o.duringWarmup = fn }
+}
 
 // WithClock replaces time.Now for every timestamp the run takes (send
 // times, chunk arrivals, the run's start and end). Tests use it to script
@@ -57,7 +72,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	st, err := Generate(cfg)
+	st, err := plan(cfg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +91,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	header := cfg.baseHeader()
 	newPhase := func(name string, reqs []Request) *phase {
 		return &phase{cfg: cfg, client: client, url: url, now: o.now, header: header,
-			render: render, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
+			render: render, tok: st.tok, reqs: reqs, st: st, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
 	}
 	res := &Result{}
 	warmup, warmupDone := st.Warmup, 0
@@ -93,6 +108,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		}
 	}
 	res.Warmup.Sent = warmupDone
+	var side sync.WaitGroup
+	defer side.Wait()
+	if o.duringWarmup != nil {
+		side.Go(func() { o.duringWarmup(ctx) })
+	}
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup, warmup)
 		w.answered = warmupDone
@@ -112,6 +132,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	res.Warmup.Failed = res.WarmupFailed
 	<-readyStream // it ends with ctx at the latest
+	side.Wait()
 	if err := ctx.Err(); err != nil && len(warmup) > 0 {
 		return res, fmt.Errorf("warm-up: %w", err)
 	}
@@ -143,23 +164,59 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
 	s.WarmupRequests = len(st.Warmup)
 	s.StreamHash = st.Hash()
-	s.SentHash = sentHash(m)
+	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
 }
 
-// sentHash digests the session headers and bodies actually sent, in index
-// order: two runs with equal sent hashes sent byte-identical requests, also
-// where multi_turn history holds the server's answers.
-func sentHash(p *phase) string {
-	h := sha256.New()
-	for i, b := range p.bodies {
-		if b == nil {
-			continue
-		}
-		writeInt(h, int64(i))
-		writeField(h, p.reqs[i].Session)
-		writeBytes(h, b)
+// sentDigest digests the session headers and bodies actually sent, in
+// index order: two runs with equal sent hashes sent byte-identical
+// requests, also where multi_turn history holds the server's answers. It
+// takes each body as it is sent; one sent ahead of an earlier index waits
+// until the earlier ones were sent or the phase ended, so a phase that
+// sends in index order keeps no bodies.
+type sentDigest struct {
+	h    hash.Hash
+	next int              // the lowest index not digested yet
+	held map[int]sentBody // sent, waiting for an earlier index
+}
+
+type sentBody struct {
+	session string
+	body    []byte
+}
+
+func newSentDigest() *sentDigest { return &sentDigest{h: sha256.New(), held: map[int]sentBody{}} }
+
+// add takes request i's body as it is sent.
+func (d *sentDigest) add(i int, session string, body []byte) {
+	if i != d.next {
+		d.held[i] = sentBody{session, body}
+		return
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	d.write(i, sentBody{session, body})
+	for d.next++; ; d.next++ {
+		b, ok := d.held[d.next]
+		if !ok {
+			return
+		}
+		delete(d.held, d.next)
+		d.write(d.next, b)
+	}
+}
+
+func (d *sentDigest) write(i int, b sentBody) {
+	writeInt(d.h, int64(i))
+	writeField(d.h, b.session)
+	writeBytes(d.h, b.body)
+}
+
+// sum digests what is still held, in index order (requests never sent are
+// left out), and returns the digest.
+func (d *sentDigest) sum() string {
+	for _, i := range slices.Sorted(maps.Keys(d.held)) {
+		d.write(i, d.held[i])
+	}
+	clear(d.held)
+	return hex.EncodeToString(d.h.Sum(nil))
 }

@@ -57,6 +57,8 @@ type phase struct {
 	render   renderer
 	tok      workload.Tokenizer
 	reqs     []Request
+	st       *Stream // renders lazy bodies
+	pre      *prerender
 	limit    int
 	progress func(Progress)
 	name     string
@@ -72,7 +74,7 @@ type phase struct {
 
 	start   time.Time
 	records []metrics.RequestRecord
-	bodies  [][]byte
+	sent    *sentDigest
 	convs   map[int]conversation // multi_turn sessions with actual history, by first-turn index
 	next    map[int]int          // turn index → index of the following turn
 	done    chan done
@@ -91,7 +93,9 @@ func (p *phase) run(parent context.Context) {
 	defer cancel()
 	n := len(p.reqs)
 	p.records = make([]metrics.RequestRecord, n)
-	p.bodies = make([][]byte, n)
+	p.sent = newSentDigest()
+	p.pre = startPrerender(ctx, p.st, p.reqs)
+	defer p.pre.close()
 	p.convs = map[int]conversation{}
 	p.next = map[int]int{}
 	p.done = make(chan done, n)
@@ -177,7 +181,15 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 	r := &p.reqs[i]
 	rec := &p.records[i]
 	rec.IntendedMs, rec.DueMs = ms(intended), ms(due)
-	body := r.Body
+	body, err := r.Body, error(nil)
+	if r.lazy {
+		body, err = p.pre.body(i)
+	}
+	if err != nil {
+		rec.ErrorType, rec.Error = errStream, err.Error()
+		p.done <- done{index: i, end: p.since()}
+		return
+	}
 	if body == nil {
 		conv := p.convs[r.Prev]
 		delete(p.convs, r.Prev)
@@ -194,7 +206,7 @@ func (p *phase) dispatch(ctx context.Context, i int, intended, due time.Duration
 	} else if r.conv.turns != nil {
 		p.convs[i] = r.conv
 	}
-	p.bodies[i] = body
+	p.sent.add(i, r.Session, body)
 	header := p.requestHeader(i)
 	go func() {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)

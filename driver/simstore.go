@@ -1,9 +1,6 @@
 package driver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"hash"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
 )
@@ -124,51 +121,4 @@ func (r *records) each(fn func(i int, rec *metrics.RequestRecord)) error {
 		}
 	}
 	return nil
-}
-
-// sentHasher computes sentHash as bodies are sent: it digests them in index
-// order, holding only those sent ahead of a gap.
-type sentHasher struct {
-	h       hash.Hash
-	n, next int
-	pending map[int]sentBody
-}
-
-type sentBody struct {
-	session string
-	body    []byte
-}
-
-func newSentHasher(n int) *sentHasher {
-	return &sentHasher{h: sha256.New(), n: n, pending: map[int]sentBody{}}
-}
-
-func (s *sentHasher) sent(i int, session string, body []byte) {
-	s.pending[i] = sentBody{session, body}
-	for {
-		b, ok := s.pending[s.next]
-		if !ok {
-			return
-		}
-		s.write(s.next, b)
-		delete(s.pending, s.next)
-		s.next++
-	}
-}
-
-func (s *sentHasher) write(i int, b sentBody) {
-	writeInt(s.h, int64(i))
-	writeField(s.h, b.session)
-	writeBytes(s.h, b.body)
-}
-
-// sum is the hash once the phase has ended: bodies never sent are skipped.
-func (s *sentHasher) sum() string {
-	for i := s.next; i < s.n; i++ {
-		if b, ok := s.pending[i]; ok {
-			s.write(i, b)
-		}
-	}
-	s.pending = nil
-	return hex.EncodeToString(s.h.Sum(nil))
 }

@@ -178,7 +178,7 @@ type virtual struct {
 	sent   map[int]time.Duration
 	src    reqSource // the current phase's requests
 	recs   *records
-	hash   *sentHasher
+	hash   *sentDigest
 }
 
 // run sends every request of p, in virtual time from the current instant,
@@ -186,7 +186,7 @@ type virtual struct {
 // acc, records are counted into it as they end instead of kept.
 func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 	n := src.Len()
-	v.src, v.recs, v.hash = src, newRecords(src, acc), newSentHasher(n)
+	v.src, v.recs, v.hash = src, newRecords(src, acc), newSentDigest()
 	p.next = map[int]int{}
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	q := &queue{}
@@ -270,7 +270,7 @@ func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
 	rec.SendMs, rec.Sent = ms(v.now-v.base), true
 	rec.ScheduleDelayMs = rec.SendMs - rec.DueMs
 	req := v.src.At(i)
-	v.hash.sent(i, req.Session, req.Body)
+	v.hash.add(i, req.Session, req.Body)
 	v.recs.sentAt(i, rec.SendMs)
 	v.sent[i] = v.now
 	if err := v.sys.Send(i, v.route, p.headerFor(i, req.Session), req.Body, v.now); err != nil {

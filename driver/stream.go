@@ -36,6 +36,9 @@ type Request struct {
 	// conv is this request's conversation when Body is nil: the system
 	// prompt (first turn) and this turn's user message.
 	conv conversation
+	// lazy says Body was left out to save memory: Run renders it again
+	// from the stream's items when the request is sent (see plan).
+	lazy bool
 }
 
 // Stream is the full request stream of a run: the measured requests and
@@ -48,6 +51,9 @@ type Stream struct {
 	Ready Request
 	hash  string
 	tok   workload.Tokenizer
+	// items and render rebuild the bodies of lazy requests.
+	items  workload.Items
+	render renderer
 }
 
 // TokenizerID names the tokenizer the prompts were generated with.
@@ -61,26 +67,31 @@ func (s *Stream) Hash() string { return s.hash }
 // Generate builds the stream of cfg: a pure function of the workload, seed,
 // trial id, endpoint, model, arrival and header settings (never of time or
 // of the server).
-func Generate(cfg Config) (*Stream, error) {
+func Generate(cfg Config) (*Stream, error) { return plan(cfg, false) }
+
+// plan builds the stream of cfg. With lazy set, the bodies of requests
+// whose items can be rebuilt one at a time (workload.BuildItems) are
+// hashed and dropped rather than kept: Run renders each again when it is
+// sent, so a long run's memory does not grow with its prompts. The bytes
+// sent and the hash are the same either way.
+func plan(cfg Config, lazy bool) (*Stream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	tok := cfg.Tokenizer
-	if tok == nil {
-		var err error
-		if tok, err = workload.LoadTokenizer(cfg.Workload.Tokenizer); err != nil {
-			return nil, fmt.Errorf("workload.%w", err)
-		}
+	tok, err := cfg.tokenizer()
+	if err != nil {
+		return nil, err
 	}
 	src := source(phaseMeasured, cfg.Seed, cfg.TrialID)
-	items, err := workload.Build(cfg.Workload, cfg.NumPrompts, src, tok)
+	items, err := workload.BuildItems(cfg.Workload, cfg.NumPrompts, src, tok)
 	if err != nil {
 		return nil, fmt.Errorf("workload.%w", err)
 	}
 	r := newRenderer(cfg)
-	st := &Stream{tok: tok}
-	if st.Requests, err = cfg.requests(items, r, src, tok); err != nil {
+	st := &Stream{tok: tok, items: items, render: r}
+	h := newStreamHash(cfg)
+	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h); err != nil {
 		return nil, err
 	}
 	if st.Warmup, err = cfg.warmup(items, r, tok, cfg.WarmupRequests); err != nil {
@@ -91,26 +102,34 @@ func Generate(cfg Config) (*Stream, error) {
 		return nil, fmt.Errorf("ready check request: %w", err)
 	}
 	st.Ready = ready[0]
-	st.hash = cfg.hashRequests(st.Requests)
+	st.hash = h.sum()
 	return st, nil
 }
 
-// requests renders items: offsets of session starts from the arrival
-// process (or the trace), bodies with history for later turns.
-func (cfg Config) requests(items []workload.Item, r renderer, src workload.Source, tok workload.Tokenizer) ([]Request, error) {
-	starts := 0
-	for _, it := range items {
-		if it.Prev < 0 {
-			starts++
-		}
+// body returns request i's body, rendering a lazy one again.
+func (s *Stream) body(r *Request) ([]byte, error) {
+	if !r.lazy {
+		return r.Body, nil
 	}
-	offsets := cfg.Arrival.Offsets(starts, func() *rand.Rand { return src("arrival", 0) })
+	it := s.items.At(r.Index)
+	return s.render.body(conversation{system: it.System, turns: []string{it.Prompt}}, it.OutputTokens)
+}
+
+// requests renders items: offsets of session starts from the arrival
+// process (or the trace), bodies with history for later turns. Every
+// request goes into h as it is made; with lazy set, a single-turn
+// request's body is dropped once hashed.
+func (cfg Config) requests(items workload.Items, r renderer, src workload.Source, tok workload.Tokenizer,
+	lazy bool, h *streamHash) ([]Request, error) {
+	n := items.Len()
+	offsets := cfg.Arrival.Offsets(items.Starts(), func() *rand.Rand { return src("arrival", 0) })
 	synthetic := cfg.Workload.History == workload.HistorySynthetic
 	actual := cfg.Workload.Kind == workload.MultiTurn && !synthetic
 	convs := map[int]*conversation{}
-	out := make([]Request, len(items))
+	out := make([]Request, n)
 	next := 0
-	for i, it := range items {
+	for i := range n {
+		it := items.At(i)
 		var offset time.Duration
 		if it.Prev < 0 {
 			offset = offsets[next]
@@ -127,6 +146,10 @@ func (cfg Config) requests(items []workload.Item, r renderer, src workload.Sourc
 		if synthetic {
 			conv.turns = append(conv.turns, it.Answer)
 			convs[it.Session] = &conv
+		}
+		h.add(&req)
+		if lazy && it.Turn == 0 && it.Prev < 0 && !actual && !synthetic && it.System == "" {
+			req.Body, req.lazy = nil, true
 		}
 		out[i] = req
 	}
@@ -163,36 +186,25 @@ func (cfg Config) request(i int, it workload.Item, offset time.Duration, conv co
 	return req, nil
 }
 
-// meanLengths are the mean input and output lengths of n items (at least
-// 2 and 1), what warm-up prompts are sized by.
-func meanLengths(n int, at func(int) workload.Item) (in, out int) {
-	for i := range n {
-		it := at(i)
-		in += it.InputTokens
-		out += it.OutputTokens
-	}
-	return max(2, in/n), max(1, out/n)
-}
-
-// warmup builds n warm-up requests: single-turn prompts of the measured
-// stream's mean input and output lengths, drawn from the warm-up phase's own
-// sources. Each prompt starts with "Warmup", a token no generated prompt
-// contains, so no warm-up prompt shares even its first token (hence no
-// prefix-cache block) with a measured one. The ready check uses the first
-// (n = 1).
-func (cfg Config) warmup(items []workload.Item, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
-	if n == 0 || len(items) == 0 {
+// warmup builds n warm-up requests, each shaped like a request of the
+// workload's own: request i takes the input and output lengths of a
+// measured item drawn by the warm-up phase's seed, so warm-up traffic has
+// the workload's length mix and is never longer than its longest request
+// (a mean-length warm-up of a trace whose requests run from 100 to 100k
+// tokens fits neither). The prompts come from the warm-up phase's own
+// sources and start with "Warmup", a token no generated prompt contains,
+// so no warm-up prompt shares even its first token (hence no prefix-cache
+// block) with a measured one. The ready check uses the first (n = 1).
+func (cfg Config) warmup(items workload.Items, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
+	if n == 0 || items.Len() == 0 {
 		return nil, nil
 	}
-	in, out := meanLengths(len(items), func(i int) workload.Item { return items[i] })
-	return cfg.warmupOf(in, out, r, tok, n)
-}
-
-// warmupOf builds n warm-up requests of in input and out output tokens.
-func (cfg Config) warmupOf(in, out int, r renderer, tok workload.Tokenizer, n int) ([]Request, error) {
 	src := source(phaseWarmup, cfg.Seed, cfg.TrialID)
+	pick := src("pick", 0)
 	reqs := make([]Request, n)
 	for i := range reqs {
+		it := items.At(pick.IntN(items.Len()))
+		in, out := max(2, it.InputTokens), max(1, it.OutputTokens)
 		conv := conversation{turns: []string{"Warmup " + tok.Generate(src("request", i), in-1)}}
 		b, err := r.body(conv, out)
 		if err != nil {
@@ -206,27 +218,18 @@ func (cfg Config) warmupOf(in, out int, r renderer, tok workload.Tokenizer, n in
 	return reqs, nil
 }
 
-// hashRequests digests what identifies the measured stream on the wire.
-func (cfg Config) hashRequests(reqs []Request) string {
-	h := cfg.newStreamHasher()
-	for i := range reqs {
-		h.add(&reqs[i])
-	}
-	return h.sum()
-}
+// streamHash digests what identifies the measured stream on the wire,
+// request by request.
+type streamHash struct{ h hash.Hash }
 
-// streamHasher digests a measured stream request by request, in index
-// order.
-type streamHasher struct{ h hash.Hash }
-
-func (cfg Config) newStreamHasher() streamHasher {
+func newStreamHash(cfg Config) *streamHash {
 	h := sha256.New()
 	writeField(h, cfg.Endpoint)
 	writeField(h, cfg.SessionHeader)
-	return streamHasher{h}
+	return &streamHash{h: h}
 }
 
-func (s streamHasher) add(q *Request) {
+func (s *streamHash) add(q *Request) {
 	for _, n := range []int64{int64(q.Index), int64(q.Turn), int64(q.Prev), int64(q.Think), int64(q.Offset), int64(q.MaxTokens)} {
 		writeInt(s.h, n)
 	}
@@ -239,7 +242,7 @@ func (s streamHasher) add(q *Request) {
 	}
 }
 
-func (s streamHasher) sum() string { return hex.EncodeToString(s.h.Sum(nil)) }
+func (s *streamHash) sum() string { return hex.EncodeToString(s.h.Sum(nil)) }
 
 func writeInt(h hash.Hash, n int64) {
 	var b [8]byte

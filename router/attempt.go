@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DPRankHeader tells a data-parallel worker which rank serves the request.
@@ -102,7 +104,7 @@ type upstream struct {
 // failure (fed to the circuit); anything else as the open response, which
 // the caller must close.
 func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstream, *attemptFailure) {
-	r.m.processed.WithLabelValues(t.w.url).Inc()
+	t.w.series.processed.get(func() prometheus.Counter { return r.m.processed.WithLabelValues(t.w.url) }).Inc()
 	req, err := http.NewRequestWithContext(ctx, in.method, t.w.url+in.uri, bytes.NewReader(in.body))
 	if err != nil {
 		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
@@ -112,7 +114,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 	if len(t.w.ranks) > 1 {
 		req.Header.Set(DPRankHeader, strconv.Itoa(t.rank))
 	}
-	resp, err := r.client.Do(req)
+	resp, err := r.upstream.RoundTrip(req)
 	if err != nil {
 		return nil, r.transportFailure(ctx, t.w, err)
 	}
@@ -134,7 +136,11 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 		}
 		return nil, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
 	}
-	return &upstream{resp: resp, body: io.MultiReader(bytes.NewReader(head), resp.Body), validation: validation}, nil
+	body := io.Reader(resp.Body)
+	if head != nil {
+		body = io.MultiReader(bytes.NewReader(head), resp.Body)
+	}
+	return &upstream{resp: resp, body: body, validation: validation}, nil
 }
 
 func isSSE(h http.Header) bool {
@@ -155,11 +161,11 @@ func (r *Router) transportFailure(ctx context.Context, w *Worker, err error) *at
 }
 
 func (r *Router) recordOutcome(w *Worker, ok bool) {
-	outcome := "success"
+	series, outcome := &w.series.success, "success"
 	if !ok {
-		outcome = "failure"
+		series, outcome = &w.series.failure, "failure"
 	}
-	r.m.cbOutcomes.WithLabelValues(w.url, outcome).Inc()
+	series.get(func() prometheus.Counter { return r.m.cbOutcomes.WithLabelValues(w.url, outcome) }).Inc()
 	w.breaker.Record(ok)
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/router/h1"
 )
 
 // access is who may call a route.
@@ -147,7 +149,7 @@ var credentialHeaders = []string{"Authorization", "Cookie", "X-Api-Key", "Api-Ke
 // workerAuth sends the router's own worker key on every request to a
 // worker that does not already carry a forwarded Authorization.
 type workerAuth struct {
-	base   *http.Transport
+	base   *h1.Transport
 	header string
 }
 

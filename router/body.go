@@ -121,11 +121,9 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 		}
 	}()
 	limit := r.cfg.MaxPayloadSize
-	tooLarge := newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
-		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", limit))
 	cl := req.ContentLength
 	if cl > limit {
-		return nil, nil, tooLarge
+		return nil, nil, r.tooLarge()
 	}
 	first := cl
 	if cl < 0 {
@@ -147,7 +145,7 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 		// The deadline stays: net/http would otherwise wait for the rest of
 		// the body (up to 256 KiB) before answering.
 		res.release()
-		return nil, nil, r.bodyError(err, tooLarge)
+		return nil, nil, r.bodyError(err)
 	}
 	// Cleared once the body is in: an expired deadline would end the
 	// connection's background read and cancel a long response.
@@ -199,10 +197,15 @@ func readChunked(src io.Reader, res *reservation, limit int64) ([]byte, error) {
 
 var errBudgetFull = errors.New("body memory budget full")
 
-func (r *Router) bodyError(err error, tooLarge *apiError) *apiError {
+func (r *Router) tooLarge() *apiError {
+	return newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
+		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", r.cfg.MaxPayloadSize))
+}
+
+func (r *Router) bodyError(err error) *apiError {
 	switch {
 	case errors.Is(err, errOverLimit):
-		return tooLarge
+		return r.tooLarge()
 	case errors.Is(err, errBudgetFull):
 		return r.bodies.full()
 	case errors.Is(err, os.ErrDeadlineExceeded):

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
@@ -174,7 +176,9 @@ func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request) (targ
 }
 
 func (r *Router) recordDecision(pool *Pool, t target, d policy.Decision) {
-	r.m.decisions.WithLabelValues(pool.policy.Name(), t.id()).Inc()
+	t.w.series.decisions[t.rank].get(func() prometheus.Counter {
+		return r.m.decisions.WithLabelValues(pool.policy.Name(), t.id())
+	}).Inc()
 	switch d.Outcome {
 	case policy.OutcomeCacheHit:
 		r.m.cacheHits.Inc()

@@ -39,7 +39,9 @@
 //     transport error, 500/502, 429/503 or 408/504 is retryable (tryTargets
 //     backs off and picks again, up to retry.max_retries attempts in all);
 //     anything else, including a vLLM input-validation 500, goes to the
-//     client.
+//     client. Workers are reached through router/h1, an HTTP/1.1 client
+//     that does each round trip on the attempt's goroutine (https and
+//     unusual requests fall back to net/http's Transport).
 //  6. relay (relay.go, usage.go): headers minus hop-by-hop ones, then the
 //     body chunk by chunk with a flush after each, so streams are never held
 //     back, each write bounded by write_idle_timeout_secs; a tap reads the

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
@@ -29,12 +31,13 @@ const (
 // worker is chosen, so no rejected request ever touches a load count, and
 // only admitted requests are counted per run.
 func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
+	var series routeSeries
 	return func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
 		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), header: req.Header,
-			reqID: requestID(req.Header, r.reqIDHeaders), runID: req.Header.Get(RunIDHeader)}
+			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: req.Header.Get(RunIDHeader)}
 		w.Header().Set("X-Request-Id", in.reqID)
-		r.m.requests.WithLabelValues(route).Inc()
+		series.requests.get(func() prometheus.Counter { return r.m.requests.WithLabelValues(route) }).Inc()
 
 		errType := r.serveRouted(w, req, in, kind)
 		if in.aborted != "" {
@@ -43,7 +46,7 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 		if errType != "" {
 			r.m.errors.WithLabelValues(route, errType).Inc()
 		}
-		r.m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		series.duration.get(func() prometheus.Observer { return r.m.duration.WithLabelValues(route) }).Observe(time.Since(start).Seconds())
 		if in.admitted && in.runID != "" {
 			r.runs.record(in.runID, in.usage)
 		}

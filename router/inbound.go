@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/autoinfer/autoinfer/router/policy"
 	"github.com/autoinfer/autoinfer/router/prompt"
@@ -41,15 +42,29 @@ type inbound struct {
 // RunIDHeader carries the trial id; requests with it are counted per run.
 const RunIDHeader = "X-Run-ID"
 
-// requestID returns the client's id from the first of names present (the
-// router's request_id_headers), or a new one.
-func requestID(h http.Header, names []string) string {
+// requestIDs makes the ids of requests that come without one: a random
+// prefix per router and a counter. They are unique across routers and
+// restarts like a random id per request, without reading crypto/rand for
+// every request.
+type requestIDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	return &requestIDs{prefix: "req-" + strings.ToLower(rand.Text()[:16]) + "-"}
+}
+
+// of returns the client's id from the first of names present in h (the
+// router's request_id_headers, in canonical form), or a new one.
+func (g *requestIDs) of(h http.Header, names []string) string {
 	for _, k := range names {
-		if v := h.Get(k); v != "" {
-			return v
+		if v := h[k]; len(v) > 0 && v[0] != "" {
+			return v[0]
 		}
 	}
-	return "req-" + strings.ToLower(rand.Text())
+	var buf [64]byte
+	return string(strconv.AppendUint(append(buf[:0], g.prefix...), g.n.Add(1), 36))
 }
 
 // openAIBody holds the fields routing needs; unmarshalling into it also

@@ -19,38 +19,42 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Pro
 // client's credentials: workers get the router's own key instead.
 func forwardHeaders(dst, src http.Header, credentials bool) {
 	for k, vs := range src {
-		dst[k] = append([]string(nil), vs...)
+		// Shared with the client's request, which nothing changes; the
+		// capacity is cut so that an append to one copies.
+		dst[k] = vs[:len(vs):len(vs)]
 	}
 	dropHop(dst)
-	dst.Del("Accept-Encoding")
-	dst.Del("Content-Length")
+	delete(dst, "Accept-Encoding")
+	delete(dst, "Content-Length")
 	if !credentials {
-		for _, k := range credentialHeaders {
-			dst.Del(k)
+		for _, k := range credentialHeaders { // canonical already
+			delete(dst, k)
 		}
 	}
 }
 
 // copyResponseHeaders copies the worker's headers; the router's own
-// X-Request-Id, already set, wins.
+// X-Request-Id, already set, wins. The value slices are shared with the
+// worker's response, which nothing changes afterwards (capacity cut, so an
+// append to one copies).
 func copyResponseHeaders(dst, src http.Header) {
 	for k, vs := range src {
 		if strings.EqualFold(k, "X-Request-Id") {
 			continue
 		}
-		dst[k] = append([]string(nil), vs...)
+		dst[k] = vs[:len(vs):len(vs)]
 	}
 	dropHop(dst)
 }
 
 func dropHop(h http.Header) {
-	for _, f := range h.Values("Connection") {
-		for _, name := range strings.Split(f, ",") {
+	for _, f := range h["Connection"] {
+		for name := range strings.SplitSeq(f, ",") {
 			h.Del(strings.TrimSpace(name))
 		}
 	}
-	for _, k := range hopHeaders {
-		h.Del(k)
+	for _, k := range hopHeaders { // canonical already
+		delete(h, k)
 	}
 }
 

@@ -7,12 +7,14 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/textproto"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/autoinfer/autoinfer/router/h1"
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
@@ -20,15 +22,20 @@ import (
 // machinery and metrics. Build it with New, run it with Serve (or mount
 // Handler), and read its exact loads with Loads.
 type Router struct {
-	cfg     Config
-	log     *slog.Logger
-	reg     *prometheus.Registry
-	m       *metrics
-	now     func() time.Time
-	rnd     *policy.LockedRand
-	client  *http.Client
-	limiter *limiter
+	cfg    Config
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	m      *metrics
+	now    func() time.Time
+	rnd    *policy.LockedRand
+	client *http.Client
+	// upstream is client's transport: attempts use it directly, without
+	// http.Client's per-request copies of the headers and URL for
+	// redirects, which the router never follows.
+	upstream http.RoundTripper
+	limiter  *limiter
 
+	ids    *requestIDs // for requests that come without one
 	keys   keyring     // API and admin keys
 	pass   passthrough // unnamed paths that reach workers
 	bodies *bodyBudget // max_body_memory
@@ -102,22 +109,28 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	}
 	var transport http.RoundTripper = newTransport(o.dial)
 	if keys.WorkerAPIKey != "" {
-		transport = &workerAuth{base: transport.(*http.Transport), header: "Bearer " + keys.WorkerAPIKey}
+		transport = &workerAuth{base: newTransport(o.dial), header: "Bearer " + keys.WorkerAPIKey}
 	}
 	r := &Router{
-		cfg:     cfg,
-		log:     o.log,
-		reg:     prometheus.NewRegistry(), // one per router: several share a process
-		now:     o.now,
-		rnd:     policy.NewLockedRand(seed),
-		client:  &http.Client{Transport: transport, CheckRedirect: noRedirects},
-		limiter: newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
-		fresh:   freshConns{m: map[net.Conn]struct{}{}},
-		keys:    newKeyring(keys),
-		pass:    newPassthrough(cfg.PassthroughRoutes),
-		bodies:  newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+		cfg:      cfg,
+		log:      o.log,
+		reg:      prometheus.NewRegistry(), // one per router: several share a process
+		now:      o.now,
+		rnd:      policy.NewLockedRand(seed),
+		client:   &http.Client{Transport: transport, CheckRedirect: noRedirects},
+		upstream: transport,
+		limiter:  newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+		fresh:    freshConns{m: map[net.Conn]struct{}{}},
+		ids:      newRequestIDs(),
+		keys:     newKeyring(keys),
+		pass:     newPassthrough(cfg.PassthroughRoutes),
+		bodies:   newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
 	}
-	r.reqIDHeaders = cfg.ResolvedRequestIDHeaders()
+	// Canonical once here, so each request looks them up without
+	// canonicalising (http.Header's own keys are canonical).
+	for _, h := range cfg.ResolvedRequestIDHeaders() {
+		r.reqIDHeaders = append(r.reqIDHeaders, textproto.CanonicalMIMEHeaderKey(h))
+	}
 	r.m = newMetrics(r.reg)
 	r.runs = newRunSeries(r.m, cfg.MaxRunIDs)
 	if err := r.reg.Register(newStateCollector(r)); err != nil {
@@ -194,17 +207,31 @@ func (r *Router) Loads() map[string]int64 {
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // newTransport dials workers directly (never through an environment proxy)
-// and keeps enough idle connections for high-concurrency trials.
-func newTransport(d Dialer) *http.Transport {
-	return &http.Transport{
+// and keeps enough idle connections for high-concurrency trials. Plain
+// HTTP goes through router/h1, which does each round trip on the caller's
+// goroutine; https and unusual requests through net/http's Transport.
+func newTransport(d Dialer) *h1.Transport {
+	std := &http.Transport{
 		Proxy:               nil,
 		DialContext:         d.DialContext,
 		MaxIdleConns:        4096,
-		MaxIdleConnsPerHost: 1024,
-		IdleConnTimeout:     90 * time.Second,
+		MaxIdleConnsPerHost: maxIdlePerWorker,
+		IdleConnTimeout:     idleConnTimeout,
 		DisableCompression:  true, // relay bytes as the worker sent them
-		// A 2k-token prompt with its headers goes out in one write (the
-		// default 4 KiB buffer needs three system calls for it).
-		WriteBufferSize: 16 << 10,
 	}
+	return h1.New(h1.Options{
+		Dial:           d,
+		Fallback:       std,
+		MaxIdlePerHost: maxIdlePerWorker,
+		IdleTimeout:    idleConnTimeout,
+		// A 2k-token prompt with its headers goes out in one write (a
+		// 4 KiB buffer needs three system calls for it).
+		WriteBufferSize: 16 << 10,
+	})
 }
+
+// Connections kept to each worker between requests, and for how long.
+const (
+	maxIdlePerWorker = 1024
+	idleConnTimeout  = 90 * time.Second
+)

@@ -16,13 +16,14 @@ type Worker struct {
 	healthy atomic.Bool
 	queue   atomic.Int64 // scraped vllm:num_requests_waiting
 	removed atomic.Bool  // left its pool; kept while attempts drain
+	series  *workerSeries
 
 	// Health-check streaks, touched only by the health loop.
 	hcFails, hcOKs int
 }
 
 func newWorker(url string, dp int, b *Breaker) *Worker {
-	w := &Worker{url: url, ids: make([]string, dp), ranks: make([]atomic.Int64, dp), breaker: b}
+	w := &Worker{url: url, ids: make([]string, dp), ranks: make([]atomic.Int64, dp), breaker: b, series: newWorkerSeries(dp)}
 	for r := range w.ids {
 		w.ids[r] = targetID(url, r, dp)
 	}

@@ -50,6 +50,13 @@ type Exit struct {
 type Deployment struct {
 	// Workers are the provisioned workers, in Topology.Slots order.
 	Workers []Worker
+	// Hardware is what the workers run on when the target found out
+	// (HardwareReporter targets); nil otherwise.
+	Hardware *Hardware
+	// Remote, when set, runs the trial's router and driver next to the
+	// workers instead of in this process (the kubernetes target's
+	// in-cluster runner); nil otherwise.
+	Remote RemoteRunner
 
 	members []Member // nil, or one per worker
 

@@ -23,11 +23,17 @@ type StartupError struct {
 func (e *StartupError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "worker %s: %s", e.Worker, e.Reason)
-	if e.Err != nil {
+	// A typed cause whose text is the reason (the kubernetes target's) is
+	// not repeated.
+	if e.Err != nil && e.Err.Error() != e.Reason {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
 	if e.LogTail != "" {
-		fmt.Fprintf(&b, "\n--- last lines of %s ---\n%s", e.Worker.LogPath, strings.TrimRight(e.LogTail, "\n"))
+		src := e.Worker.LogPath
+		if src == "" {
+			src = "its output"
+		}
+		fmt.Fprintf(&b, "\n--- last lines of %s ---\n%s", src, strings.TrimRight(e.LogTail, "\n"))
 	}
 	return b.String()
 }

@@ -45,3 +45,12 @@ type SimulatedWorkers interface {
 	// Simulated reports whether the workers are simulated engines.
 	Simulated() bool
 }
+
+// HardwareReporter is Options whose deployments find out what they run on
+// (Deployment.Hardware): target.hardware is optional for them and must
+// agree with what they report when given.
+type HardwareReporter interface {
+	Options
+	// ReportsHardware reports whether deployments carry Hardware.
+	ReportsHardware() bool
+}

@@ -79,10 +79,23 @@ type Worker struct {
 	// LogPath is the file the worker's output goes to, when the target
 	// captures it (process target); empty otherwise.
 	LogPath string
+	// Name is the worker's own name where the target has one (the
+	// kubernetes target's namespace/pod); empty otherwise.
+	Name string
 }
 
-// String names the worker in errors and logs: "prefill[1] http://…".
-func (w Worker) String() string { return fmt.Sprintf("%s[%d] %s", w.Role, w.Rank, w.URL) }
+// String names the worker in errors and logs: "prefill[1] http://…", with
+// the pod when there is one: "prefill[1] http://… (pod ns/name)".
+func (w Worker) String() string {
+	s := fmt.Sprintf("%s[%d]", w.Role, w.Rank)
+	if w.URL != "" {
+		s += " " + w.URL
+	}
+	if w.Name != "" {
+		s += " (pod " + w.Name + ")"
+	}
+	return s
+}
 
 // Provisioner starts the workers of a topology. On error it has already
 // released everything it started, so callers only Close successful

@@ -44,6 +44,9 @@ func TestExamplesValidate(t *testing.T) {
 	if g := loaded["vllm-gpu.yaml"]; len(g) == 0 || g[0].Target.Kind != process.Kind {
 		t.Errorf("vllm-gpu: want a process target")
 	}
+	if sw := loaded["sweep.yaml"]; len(sw) != 1 || !sw[0].IsSweep() || sw[0].SweepRates() != 8 || sw[0].SLO.TPOTMs == 0 {
+		t.Errorf("sweep: want one sweep trial of 8 rates with a TPOT SLO")
+	}
 	if ci := loaded["ci-smoke.yaml"]; len(ci) != 1 || len(ci[0].Assertions) == 0 || ci[0].Topology.Replicas != 2 {
 		t.Errorf("ci-smoke: want one 2-replica trial with assertions")
 	}

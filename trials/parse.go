@@ -43,12 +43,34 @@ type Trial struct {
 	// ToleranceFraction is Spec.Tolerance parsed ("10%" → 0.1); 0 without a
 	// baseline.
 	ToleranceFraction float64 `json:"tolerance_fraction,omitempty"`
+	// SpecDir is the spec file's directory (Load), against which relative
+	// workload paths resolve; empty after Parse (the working directory).
+	// The spec keeps paths as written, so the hash does not depend on it.
+	SpecDir string `json:"-"`
+	// Source is the spec the trial came from, so another autoinfer (the
+	// kubernetes target's runner pod) can parse the same trial again.
+	Source Source `json:"-"`
+}
+
+// Source is a spec document as parsed.
+type Source struct {
+	Data []byte
+	// DefaultName names a spec without a name (its file's base name).
+	DefaultName string
+}
+
+// Parse parses the source again, as Load or Parse did.
+func (s Source) Parse(kinds []target.Kind) ([]Trial, error) {
+	return parse(s.Data, s.DefaultName, kinds)
 }
 
 // Load reads a spec file and returns its trials. A spec without a name is
-// named after the file ("quickstart.yaml" → "quickstart"). Problems come
-// back as one *SpecError naming the file. kinds are the target kinds a spec
-// may name (adapter/targetkinds.All); the first is the default.
+// named after the file ("quickstart.yaml" → "quickstart"). Relative
+// workload paths resolve against the spec's directory, and the workload's
+// files are read and checked against the engines' context limits
+// (readWorkloads). Problems come back as one *SpecError naming the file.
+// kinds are the target kinds a spec may name (adapter/targetkinds.All); the
+// first is the default.
 func Load(path string, kinds []target.Kind) ([]Trial, error) {
 	data, err := readSpec(path)
 	if err != nil {
@@ -60,7 +82,13 @@ func Load(path string, kinds []target.Kind) ([]Trial, error) {
 	if errors.As(err, &se) {
 		se.File = path
 	}
-	return trials, err
+	if err != nil {
+		return nil, err
+	}
+	if err := readWorkloads(trials, path, data); err != nil {
+		return nil, err
+	}
+	return trials, nil
 }
 
 // Parse decodes a spec (unknown keys are errors), expands its matrix and
@@ -148,6 +176,9 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 		return nil, &SpecError{Fields: sortFields(fields, len(trials))}
 	}
 	markSame(trials)
+	for i := range trials {
+		trials[i].Source = Source{Data: data, DefaultName: defaultName}
+	}
 	if len(axes) > 0 || len(variants) > 0 {
 		id := sweepID(trials)
 		for i := range trials {

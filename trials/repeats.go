@@ -49,6 +49,11 @@ func SetRepeats(ts []Trial, n int, flag string) error {
 		return err
 	}
 	for i := range ts {
+		if n > 1 && ts[i].IsSweep() {
+			return fmt.Errorf("%s: trial %s is a sweep, which is not repeated (its rates come from its own first runs)", flag, ts[i].Name)
+		}
+	}
+	for i := range ts {
 		ts[i].Repeats = n
 		normaliseRepeats(&ts[i].Spec)
 		h, err := ts[i].Hash()

@@ -41,8 +41,8 @@ func TestTargetJSONIsStable(t *testing.T) {
 // and a key of another kind names the kind it belongs to.
 func TestTargetKindErrors(t *testing.T) {
 	for _, tc := range []struct{ name, spec, path, msg string }{
-		{"unknown kind", minimal + "target: {kind: docker}\n", "target.kind", `must be one of sim, static, process (got "docker")`},
-		{"key of two other kinds", minimal + "target: {health_path: /h}\n", "target.health_path", "only for kinds static and process (kind is sim)"},
+		{"unknown kind", minimal + "target: {kind: docker}\n", "target.kind", `must be one of sim, static, process, kubernetes (got "docker")`},
+		{"key of two other kinds", minimal + "target: {health_path: /h}\n", "target.health_path", "only for kinds static, process and kubernetes (kind is sim)"},
 		{"hardware required for real servers", minimal + "target: {kind: static, workers: [http://a:1, http://b:1]}\n", "target.hardware", "required for kind static"},
 		{"hardware is the profile for sim", minimal + "target: {kind: sim, hardware: x}\n", "target.hardware", "not for kind sim"},
 		{"unknown key", minimal + "target: {kind: static, worker: [http://a:1]}\n", "target.worker", `unknown key; did you mean "workers"?`},

@@ -22,8 +22,9 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 	}
 	if s.Target.Options != nil {
 		p.nest("target", s.Target.Options.Validate(s.Topology.Target()))
+		reports, _ := s.Target.Options.(target.HardwareReporter)
 		switch sim := simulated(s.Target); {
-		case s.Target.Hardware == "" && !sim:
+		case s.Target.Hardware == "" && !sim && (reports == nil || !reports.ReportsHardware()):
 			p.add("target.hardware", "required for kind %s: a label for what the workers run on, e.g. 8xH100-SXM (rows on different hardware are never compared)", s.Target.Kind)
 		case s.Target.Hardware != "" && sim:
 			p.add("target.hardware", "not for kind %s: its profile identifies the simulated hardware", s.Target.Kind)
@@ -38,6 +39,7 @@ func validate(s *Spec, base string, present func(string) bool, p *problems) {
 		validateRouter(s, present, p)
 	}
 	p.nest("workload", s.Workload.Validate())
+	validateSweep(s, p)
 	p.nest("warmup", s.Warmup.Validate())
 	p.nest("slo", s.SLO.Validate())
 	p.nest("checks", s.Checks.Validate())

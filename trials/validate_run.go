@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/ledger/metric"
 	"github.com/autoinfer/autoinfer/trials/field"
@@ -35,9 +34,6 @@ func (w Workload) Validate() error {
 		l.Check(keyed("", w.Workload.Validate())...)
 	}
 	l.Check(keyed("arrival", w.Arrival.Validate())...)
-	if w.Arrival.Kind == arrival.Sweep {
-		l.Add("arrival.kind", "sweep runs through `autoinfer bench --profile sweep`; a trial records one rate per row and does not run sweeps yet")
-	}
 	if w.Endpoint != EndpointCompletions && w.Endpoint != EndpointChat {
 		l.Add("endpoint", "must be %s or %s (got %q)", EndpointCompletions, EndpointChat, w.Endpoint)
 	}

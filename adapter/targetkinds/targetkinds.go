@@ -2,6 +2,7 @@ package targetkinds
 
 import (
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/kubernetes"
 	"github.com/autoinfer/autoinfer/target/process"
 	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/target/static"
@@ -14,5 +15,6 @@ func All() []target.Kind {
 		{Name: simtarget.Kind, New: func() target.Options { return new(simtarget.Options) }},
 		{Name: static.Kind, New: func() target.Options { return new(static.Options) }},
 		{Name: process.Kind, New: func() target.Options { return new(process.Options) }},
+		{Name: kubernetes.Kind, New: func() target.Options { return new(kubernetes.Options) }},
 	}
 }

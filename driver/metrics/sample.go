@@ -19,7 +19,8 @@ type sample struct {
 	max      float64
 }
 
-// histRange is the histogram's range in ns: 1 ns to about 27 hours.
+// histHighestNs is the top of the histogram's range in ns (about 27 hours;
+// the bottom is 1 ns).
 const histHighestNs = 1e14
 
 func (s *sample) add(x float64) {

@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg driver.Config, opts Options) (*Result, error) 
 			return nil, fmt.Errorf("sweep %s run: %w", label, err)
 		}
 		p := Point{Label: label, Rate: a.RequestRate, Result: r}
-		p.Attainment = attainment(r.Requests, cfg.Goodput)
+		p.Attainment = Attainment(r.Requests, cfg.Goodput)
 		p.Meets = p.Attainment >= opts.Attainment
 		res.Points = append(res.Points, p)
 		if err != nil {
@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg driver.Config, opts Options) (*Result, error) 
 			return res, err
 		}
 	}
-	res.Knee = knee(res.Points)
+	res.Knee = Knee(res.Points)
 	return res, nil
 }
 
@@ -138,8 +138,9 @@ func Rates(lo, hi float64, n int) []float64 {
 	return out
 }
 
-// knee is the highest-rate constant run that meets the SLOs (-1: none).
-func knee(points []Point) int {
+// Knee is the index of the highest-rate run (Rate > 0) that meets the
+// SLOs, -1 when none does.
+func Knee(points []Point) int {
 	best := -1
 	for i, p := range points {
 		if p.Rate > 0 && p.Meets && (best < 0 || p.Rate > points[best].Rate) {
@@ -149,9 +150,9 @@ func knee(points []Point) int {
 	return best
 }
 
-// attainment is the share of requests (failed ones included, not_sent and
+// Attainment is the share of requests (failed ones included, not_sent and
 // incomplete ones left out) that succeeded within every SLO.
-func attainment(recs []metrics.RequestRecord, slo metrics.SLO) float64 {
+func Attainment(recs []metrics.RequestRecord, slo metrics.SLO) float64 {
 	n, good := 0, 0
 	for i := range recs {
 		r := &recs[i]

@@ -22,10 +22,10 @@ func TestRatesAreEvenlyInside(t *testing.T) {
 func TestKneeIsTheHighestMeetingRate(t *testing.T) {
 	pts := []Point{{Label: Synchronous, Meets: true}, {Label: Throughput}, {Rate: 20, Meets: true}, {Rate: 30, Meets: true},
 		{Rate: 40, Meets: false}, {Rate: 50, Meets: true}, {Rate: 60}}
-	if k := knee(pts); k != 5 {
+	if k := Knee(pts); k != 5 {
 		t.Fatalf("knee = %d, want 5 (rate 50: the highest rate that meets)", k)
 	}
-	if k := knee(pts[:2]); k != -1 {
+	if k := Knee(pts[:2]); k != -1 {
 		t.Fatalf("knee without rates = %d, want -1", k)
 	}
 }
@@ -35,7 +35,7 @@ func TestAttainmentCountsFailuresNotUnsent(t *testing.T) {
 		{Success: true, TTFTMs: 5}, {Success: true, TTFTMs: 50}, {ErrorType: "http_error"},
 		{ErrorType: metrics.NotSent}, {ErrorType: metrics.Incomplete},
 	}
-	if got := attainment(recs, metrics.SLO{TTFTMs: 10}); got != 1.0/3 {
+	if got := Attainment(recs, metrics.SLO{TTFTMs: 10}); got != 1.0/3 {
 		t.Fatalf("attainment = %v, want 1/3 (one of three sent requests in the SLO)", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 const burstGPTModel = "GPT-4"
 
 // burstGPTRow is the part of a BurstGPT CSV row that is used.
-type burstGPTRow struct{ in, out int }
+type burstGPTRow struct{ in, out, line int }
 
 // burstGPT follows vllm bench serve: the GPT-4 rows with a response, n of
 // them drawn by the seed (without replacement when the file has enough,
@@ -45,7 +45,7 @@ func (b builder) burstGPT() ([]Item, error) {
 		it := single(i)
 		it.Prompt = b.tok.Generate(b.src("request", i), rows[k].in)
 		it.InputTokens = b.tok.Count(it.Prompt)
-		it.OutputTokens = rows[k].out
+		it.OutputTokens, it.Line = rows[k].out, rows[k].line
 		items[i] = it
 	}
 	return items, nil
@@ -89,7 +89,7 @@ func readBurstGPT(path string) ([]burstGPTRow, error) {
 			return nil, fmt.Errorf("line %d: token counts: %v", line, err)
 		}
 		if out > 0 && in > 0 {
-			rows = append(rows, burstGPTRow{in: in, out: out})
+			rows = append(rows, burstGPTRow{in: in, out: out, line: line})
 		}
 	}
 	if len(rows) == 0 {

@@ -14,6 +14,7 @@ import (
 type customLine struct {
 	Prompt       string `json:"prompt"`
 	OutputTokens *int   `json:"output_tokens"`
+	line         int    // in the file, 1-based
 }
 
 // custom reads a JSON Lines file of prompts: in a seeded shuffle unless
@@ -33,7 +34,7 @@ func (b builder) custom() ([]Item, error) {
 		}
 		l := lines[k]
 		it := single(len(items))
-		it.Prompt, it.InputTokens, it.OutputTokens = l.Prompt, b.tok.Count(l.Prompt), b.w.OutputLen
+		it.Prompt, it.InputTokens, it.OutputTokens, it.Line = l.Prompt, b.tok.Count(l.Prompt), b.w.OutputLen, l.line
 		if l.OutputTokens != nil {
 			it.OutputTokens = *l.OutputTokens
 		}
@@ -59,6 +60,7 @@ func readCustom(path string) ([]customLine, error) {
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return nil, fmt.Errorf("line %d: %w", no, err)
 		}
+		l.line = no
 		if l.Prompt == "" {
 			return nil, fmt.Errorf("line %d: prompt: required", no)
 		}

@@ -40,6 +40,10 @@ type Item struct {
 	// says whether it is set (otherwise the arrival process decides).
 	Offset time.Duration
 	Timed  bool
+	// Line is the line of the workload's file the item was read from
+	// (1-based; 0 when the kind generates it or its file has no lines that
+	// map to requests, as sharegpt's JSON array).
+	Line int
 }
 
 // Build returns the items of w. n is the number of requests asked for; 0
@@ -78,36 +82,6 @@ func Build(w Workload, n int, src Source, tok Tokenizer) ([]Item, error) {
 	}
 }
 
-// Lazy is a workload whose items are computed on demand: item i is At(i),
-// a pure function of i, so a long run need not hold them.
-type Lazy struct {
-	N  int
-	At func(i int) Item
-}
-
-// BuildLazy is Build for the kinds whose items each depend on their index
-// alone (random); ok is false for the others, which Build materialises.
-func BuildLazy(w Workload, n int, src Source, tok Tokenizer) (l Lazy, ok bool, err error) {
-	if err := w.Validate(); err != nil {
-		return Lazy{}, false, err
-	}
-	if n < 0 {
-		return Lazy{}, false, fmt.Errorf("num_prompts: must be >= 0, got %d", n)
-	}
-	w = w.WithDefaults()
-	if w.Kind != Random {
-		return Lazy{}, false, nil
-	}
-	if tok == nil {
-		tok = Sim{}
-	}
-	at, err := builder{w: w, n: n, src: src, tok: tok}.randomItems()
-	if err != nil {
-		return Lazy{}, false, err
-	}
-	return Lazy{N: n, At: at}, true, nil
-}
-
 // builder holds what every kind's builder needs.
 type builder struct {
 	w   Workload
@@ -144,36 +118,16 @@ func join(parts ...string) string {
 
 func single(i int) Item { return Item{Session: i, Prev: -1} }
 
-// random builds n prompts of a shared prefix and a random body. With a
-// real tokenizer the prefix and the body are generated apart and joined by
-// a space, so the prompt's count (which InputTokens reports) can differ
-// from prefix_len + input_len by a token at the join.
+// random builds n prompts of a shared prefix and a random body (see
+// randomItems).
 func (b builder) random() ([]Item, error) {
-	at, err := b.randomItems()
+	ri, err := b.randomItems()
 	if err != nil {
 		return nil, err
 	}
-	items := make([]Item, b.n)
+	items := make([]Item, ri.Len())
 	for i := range items {
-		items[i] = at(i)
+		items[i] = ri.At(i)
 	}
 	return items, nil
-}
-
-// randomItems is item i of kind random, computed from its index alone.
-func (b builder) randomItems() (func(i int) Item, error) {
-	w, src := b.w, b.src
-	if b.n == 0 {
-		return nil, fmt.Errorf("num_prompts: kind random needs the number of requests (> 0)")
-	}
-	prefix := b.tok.Generate(src("prefix", 0), w.PrefixLen)
-	return func(i int) Item {
-		r := src("request", i)
-		in, out := length(r, w.InputLen, w.RangeRatio), length(r, w.OutputLen, w.RangeRatio)
-		it := single(i)
-		it.Prompt = join(prefix, b.tok.Generate(r, in))
-		it.InputTokens = b.tok.Count(it.Prompt)
-		it.OutputTokens = out
-		return it
-	}, nil
 }

@@ -70,7 +70,7 @@ func (b builder) trace() ([]Item, error) {
 				sessions[key] = i
 			}
 		}
-		it.OutputTokens = l.OutputLength
+		it.OutputTokens, it.Line = l.OutputLength, l.Line
 		if l.Prompt != "" {
 			it.Prompt = l.Prompt
 		} else {

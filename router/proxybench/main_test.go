@@ -30,6 +30,9 @@ const (
 	// profileEnv, when set, makes the router process write a CPU profile
 	// there (go tool pprof), to see where its time per request goes.
 	profileEnv = "AUTOINFER_PROXYBENCH_CPUPROFILE"
+	// allocsEnv, when set, makes the router process write an allocation
+	// profile there when it stops (go tool pprof -sample_index=alloc_objects).
+	allocsEnv = "AUTOINFER_PROXYBENCH_ALLOCPROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -69,6 +72,14 @@ func playRole(role string, args []string) error {
 				return err
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if path := os.Getenv(allocsEnv); path != "" {
+			defer func() {
+				if f, err := os.Create(path); err == nil {
+					_ = pprof.Lookup("allocs").WriteTo(f, 0)
+					_ = f.Close()
+				}
+			}()
 		}
 		cfg := router.DefaultConfig()
 		cfg.WorkerURLs, cfg.Policy = []string{args[1]}, args[2]

@@ -1,0 +1,29 @@
+package kubernetes
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Client builds a clientset from a kubeconfig path and context: empty
+// path means $KUBECONFIG, then ~/.kube/config, then the in-cluster config
+// when autoinfer runs in a pod; empty context means the current one.
+func Client(kubeconfig, context string) (kubernetes.Interface, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	// Provisioning lists and watches a handful of objects; the default
+	// 5 requests/s would throttle teardown of a large deployment.
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building kubernetes client: %w", err)
+	}
+	return cs, nil
+}

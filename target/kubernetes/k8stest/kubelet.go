@@ -1,0 +1,345 @@
+package k8stest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+// GPUProductLabel is the label NVIDIA's GPU feature discovery puts on
+// nodes; the target reads hardware identity from it.
+const GPUProductLabel = "nvidia.com/gpu.product"
+
+// KubeletOptions describe the node a Kubelet registers and how it runs
+// containers.
+type KubeletOptions struct {
+	// Node is the node's name.
+	Node string
+	// GPUs is the node's nvidia.com/gpu capacity.
+	GPUs int
+	// GPUProduct is the node's GPUProductLabel value.
+	GPUProduct string
+	// Images maps an image name to the local executable that replaces the
+	// first word of its container's command (there is no container
+	// runtime). A pod whose image is not here fails to pull.
+	Images map[string]string
+	// Dir receives one log file per container run.
+	Dir string
+}
+
+// Kubelet is the test-side kubelet: it registers a Node, renews its Lease,
+// runs each Pod bound to it as local processes on a pod IP of its own
+// (127.x.y.z), reports the Pod's status as a kubelet would, and deletes
+// Pods with grace 0 once their processes stopped.
+type Kubelet struct {
+	opts   KubeletOptions
+	client kubernetes.Interface
+	ipA    int // the second octet of this kubelet's pod IPs
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	logs   *http.Server // the endpoint pods/log requests reach
+	port   int          // its port
+
+	mu      sync.Mutex
+	pods    map[string]*podRun // by namespace/name
+	nextIP  int
+	started []string // every pod run, namespace/name, in order
+	lost    bool     // heartbeats stopped (SetNodeLost)
+}
+
+// StartKubelet registers the node and returns once the node is Ready and
+// the scheduler may use it (the controllers removed their not-ready
+// taints). Stop ends it.
+func StartKubelet(ctx context.Context, client kubernetes.Interface, opts KubeletOptions) (*Kubelet, error) {
+	k := &Kubelet{opts: opts, client: client, ipA: 100 + rand.IntN(150), pods: map[string]*podRun{}}
+	srv, port, err := k.serveLogs()
+	if err != nil {
+		return nil, err
+	}
+	k.logs, k.port = srv, port
+	if err := k.register(ctx); err != nil {
+		k.Stop()
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	k.cancel = cancel
+	k.wg.Go(func() { k.renewLease(rctx) })
+	if err := k.watchPods(rctx); err != nil {
+		k.Stop()
+		return nil, err
+	}
+	if err := k.waitSchedulable(ctx); err != nil {
+		k.Stop()
+		return nil, err
+	}
+	return k, nil
+}
+
+// register creates the Node and writes its status: capacity with GPUs,
+// Ready, a loopback address.
+func (k *Kubelet) register(ctx context.Context) error {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.opts.Node, Labels: map[string]string{
+		"kubernetes.io/hostname": k.opts.Node,
+		"kubernetes.io/os":       "linux",
+		GPUProductLabel:          k.opts.GPUProduct,
+		"nvidia.com/gpu.count":   fmt.Sprint(k.opts.GPUs),
+	}}}
+	if _, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("registering node %s: %w", k.opts.Node, err)
+	}
+	return k.updateNodeStatus(ctx)
+}
+
+// SetNodeLost stops (true) or resumes (false) the node's heartbeats, as
+// a machine that drops off the network would. Without them the node
+// lifecycle controller marks the node unknown and its pods not Ready
+// after its grace period (the harness runs it with a short one). Resuming
+// returns once the node is schedulable again.
+func (k *Kubelet) SetNodeLost(ctx context.Context, lost bool) error {
+	k.mu.Lock()
+	k.lost = lost
+	k.mu.Unlock()
+	if lost {
+		return nil
+	}
+	if err := k.renewOnce(ctx); err != nil {
+		return err
+	}
+	if err := k.updateNodeStatus(ctx); err != nil {
+		return err
+	}
+	return k.waitSchedulable(ctx)
+}
+
+// updateNodeStatus retries on conflict: the node lifecycle controller
+// edits new Nodes too.
+func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("64"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+		"nvidia.com/gpu":      *resource.NewQuantity(int64(k.opts.GPUs), resource.DecimalSI),
+	}
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		n, err := k.client.CoreV1().Nodes().Get(ctx, k.opts.Node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		n.Status.Capacity, n.Status.Allocatable = capacity, capacity
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: k.opts.Node}}
+		n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(k.port)
+		n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: Version, OperatingSystem: "linux", Architecture: "amd64"}
+		n.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "k8stest kubelet is posting its status", LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		_, err = k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("writing node %s status: %w", k.opts.Node, err)
+	}
+	return nil
+}
+
+// leaseRenewal is how often the kubelet renews its Lease; the harness's
+// node lifecycle controller declares a node lost after nodeGracePeriod
+// without a renewal.
+const (
+	leaseRenewal    = 2 * time.Second
+	nodeGracePeriod = 8 * time.Second
+)
+
+// renewLease keeps the node's Lease fresh unless the node is lost.
+func (k *Kubelet) renewLease(ctx context.Context) {
+	for {
+		k.mu.Lock()
+		lost := k.lost
+		k.mu.Unlock()
+		if !lost {
+			_ = k.renewOnce(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(leaseRenewal):
+		}
+	}
+}
+
+// renewOnce creates or renews the node's Lease.
+func (k *Kubelet) renewOnce(ctx context.Context) error {
+	leases := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	now := metav1.NewMicroTime(time.Now())
+	l, err := leases.Get(ctx, k.opts.Node, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: k.opts.Node},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(k.opts.Node), LeaseDurationSeconds: ptr.To(int32(nodeGracePeriod / time.Second)), RenewTime: &now,
+			},
+		}, metav1.CreateOptions{})
+	case err == nil:
+		l.Spec.RenewTime = &now
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("renewing node %s lease: %w", k.opts.Node, err)
+	}
+	return nil
+}
+
+// waitSchedulable waits until the node is Ready without taints.
+func (k *Kubelet) waitSchedulable(ctx context.Context) error {
+	for {
+		n, err := k.client.CoreV1().Nodes().Get(ctx, k.opts.Node, metav1.GetOptions{})
+		if err == nil && len(n.Spec.Taints) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s not schedulable (taints %v): %w", k.opts.Node, n.Spec.Taints, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// watchPods runs an informer on the Pods bound to this node.
+func (k *Kubelet) watchPods(ctx context.Context) error {
+	f := informers.NewSharedInformerFactoryWithOptions(k.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", k.opts.Node).String()
+	}))
+	inf := f.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { k.sync(ctx, obj) },
+		UpdateFunc: func(_, obj any) { k.sync(ctx, obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				k.forget(p)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("watching pods: %w", err)
+	}
+	f.Start(ctx.Done())
+	k.wg.Go(func() { <-ctx.Done(); f.Shutdown() })
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("watching pods: %v cache never synced", typ)
+		}
+	}
+	return nil
+}
+
+// sync starts a pod's containers the first time the pod is seen and stops
+// them once it is being deleted.
+func (k *Kubelet) sync(ctx context.Context, obj any) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	key := p.Namespace + "/" + p.Name
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	run := k.pods[key]
+	switch {
+	case run == nil && p.DeletionTimestamp != nil:
+		k.wg.Go(func() { k.deletePod(ctx, p) })
+	case run == nil && ctx.Err() == nil:
+		k.nextIP++
+		ip := fmt.Sprintf("127.%d.%d.%d", k.ipA, k.nextIP/250, k.nextIP%250+1)
+		run = newPodRun(k, p, ip)
+		k.pods[key] = run
+		k.started = append(k.started, key)
+		k.wg.Go(func() { run.run(ctx) })
+	case run != nil && p.DeletionTimestamp != nil:
+		run.terminate()
+	}
+}
+
+// forget stops a pod that vanished from the API.
+func (k *Kubelet) forget(p *corev1.Pod) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if run := k.pods[p.Namespace+"/"+p.Name]; run != nil {
+		run.terminate()
+	}
+}
+
+// done removes a finished pod run.
+func (k *Kubelet) done(run *podRun) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.pods[run.key] == run {
+		delete(k.pods, run.key)
+	}
+}
+
+// deletePod finishes a pod's graceful deletion: with its processes gone,
+// the kubelet deletes it with grace 0 (otherwise it stays Terminating).
+func (k *Kubelet) deletePod(ctx context.Context, p *corev1.Pod) {
+	err := k.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &p.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		fmt.Printf("k8stest kubelet: deleting pod %s/%s: %v\n", p.Namespace, p.Name, err)
+	}
+}
+
+// Kill ends the processes of the pod with SIGKILL, as an OOM kill or a
+// crash would; the kubelet then reports the exit and restarts the
+// container (restart policy Always). It fails when no such pod runs here.
+func (k *Kubelet) Kill(namespace, name string) error {
+	k.mu.Lock()
+	run := k.pods[namespace+"/"+name]
+	k.mu.Unlock()
+	if run == nil {
+		return fmt.Errorf("kubelet %s runs no pod %s/%s", k.opts.Node, namespace, name)
+	}
+	return run.kill()
+}
+
+// Started lists every pod this kubelet ran (namespace/name), in order.
+func (k *Kubelet) Started() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.started)
+}
+
+// Stop ends every pod's processes and the kubelet's loops. The node stays
+// registered; its pods are left as they are in the API.
+func (k *Kubelet) Stop() {
+	if k.cancel != nil {
+		k.cancel()
+	}
+	if k.logs != nil {
+		_ = k.logs.Close()
+	}
+	k.wg.Wait()
+}
+
+// errPodGone ends a pod run whose pod no longer exists.
+var errPodGone = errors.New("pod gone")

@@ -1,0 +1,45 @@
+package kubernetes_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/autoinfer/autoinfer/target/kubernetes/k8stest"
+)
+
+// env is the package's one control plane and test kubelet (k8stest.Env).
+var env k8stest.Env
+
+// autoinferBin is the autoinfer binary TestMain builds: the test kubelet
+// runs it for the image testImage, and the cleanup test runs it as a CLI.
+var autoinferBin string
+
+// The node the test kubelet registers: 8 GPUs of one product.
+const (
+	testImage  = "autoinfer:test"
+	testGPU    = "NVIDIA-H100-80GB-HBM3"
+	testGPUs   = 8
+	testNode   = "gpu-node-1"
+	testModel  = "sim-m"
+	sysNS      = "autoinfer-system"
+	targetSA   = "autoinfer-target"
+	sharedNS   = "autoinfer-bench"
+	buildError = "building autoinfer for the test kubelet"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(env.Main(m, func(dir string) (k8stest.KubeletOptions, error) {
+		autoinferBin = filepath.Join(dir, "autoinfer")
+		out, err := exec.Command("go", "build", "-o", autoinferBin, "github.com/autoinfer/autoinfer").CombinedOutput()
+		if err != nil {
+			return k8stest.KubeletOptions{}, fmt.Errorf("%s: %w\n%s", buildError, err, out)
+		}
+		return k8stest.KubeletOptions{
+			Node: testNode, GPUs: testGPUs, GPUProduct: testGPU,
+			Images: map[string]string{testImage: autoinferBin},
+		}, nil
+	}))
+}
