@@ -142,7 +142,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 }
 
 // simStream is the run's stream: produced lazily when streaming a workload
-// BuildLazy builds, else whole (Generate).
+// whose items depend on their index alone (random), else whole (Generate).
 func simStream(cfg Config, stream bool) (*Stream, reqSource, error) {
 	if stream {
 		st, src, ok, err := lazyStream(cfg)
