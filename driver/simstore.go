@@ -1,7 +1,6 @@
 package driver
 
 import (
-
 	"github.com/autoinfer/autoinfer/driver/metrics"
 )
 
