@@ -152,10 +152,20 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	res.Requests = m.records
 	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
 		SchedP99Ms: schedP99})
+	cfg.describe(&s, st, len(st.Requests), started)
+	s.StreamHash = st.Hash()
+	s.SentHash = m.sent.sum()
+	res.Summary = s
+	return res, ctx.Err()
+}
+
+// describe fills the summary's fields that say what ran (vllm bench
+// serve's result keys), the same under either clock.
+func (cfg Config) describe(s *metrics.Summary, st *Stream, prompts int, started time.Time) {
 	s.Date = started.Format("20060102-150405")
 	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
 	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
-	s.NumPrompts = len(st.Requests)
+	s.NumPrompts = prompts
 	s.RequestRate = metrics.Rate(cfg.Arrival.RequestRate)
 	s.Burstiness = cfg.Arrival.Burstiness
 	if c := cfg.Arrival.MaxConcurrency; c > 0 {
@@ -163,10 +173,6 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
 	s.WarmupRequests = len(st.Warmup)
-	s.StreamHash = st.Hash()
-	s.SentHash = m.sent.sum()
-	res.Summary = s
-	return res, ctx.Err()
 }
 
 // sentDigest digests the session headers and bodies actually sent, in

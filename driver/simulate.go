@@ -122,17 +122,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		res.Requests = v.recs.all
 		s = metrics.Summarize(v.recs.all, params)
 	}
-	s.Date = started.Format("20060102-150405")
-	s.EndpointType, s.Backend, s.Label = cfg.Backend, cfg.Backend, cfg.Label
-	s.ModelID, s.TokenizerID = cfg.Model, st.TokenizerID()
-	s.NumPrompts = src.Len()
-	s.RequestRate = metrics.Rate(cfg.Arrival.RequestRate)
-	s.Burstiness = cfg.Arrival.Burstiness
-	if c := cfg.Arrival.MaxConcurrency; c > 0 {
-		s.MaxConcurrency = &c
-	}
-	s.TrialID, s.RunID, s.Seed = cfg.TrialID, cfg.RunID, cfg.Seed
-	s.WarmupRequests = len(st.Warmup)
+	cfg.describe(&s, st, src.Len(), started)
 	if s.StreamHash, err = src.Hash(); err != nil {
 		return nil, err
 	}
