@@ -92,8 +92,8 @@ func (o *Options) container(v vars) corev1.Container {
 		Name:            containerName,
 		Image:           o.Image,
 		ImagePullPolicy: corev1.PullPolicy(o.ImagePullPolicy),
-		Command:         v.words(o.Command),
-		Args:            v.words(o.Args),
+		Command:         words(v, o.Command),
+		Args:            words(v, o.Args),
 		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: int32(o.Port), Protocol: corev1.ProtocolTCP}},
 		// The last log lines of a failed container reach its status, so
 		// a crash is reported with its cause without reading logs.
@@ -109,7 +109,7 @@ func (o *Options) container(v vars) corev1.Container {
 		}})
 	}
 	for _, k := range slices.Sorted(maps.Keys(o.Env)) {
-		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v.expand(o.Env[k])})
+		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v.Expand(o.Env[k])})
 	}
 	for _, vol := range o.Volumes {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: vol.Name, MountPath: vol.MountPath, ReadOnly: vol.ReadOnly})

@@ -76,7 +76,7 @@ func TestDeploymentObject(t *testing.T) {
 	o := validOptions()
 	o.Env = map[string]string{"ROLE": "{role}"}
 	o.Volumes = []Volume{{Name: "cache", MountPath: "/root/.cache/huggingface", PersistentVolumeClaim: "hf-cache"}}
-	v := vars{model: "m", port: o.Port, engineArgs: topo.Engine.Args(), role: target.Prefill}
+	v := vars{Model: "m", Port: o.Port, EngineArgs: topo.Engine.Args(), Role: target.Prefill}
 	d := o.deploymentObject("autoinfer-x-prefill", "x", target.Prefill, 3, v)
 	c := d.Spec.Template.Spec.Containers[0]
 	if got := strings.Join(append(c.Command, c.Args...), " "); got != "vllm serve m --port 8000 "+strings.Join(topo.Engine.Args(), " ") {

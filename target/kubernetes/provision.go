@@ -108,7 +108,7 @@ func (p *Provisioner) create(ctx context.Context, d *deployment, topo target.Top
 			continue
 		}
 		name := fmt.Sprintf("autoinfer-%s-%s", d.trial, r.role)
-		v := vars{model: topo.Engine.Model, port: p.opts.Port, engineArgs: topo.Engine.Args(), role: r.role}
+		v := vars{Model: topo.Engine.Model, Port: p.opts.Port, EngineArgs: topo.Engine.Args(), Role: r.role}
 		obj := p.opts.deploymentObject(name, d.trial, r.role, r.n, v)
 		if _, err := p.client.AppsV1().Deployments(d.namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 			refused := &Refused{Object: "deployment " + d.namespace + "/" + name, Message: err.Error()}

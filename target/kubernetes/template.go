@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/process"
 )
 
 // placeholders are the names command, args and env values may use. Every
@@ -32,43 +31,23 @@ func checkWord(w string, inWords bool) error {
 	return nil
 }
 
-// vars are one role's placeholder values.
-type vars struct {
-	model      string
-	port       int
-	engineArgs []string
-	role       target.Role
-}
+// vars are one role's placeholder values: the process target's, of which
+// a Deployment has only the role-wide ones (checkWord refuses {host},
+// {rank} and {index} before anything expands).
+type vars = process.Vars
 
 // words renders a command or args list; "{engine_args}" becomes the
 // engine's arguments.
-func (v vars) words(ws []string) []string {
+func words(v vars, ws []string) []string {
 	var out []string
 	for _, w := range ws {
 		if w == "{engine_args}" {
-			out = append(out, v.engineArgs...)
+			out = append(out, v.EngineArgs...)
 			continue
 		}
-		out = append(out, v.expand(w))
+		out = append(out, v.Expand(w))
 	}
 	return out
-}
-
-// expand substitutes placeholders in s ({engine_args} joined by spaces).
-func (v vars) expand(s string) string {
-	return placeholderRE.ReplaceAllStringFunc(s, func(m string) string {
-		switch m[1 : len(m)-1] {
-		case "model":
-			return v.model
-		case "port":
-			return strconv.Itoa(v.port)
-		case "engine_args":
-			return strings.Join(v.engineArgs, " ")
-		case "role":
-			return string(v.role)
-		}
-		return m
-	})
 }
 
 // uses reports whether any word mentions placeholder name.
