@@ -9,6 +9,7 @@ import (
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/stale"
+	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials"
 )
@@ -28,11 +29,11 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 		if err != nil {
 			return ledger.Identity{}, fmt.Errorf("resolving sim profile: %w", err)
 		}
-		coeffs, err := json.Marshal(p)
+		coeffs, err := hardwareConfig(p, t)
 		if err != nil {
-			return ledger.Identity{}, fmt.Errorf("encoding sim profile: %w", err)
+			return ledger.Identity{}, err
 		}
-		id.Hardware, id.HardwareConfig = p.Name, coeffs
+		id.Hardware, id.HardwareConfig = p.Name, ledger.JSON(coeffs)
 	}
 	if tr.dep != nil && tr.dep.Hardware != nil {
 		// What the target found the workers on (the kubernetes target's
@@ -52,6 +53,30 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 		return ledger.Identity{}, err
 	}
 	return id, nil
+}
+
+// hardwareConfig is a sim trial's hardware identity: the resolved profile
+// and, on the virtual clock, the modelled HTTP path when it is set, so
+// predictions with different overheads are not the same hardware (they
+// never compete, and the row says which it used).
+func hardwareConfig(p sim.Profile, t trials.Trial) (json.RawMessage, error) {
+	coeffs, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding sim profile: %w", err)
+	}
+	if !t.Virtual() || t.HTTPOverheadMs == 0 {
+		return coeffs, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(coeffs, &doc); err != nil {
+		return nil, fmt.Errorf("encoding sim profile: %w", err)
+	}
+	doc["http_overhead_ms"] = t.HTTPOverheadMs
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding sim profile: %w", err)
+	}
+	return b, nil
 }
 
 // workloadHash hashes everything that shapes the request stream the

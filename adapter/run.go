@@ -311,6 +311,9 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		Label:          tr.t.Name,
 		APIKey:         tr.key, // "" keeps the workload's api_key_env
 	}
+	if tr.t.Virtual() {
+		cfg.HTTPOverhead = time.Duration(s.HTTPOverheadMs * float64(time.Millisecond))
+	}
 	if tr.hooks.driver != nil {
 		tr.hooks.driver(&cfg)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,9 @@ import (
 // workload through `autoinfer sim serve` + `autoinfer bench` (real sockets,
 // real timers) and through the virtual-clock harness (sim.Replay). It
 // reports served/replayed ratios of mean TTFT, mean TPOT, mean E2E latency
-// and the run's duration; on a quiet machine each should be within 3 % of 1.
+// and the run's duration, without and with the HTTP path's constant
+// measured on a separate probe run; on a quiet machine each should be
+// within 3 % of 1 with it.
 // Run with
 //
 //	go test -run '^$' -bench SimServeMatchesReplay -benchtime 1x ./cmd/
@@ -32,47 +35,65 @@ import (
 // (default h100-llama3-8b, 8 req/s, 200 prompts, 512 in, 128 out).
 func BenchmarkSimServeMatchesReplay(b *testing.B) {
 	profile := envOr("AUTOINFER_AGREE_PROFILE", "h100-llama3-8b")
-	rate, prompts := envOr("AUTOINFER_AGREE_RATE", "8"), envOr("AUTOINFER_AGREE_PROMPTS", "200")
-	in, out := envOr("AUTOINFER_AGREE_IN", "512"), envOr("AUTOINFER_AGREE_OUT", "128")
+	prompts := envOr("AUTOINFER_AGREE_PROMPTS", "200")
 	for range b.N {
-		ctx, cancel := context.WithCancel(b.Context())
-		url, served := startSimServe(ctx, b, profile)
-		export := filepath.Join(b.TempDir(), "requests.jsonl")
-		bench := newRootCmd()
-		bench.SetArgs([]string{"bench", "--base-url", url, "--model", "sim-llama-3-8b", "--dataset-name", "random",
-			"--random-input-len", in, "--random-output-len", out, "--num-prompts", prompts, "--request-rate", rate,
-			"--seed", "1", "--num-warmups", "0", "--disable-tqdm", "--export-requests", export, "--result-dir", b.TempDir()})
-		bench.SetOut(io.Discard)
-		bench.SetErr(io.Discard)
-		if err := bench.ExecuteContext(ctx); err != nil {
-			b.Fatalf("bench: %v", err)
-		}
-		fams, err := scrape.Fetch(ctx, http.DefaultClient, url+"/metrics")
-		if err != nil {
-			b.Fatal(err)
-		}
-		lag, busy := fams.Sum("autoinfer:sim_step_lag_seconds_total", nil), fams.Sum("autoinfer:sim_modelled_busy_seconds_total", nil)
-		b.Logf("engine step lag: %.3f s over %.3f s modelled busy (%.2f %%), worst step %.2f ms",
-			lag, busy, 100*lag/busy, 1e3*fams.Sum("autoinfer:sim_step_lag_max_seconds", nil))
-		b.ReportMetric(lag/busy, "lag/busy")
-		cancel()
-		if err := <-served; err != nil {
-			b.Fatalf("sim serve: %v", err)
-		}
-		recs := readRecords(b, export)
-		live, virt := summarize(recs), replaySummary(b, profile, recs)
-		b.Logf("%-10s %12s %12s %8s", "", "sim serve", "replay", "ratio")
+		// The HTTP path's constant, measured on a separate probe run
+		// (another seed, its own engine) as `sim overhead` measures it:
+		// the median per-request TTFT difference, served − replayed.
+		probe := serveAndBench(b, profile, "2", "60")
+		overhead := medianTTFTDiff(probe, replayRecords(b, profile, probe))
+		recs := serveAndBench(b, profile, "1", prompts)
+		live, virt := summarize(recs), replaySummary(replayRecords(b, profile, recs), recs, 0)
+		withOverhead := replaySummary(replayRecords(b, profile, recs), recs, overhead)
+		b.Logf("HTTP overhead from the probe run: %.3f ms", ms(overhead))
+		b.Logf("%-10s %12s %12s %8s %16s %8s", "", "sim serve", "replay", "ratio", "replay+overhead", "ratio")
 		for _, m := range []struct {
-			name       string
-			live, virt float64
+			name            string
+			live, virt, fix float64
 		}{
-			{"TTFT ms", live.ttft, virt.ttft}, {"TPOT ms", live.tpot, virt.tpot},
-			{"E2E ms", live.e2e, virt.e2e}, {"duration s", live.duration, virt.duration},
+			{"TTFT ms", live.ttft, virt.ttft, withOverhead.ttft}, {"TPOT ms", live.tpot, virt.tpot, withOverhead.tpot},
+			{"E2E ms", live.e2e, virt.e2e, withOverhead.e2e}, {"duration s", live.duration, virt.duration, withOverhead.duration},
 		} {
-			b.Logf("%-10s %12.2f %12.2f %8.4f", m.name, m.live, m.virt, m.live/m.virt)
-			b.ReportMetric(m.live/m.virt, strings.ReplaceAll(strings.Fields(m.name)[0], " ", "")+"-served/replayed")
+			b.Logf("%-10s %12.2f %12.2f %8.4f %16.2f %8.4f", m.name, m.live, m.virt, m.live/m.virt, m.fix, m.live/m.fix)
+			name := strings.Fields(m.name)[0]
+			b.ReportMetric(m.live/m.virt, name+"-served/replayed")
+			b.ReportMetric(m.live/m.fix, name+"-served/replayed+overhead")
 		}
 	}
+}
+
+// serveAndBench runs `autoinfer sim serve` and `autoinfer bench` against
+// it with the given seed and prompt count and returns bench's records.
+// AUTOINFER_AGREE_RATE, _IN and _OUT change the workload (default 8 req/s,
+// 512 in, 128 out).
+func serveAndBench(b *testing.B, profile, seed, prompts string) []metrics.RequestRecord {
+	rate := envOr("AUTOINFER_AGREE_RATE", "8")
+	in, out := envOr("AUTOINFER_AGREE_IN", "512"), envOr("AUTOINFER_AGREE_OUT", "128")
+	ctx, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	url, served := startSimServe(ctx, b, profile)
+	export := filepath.Join(b.TempDir(), "requests.jsonl")
+	bench := newRootCmd()
+	bench.SetArgs([]string{"bench", "--base-url", url, "--model", "sim-llama-3-8b", "--dataset-name", "random",
+		"--random-input-len", in, "--random-output-len", out, "--num-prompts", prompts, "--request-rate", rate,
+		"--seed", seed, "--num-warmups", "0", "--disable-tqdm", "--export-requests", export, "--result-dir", b.TempDir()})
+	bench.SetOut(io.Discard)
+	bench.SetErr(io.Discard)
+	if err := bench.ExecuteContext(ctx); err != nil {
+		b.Fatalf("bench: %v", err)
+	}
+	fams, err := scrape.Fetch(ctx, http.DefaultClient, url+"/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lag, busy := fams.Sum("autoinfer:sim_step_lag_seconds_total", nil), fams.Sum("autoinfer:sim_modelled_busy_seconds_total", nil)
+	b.Logf("seed %s: engine step lag %.3f s over %.3f s modelled busy (%.2f %%), worst step %.2f ms",
+		seed, lag, busy, 100*lag/busy, 1e3*fams.Sum("autoinfer:sim_step_lag_max_seconds", nil))
+	cancel()
+	if err := <-served; err != nil {
+		b.Fatalf("sim serve: %v", err)
+	}
+	return readRecords(b, export)
 }
 
 func envOr(key, def string) string {
@@ -139,10 +160,10 @@ func summarize(recs []metrics.RequestRecord) agreeSummary {
 	return agreeSummary{s.ttft / n, s.tpot / n, s.e2e / n, end / 1e3}
 }
 
-// replaySummary replays the served requests (same send times, prompt and
+// replayRecords replays the served requests (same send times, prompt and
 // output lengths; random prompts, as the random dataset shares no
 // prefixes) on the virtual clock.
-func replaySummary(b *testing.B, profile string, recs []metrics.RequestRecord) agreeSummary {
+func replayRecords(b *testing.B, profile string, recs []metrics.RequestRecord) []sim.TraceResult {
 	p, err := sim.LookupProfile(profile)
 	if err != nil {
 		b.Fatal(err)
@@ -165,11 +186,28 @@ func replaySummary(b *testing.B, profile string, recs []metrics.RequestRecord) a
 	if err != nil {
 		b.Fatal(err)
 	}
+	return rep.Requests
+}
+
+// medianTTFTDiff is the median over requests of served TTFT − replayed
+// TTFT.
+func medianTTFTDiff(recs []metrics.RequestRecord, rep []sim.TraceResult) time.Duration {
+	d := make([]float64, len(recs))
+	for i, rec := range recs {
+		d[i] = rec.TTFTMs - ms(rep[i].TTFT())
+	}
+	slices.Sort(d)
+	return time.Duration(d[len(d)/2] * float64(time.Millisecond))
+}
+
+// replaySummary summarises replayed requests as bench summarises served
+// ones, each token delivered overhead after the engine emitted it.
+func replaySummary(rep []sim.TraceResult, recs []metrics.RequestRecord, overhead time.Duration) agreeSummary {
 	var s agreeSummary
 	end := 0.0
-	for i, q := range rep.Requests {
-		ttft := ms(q.TTFT())
-		e2e := ms(q.E2E())
+	for i, q := range rep {
+		ttft := ms(q.TTFT() + overhead)
+		e2e := ms(q.E2E() + overhead)
 		s.ttft += ttft
 		if k := len(q.TokenTimes); k > 1 {
 			s.tpot += (e2e - ttft) / float64(k-1)

@@ -39,7 +39,8 @@ type trialRunFlags struct {
 	// maxEngineLagRatio likewise overrides checks.max_engine_lag_ratio.
 	maxEngineLagRatio float64
 	// clock overrides every spec's clock when set ("real" or "virtual").
-	clock string
+	clock          string
+	httpOverheadMs float64
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -81,6 +82,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the lifecycle to stderr")
 	fl.IntVar(&f.repeats, "repeats", 0, "run each trial N times as replicates with derived seeds (overrides the spec's repeats)")
 	fl.StringVar(&f.clock, "clock", "", "run on this clock, overriding the specs': real, or virtual (a sim-target deployment simulated in one process, no HTTP; rows labelled virtual, see docs/whatif.md)")
+	fl.Float64Var(&f.httpOverheadMs, "http-overhead-ms", 0, "on the virtual clock, add this many milliseconds to every request's TTFT and E2E (the real HTTP path's cost; measure it with 'autoinfer sim overhead SPEC'); overrides the specs' http_overhead_ms")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
 		"p99 lateness of the driver's sends above which a trial fails as HostOverloaded (its figures would describe this machine, not the deployment); overrides the spec's checks.max_schedule_delay_p99_ms (default there: 100ms)")
@@ -93,11 +95,8 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if f.output != "table" && f.output != "json" {
 		return usageErr("--output: want table or json, got %q", f.output)
 	}
-	if c.Flags().Changed("max-schedule-delay") && f.maxScheduleDelay <= 0 {
-		return usageErr("--max-schedule-delay: must be > 0, got %v", f.maxScheduleDelay)
-	}
-	if c.Flags().Changed("max-engine-lag-ratio") && !(f.maxEngineLagRatio > 0 && !math.IsInf(f.maxEngineLagRatio, 0)) {
-		return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", f.maxEngineLagRatio)
+	if err := checkOverloadFlags(c, f.maxScheduleDelay, f.maxEngineLagRatio); err != nil {
+		return err
 	}
 	ts, err := trials.Load(specPath, targetkinds.All())
 	if err != nil {
@@ -110,6 +109,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	if c.Flags().Changed("clock") {
 		if err := trials.SetClock(ts, f.clock, "--clock"); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	if c.Flags().Changed("http-overhead-ms") {
+		if err := trials.SetHTTPOverhead(ts, f.httpOverheadMs, "--http-overhead-ms"); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
@@ -274,6 +278,18 @@ func checkTrialMemory(stderr io.Writer, ts []trials.Trial, root fs.FS) error {
 	}
 	if err := adapter.CheckMemory(ts, limit); err != nil {
 		return withCode(ExitUsage, err)
+	}
+	return nil
+}
+
+// checkOverloadFlags checks --max-schedule-delay and --max-engine-lag-ratio
+// when they were given.
+func checkOverloadFlags(c *cobra.Command, delay time.Duration, lag float64) error {
+	if c.Flags().Changed("max-schedule-delay") && delay <= 0 {
+		return usageErr("--max-schedule-delay: must be > 0, got %v", delay)
+	}
+	if c.Flags().Changed("max-engine-lag-ratio") && !(lag > 0 && !math.IsInf(lag, 0)) {
+		return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", lag)
 	}
 	return nil
 }

@@ -113,6 +113,10 @@ type Config struct {
 	// Tokenizer generates and counts prompts; nil means the one
 	// Workload.Tokenizer names (autoinfer/sim when that is empty).
 	Tokenizer workload.Tokenizer
+	// HTTPOverhead is added to every request's TTFT and E2E latency by
+	// Simulate (not Run): the time the HTTP path takes in real time, which
+	// the virtual clock does not run (trials' http_overhead_ms).
+	HTTPOverhead time.Duration
 }
 
 // withDefaults fills zero fields.

@@ -302,7 +302,8 @@ func (v *virtual) finish(p *phase, q *queue, a Answer) int {
 }
 
 // measure fills rec from an answer the way phase.measure reads a streamed
-// HTTP exchange: one event per token.
+// HTTP exchange: one event per token, each delivered HTTPOverhead after
+// the engine emitted it.
 func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
 	send := v.sent[rec.Index]
 	delete(v.sent, rec.Index)
@@ -313,8 +314,10 @@ func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
 	rec.Success, rec.Status = true, http.StatusOK
 	pt, ct := a.PromptTokens, a.CachedTokens
 	rec.PromptTokens, rec.CachedTokens = &pt, &ct
-	rec.TTFTMs = ms(a.Tokens[0] - send)
-	rec.E2ELMs = ms(a.Tokens[len(a.Tokens)-1] - send)
+	// The HTTP path's constant delays every token's delivery alike: TTFT
+	// and E2E grow by it, the gaps between tokens do not.
+	rec.TTFTMs = ms(a.Tokens[0] - send + v.cfg.HTTPOverhead)
+	rec.E2ELMs = ms(a.Tokens[len(a.Tokens)-1] - send + v.cfg.HTTPOverhead)
 	rec.ITLMs = make([]float64, len(a.Tokens)-1)
 	for k := range rec.ITLMs {
 		rec.ITLMs[k] = ms(a.Tokens[k+1] - a.Tokens[k])

@@ -27,6 +27,9 @@ func (s Spec) Virtual() bool { return s.Clock == ClockVirtual }
 // workers and, when a router runs, autoinfer's own router (its decision
 // code is what runs in virtual time).
 func validateClock(s *Spec, p *problems) {
+	if o := s.HTTPOverheadMs; !(o >= 0 && o <= MaxHTTPOverheadMs) { // NaN fails both
+		p.add("http_overhead_ms", "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), o)
+	}
 	switch s.Clock {
 	case "", ClockReal:
 		return
@@ -41,6 +44,23 @@ func validateClock(s *Spec, p *problems) {
 	if s.RouterLaunched() && s.Router.Launch == LaunchExternal {
 		p.add("router.launch", "external runs another router's code: the virtual clock runs autoinfer's (embedded or process)")
 	}
+}
+
+// MaxHTTPOverheadMs bounds http_overhead_ms: a loopback HTTP path costs
+// about a millisecond; a second means the figure measured something else.
+const MaxHTTPOverheadMs = 1000
+
+// SetHTTPOverhead overrides every trial's http_overhead_ms (the
+// --http-overhead-ms flag) and recomputes the spec hashes of virtual
+// trials, which cover it.
+func SetHTTPOverhead(ts []Trial, ms float64, flag string) error {
+	if !(ms >= 0 && ms <= MaxHTTPOverheadMs) {
+		return field.Errorf(flag, "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), ms)
+	}
+	for i := range ts {
+		ts[i].HTTPOverheadMs = ms
+	}
+	return rehash(ts)
 }
 
 // normaliseClock stores the real clock as "", so `clock: real` leaves the
@@ -67,6 +87,14 @@ func SetClock(ts []Trial, clock, flag string) error {
 			fe := p.fields[0]
 			return fmt.Errorf("%s %s: %s: %s", flag, clock, fe.Path, fe.Msg)
 		}
+	}
+	return rehash(ts)
+}
+
+// rehash recomputes the spec hashes and the sweep id after a flag changed
+// what they cover.
+func rehash(ts []Trial) error {
+	for i := range ts {
 		h, err := ts[i].Hash()
 		if err != nil {
 			return err

@@ -258,6 +258,9 @@ func within(path, base string) bool {
 // Hash is the sha256 (hex) of s's canonical JSON (struct fields in a fixed
 // order, map keys sorted by encoding/json).
 func (s Spec) Hash() (string, error) {
+	if !s.Virtual() {
+		s.HTTPOverheadMs = 0 // a real-time trial does not use it
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("hashing spec: %w", err)

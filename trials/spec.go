@@ -24,9 +24,16 @@ type Spec struct {
 	Repeats int `yaml:"repeats" json:"repeats,omitempty"`
 	// Clock is "" (real time) or "virtual": the deployment simulated on one
 	// discrete-event clock (docs/whatif.md). It is part of the spec hash.
-	Clock    string   `yaml:"clock" json:"clock,omitempty"`
-	Target   Target   `yaml:"target" json:"target"`
-	Topology Topology `yaml:"topology" json:"topology"`
+	Clock string `yaml:"clock" json:"clock,omitempty"`
+	// HTTPOverheadMs is added to every request's TTFT and E2E latency on
+	// the virtual clock: what the HTTP path (client, router hop, engine
+	// front end, SSE delivery) costs in real time, which the virtual clock
+	// does not run. Measure it with `autoinfer sim overhead SPEC`. A
+	// real-time trial ignores it, and it is left out of a real trial's
+	// spec hash.
+	HTTPOverheadMs float64  `yaml:"http_overhead_ms" json:"http_overhead_ms,omitempty"`
+	Target         Target   `yaml:"target" json:"target"`
+	Topology       Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one
 	// replica without prefill/decode disaggregation.
 	Router   Router   `yaml:"router" json:"router"`

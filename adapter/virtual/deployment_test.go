@@ -3,7 +3,10 @@ package virtual_test
 import (
 	"bytes"
 	"context"
+	"math"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
@@ -117,5 +120,45 @@ func TestSameSeedSameRecords(t *testing.T) {
 	}
 	if bytes.Equal(a, c) {
 		t.Fatal("seeds 3 and 4 gave identical records")
+	}
+}
+
+// TestHTTPOverheadDelaysDeliveryOnly runs one deployment twice, without and
+// with a 1.5 ms HTTP overhead: every request's TTFT and E2E grow by exactly
+// 1.5 ms, its gaps between tokens (ITL, TPOT) and what the engines did
+// (tokens, cache hits) stay the same.
+func TestHTTPOverheadDelaysDeliveryOnly(t *testing.T) {
+	run := func(overhead time.Duration) []metrics.RequestRecord {
+		ws := workers(t, 2, sim.RoleCollocated)
+		cfg := routerconfig.Default()
+		cfg.Policy = "cache_aware"
+		cfg.WorkerURLs = []string{ws[0].URL, ws[1].URL}
+		rc := router.Config(cfg)
+		d, err := virtual.New(ws, &rc, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc := sharedPrefix(5)
+		dc.HTTPOverhead = overhead
+		res, err := driver.Simulate(context.Background(), dc, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Requests
+	}
+	base, late := run(0), run(1500*time.Microsecond)
+	if len(base) != 40 || len(late) != 40 {
+		t.Fatalf("%d and %d records, want 40 each", len(base), len(late))
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	for i, a := range base {
+		b := late[i]
+		if !near(b.TTFTMs-a.TTFTMs, 1.5) || !near(b.E2ELMs-a.E2ELMs, 1.5) {
+			t.Errorf("request %d: TTFT %.4f → %.4f, E2E %.4f → %.4f: want both +1.5 ms", i, a.TTFTMs, b.TTFTMs, a.E2ELMs, b.E2ELMs)
+		}
+		if !near(a.TPOTMs, b.TPOTMs) || !slices.Equal(a.ITLMs, b.ITLMs) || a.OutputTokens != b.OutputTokens || *a.CachedTokens != *b.CachedTokens {
+			t.Errorf("request %d: TPOT %.4f → %.4f, tokens %d → %d, cached %d → %d: want unchanged", i, a.TPOTMs, b.TPOTMs,
+				a.OutputTokens, b.OutputTokens, *a.CachedTokens, *b.CachedTokens)
+		}
 	}
 }
