@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,14 @@ type Objective struct {
 	Maximize string   `yaml:"maximize"`
 	Minimize string   `yaml:"minimize"`
 	Pareto   []string `yaml:"pareto"`
+}
+
+// metrics are the objective's metric names.
+func (o Objective) metrics() []string {
+	if len(o.Pareto) > 0 {
+		return o.Pareto
+	}
+	return []string{cmp.Or(o.Maximize, o.Minimize)}
 }
 
 // DefaultTop is the default number of candidates shown.
