@@ -86,6 +86,25 @@ func TestSearchConfirmPairs(t *testing.T) {
 	if len(got.Pairs) != 2 || got.Pairs[0].Measured != 4 || got.Pairs[0].Predicted != 1 || len(got.Pairs[0].Metrics) != len(ledger.PredictionMetrics()) {
 		t.Fatalf("pairs %+v, want 2 with %d metrics each", got.Pairs, len(ledger.PredictionMetrics()))
 	}
+	// The HTML report shows the pairs of its selected rows, and no such
+	// section without them.
+	for ids, want := range map[string]bool{"3,4": true, "1": false} {
+		html := filepath.Join(dir, "r"+ids+".html")
+		args := append([]string{"ledger", "report", "--ledger", db, "--html", html}, strings.Split(ids, ",")...)
+		if code, _, errs := run(t, args...); code != ExitOK {
+			t.Fatalf("report %s: exit %d: %s", ids, code, errs)
+		}
+		page, err := os.ReadFile(html)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(page), `<section id="predicted"`); got != want {
+			t.Errorf("report of rows %s: predicted section %v, want %v", ids, got, want)
+		}
+		if want && !strings.Contains(string(page), "<td>p99_ttft_ms</td>") {
+			t.Errorf("report of rows %s: no p99_ttft_ms line in the predicted table", ids)
+		}
+	}
 	if code, _, errs := run(t, "ledger", "compare", "--predicted", "1", "--ledger", db); code != ExitUsage {
 		t.Errorf("compare --predicted 1: exit %d (%s), want usage", code, errs)
 	}
