@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -97,7 +98,9 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			}
 			errw := c.ErrOrStderr()
 			started := time.Now()
+			var rounds []search.Round
 			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume,
+				Round: func(r search.Round) { rounds = append(rounds, r) },
 				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
 				Progress: func(done, total int, name string) {
 					fmt.Fprintf(errw, "\r%d/%d candidates", done, total)
@@ -111,6 +114,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			}
 			r := search.Rank(s, run)
 			res := searchResult(ts[0].SweepID, run, over, r, time.Since(started))
+			res.Strategy, res.Rounds = cmp.Or(s.Strategy, search.StrategyGrid), rounds
 			if confirm == 0 {
 				return renderSearch(c.OutOrStdout(), output, res, r)
 			}
@@ -173,6 +177,10 @@ type searchJSON struct {
 	// Confirmed are the --confirm pairs; ConfirmNote says when the
 	// measurements reorder the predicted winner or front.
 	Confirmed   []confirmedOut `json:"confirmed,omitempty"`
+	// Strategy is grid or halving; Rounds are halving's rounds (the
+	// candidates counted above are the last round's, on the whole traffic).
+	Strategy string         `json:"strategy"`
+	Rounds   []search.Round `json:"rounds,omitempty"`
 	ConfirmNote string         `json:"confirm_note,omitempty"`
 	cols        []string
 }
@@ -230,6 +238,12 @@ func renderSearch(w io.Writer, format string, res searchJSON, r search.Ranked) e
 	}
 	fmt.Fprintf(w, "search %s [virtual]: %d candidates run (%d resumed), %d outside the GPU budget, %d infeasible, %d failed, %.1f s\n",
 		res.SearchID, res.Candidates, res.Resumed, res.OverBudget, r.Infeasible, r.Failed, res.ElapsedS)
+	if len(res.Rounds) > 0 {
+		fmt.Fprintf(w, "successive halving, %d rounds (only the last round's rows, on the whole traffic, are ranked):\n", len(res.Rounds))
+		for _, rd := range res.Rounds {
+			fmt.Fprintf(w, "  round %d: %d candidates on %.3g %% of the traffic (%d resumed), %d kept\n", rd.Index, rd.Candidates, rd.Fraction*100, rd.Resumed, rd.Kept)
+		}
+	}
 	table := func(title string, rows []searchRowOut) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
