@@ -100,7 +100,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			started := time.Now()
 			var rounds []search.Round
 			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume,
-				Round: func(r search.Round) { rounds = append(rounds, r) },
+				Round:  func(r search.Round) { rounds = append(rounds, r) },
 				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
 				Progress: func(done, total int, name string) {
 					fmt.Fprintf(errw, "\r%d/%d candidates", done, total)
@@ -176,11 +176,11 @@ type searchJSON struct {
 	ElapsedS   float64        `json:"elapsed_s"`
 	// Confirmed are the --confirm pairs; ConfirmNote says when the
 	// measurements reorder the predicted winner or front.
-	Confirmed   []confirmedOut `json:"confirmed,omitempty"`
+	Confirmed []confirmedOut `json:"confirmed,omitempty"`
 	// Strategy is grid or halving; Rounds are halving's rounds (the
 	// candidates counted above are the last round's, on the whole traffic).
-	Strategy string         `json:"strategy"`
-	Rounds   []search.Round `json:"rounds,omitempty"`
+	Strategy    string         `json:"strategy"`
+	Rounds      []search.Round `json:"rounds,omitempty"`
 	ConfirmNote string         `json:"confirm_note,omitempty"`
 	cols        []string
 }

@@ -28,8 +28,8 @@ type Options struct {
 	// round under halving).
 	Progress func(done, total int, name string)
 	// Round is told of each halving round as it ends.
-	Round func(Round)
-	Logger   *slog.Logger
+	Round  func(Round)
+	Logger *slog.Logger
 }
 
 // Candidate is one configuration of the space.
