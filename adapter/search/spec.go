@@ -49,7 +49,7 @@ type Halving struct {
 	MinFraction float64 `yaml:"min_fraction"`
 }
 
-// Default halving settings.
+// DefaultEta is halving's default eta.
 const DefaultEta = 3
 
 // Constraints restrict the candidates.
