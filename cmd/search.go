@@ -126,6 +126,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			picks := search.Pick(r, confirm)
 			cs, err := search.Confirm(ctx, s, picks, search.ConfirmOptions{Ledger: l, WorkDir: workDir,
 				ScheduleDelayLimit: maxScheduleDelay, EngineLagRatioLimit: maxEngineLagRatio,
+				Check:  func(ts []trials.Trial) error { return checkTrialMemory(errw, ts, os.DirFS("/")) },
 				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
 				Started: func(i, k int, name string) {
 					fmt.Fprintf(errw, "confirming %d/%d in real time: %s\n", i, k, name)
@@ -133,6 +134,9 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			if err != nil {
 				if ctx.Err() != nil {
 					return withCode(ExitInterrupted, fmt.Errorf("confirmation interrupted: %w", err))
+				}
+				if code := exitCode(err); code != ExitInfra {
+					return err // the memory check's usage error keeps its status
 				}
 				return withCode(ExitInfra, err)
 			}

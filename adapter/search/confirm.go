@@ -23,6 +23,9 @@ type ConfirmOptions struct {
 	ScheduleDelayLimit  time.Duration
 	EngineLagRatioLimit float64
 	WorkDir             string
+	// Check, when set, vets the real-time trials before any runs (trial
+	// run's host-memory check); an error runs none.
+	Check func([]trials.Trial) error
 	// Started is told of each real-time trial as it starts (i of k).
 	Started func(i, k int, name string)
 	Logger  *slog.Logger
@@ -84,6 +87,11 @@ func Confirm(ctx context.Context, s Spec, picks []Candidate, o ConfirmOptions) (
 	// specs (SetClock recomputes it and every spec hash).
 	if err := trials.SetClock(ts, trials.ClockReal, "--confirm"); err != nil {
 		return nil, err
+	}
+	if o.Check != nil {
+		if err := o.Check(ts); err != nil {
+			return nil, err
+		}
 	}
 	var out []Confirmed
 	for i, c := range picks {
