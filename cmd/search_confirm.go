@@ -19,13 +19,19 @@ type confirmedOut struct {
 	Refused   string               `json:"refused,omitempty"`
 	Agrees    bool                 `json:"agrees"`
 	Metrics   []ledger.MetricError `json:"metrics"`
+	// The host's state during the real-time trial (what its overload
+	// checks bound): the driver's p99 send lateness and the simulated
+	// engines' lag ratio (nil: not measured).
+	P99ScheduleDelayMs float64  `json:"p99_schedule_delay_ms"`
+	EngineLagRatio     *float64 `json:"engine_lag_ratio"`
 }
 
 func confirmedRows(cs []search.Confirmed) []confirmedOut {
 	out := make([]confirmedOut, len(cs))
 	for i, c := range cs {
 		out[i] = confirmedOut{Name: c.Candidate.Trial.Name, Settings: settingsOf(c.Candidate.Trial),
-			Predicted: c.Pair.Predicted.ID, Measured: c.Pair.Measured.ID, Refused: c.Pair.Refused(), Agrees: c.Agrees(), Metrics: c.Errors}
+			Predicted: c.Pair.Predicted.ID, Measured: c.Pair.Measured.ID, Refused: c.Pair.Refused(), Agrees: c.Agrees(), Metrics: c.Errors,
+			P99ScheduleDelayMs: c.Pair.Measured.P99ScheduleDelayMs, EngineLagRatio: c.Pair.Measured.EngineLagRatio}
 	}
 	return out
 }
@@ -56,6 +62,11 @@ func renderConfirmed(w io.Writer, format string, res searchJSON, short bool) err
 		default:
 			fmt.Fprintln(w, "  NOT every metric within 5 %")
 		}
+		lag := noValue
+		if c.EngineLagRatio != nil {
+			lag = fmt.Sprintf("%.3g", *c.EngineLagRatio)
+		}
+		fmt.Fprintf(w, "   host during the real-time run: p99 schedule delay %.3g ms, engine lag ratio %s\n", c.P99ScheduleDelayMs, lag)
 		renderMetricErrors(w, c.Metrics)
 	}
 	fmt.Fprintf(w, "\n%d of %d confirmed candidates within 5 %% on every metric; %d refused\n", agree, len(res.Confirmed), refused)

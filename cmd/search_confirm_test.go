@@ -44,7 +44,7 @@ func TestSearchConfirmPairs(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, want := range []string{"confirmed in real time", "virtual row 2 → real row 3", "virtual row 1 → real row 4",
-		"p99_e2el_ms", "request_goodput", "output_throughput_per_gpu", "measured/predicted", "confirmed candidates within 5 %"} {
+		"p99_e2el_ms", "request_goodput", "host during the real-time run: p99 schedule delay", "output_throughput_per_gpu", "measured/predicted", "confirmed candidates within 5 %"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
