@@ -23,7 +23,7 @@ import (
 )
 
 func newSearchCmd() *cobra.Command {
-	var ledgerPath, output, workDir string
+	var ledgerPath, output, workDir, strategy string
 	var parallel, confirm int
 	var resume, verbose bool
 	var maxScheduleDelay time.Duration
@@ -78,6 +78,15 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			specData, s, err := search.Split(data, stem)
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+			}
+			if c.Flags().Changed("strategy") {
+				s.Strategy = strategy
+				if strategy != search.StrategyHalving {
+					s.Halving = search.Halving{} // the spec's halving settings do not apply
+				}
+				if err := s.Validate(); err != nil {
+					return usageErr("--strategy: %w", err)
+				}
 			}
 			ts, err := trials.Parse(specData, targetkinds.All())
 			if err != nil {
@@ -158,6 +167,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 	fl.BoolVar(&resume, "resume", false, "skip candidates the search already recorded ok")
 	fl.StringVarP(&output, "output", "o", "table", "table or json")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "log each candidate's lifecycle")
+	fl.StringVar(&strategy, "strategy", "", "override search.strategy: grid (every candidate on the whole traffic; search.halving ignored) or halving (successive halving on shortened traffic)")
 	fl.IntVar(&confirm, "confirm", 0, "then run the top K candidates (K points of a front) again in real time and pair each with its prediction")
 	fl.StringVar(&workDir, "work-dir", "", "--confirm: directory for router configs and logs (default: a new temporary directory per trial)")
 	fl.DurationVar(&maxScheduleDelay, "max-schedule-delay", 0, "--confirm: overrides the spec's checks.max_schedule_delay_p99_ms (as trial run's flag)")

@@ -119,3 +119,21 @@ func deref(p *int64) int64 {
 	}
 	return *p
 }
+
+// TestSearchStrategyFlag: --strategy halving runs the rounds and says so;
+// an unknown strategy is a usage error naming the flag.
+func TestSearchStrategyFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	spec, db := filepath.Join(dir, "s.yaml"), filepath.Join(dir, "l.db")
+	if err := os.WriteFile(spec, []byte(confirmSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "search", spec, "--ledger", db, "--strategy", "halving")
+	if code != ExitOK || !strings.Contains(out, "successive halving, 3 rounds") || !strings.Contains(out, "round 1: 2 candidates on 11.1 % of the traffic (0 resumed), 1 kept") {
+		t.Errorf("halving: exit %d\n%s\n%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "search", spec, "--ledger", db, "--strategy", "bayes"); code != ExitUsage || !strings.Contains(errs, "--strategy") {
+		t.Errorf("--strategy bayes: exit %d: %s", code, errs)
+	}
+}
