@@ -2,19 +2,11 @@ package adapter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
 )
-
-// DecisionLine is one line of a decision record: the trial and one routing
-// decision the router's own code made in it.
-type DecisionLine struct {
-	Trial string `json:"trial"`
-	virtual.Decision
-}
 
 // executeVirtual runs the trial on the virtual clock (clock: virtual): the
 // same driver stream through the router's own decision code into the
@@ -30,14 +22,9 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		return
 	}
 	tr.log.Info("running on the virtual clock", "trial", tr.t.Name, "target", tr.t.Target.Kind)
-	var logErr error
-	if w := tr.opts.Decisions; w != nil {
-		enc := json.NewEncoder(w)
-		dep.RecordDecisions(func(d virtual.Decision) {
-			if logErr == nil {
-				logErr = enc.Encode(DecisionLine{Trial: tr.t.Name, Decision: d})
-			}
-		})
+	var decisions []virtual.Decision
+	if tr.opts.Decisions != nil {
+		dep.RecordDecisions(func(d virtual.Decision) { decisions = append(decisions, d) })
 	}
 	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep,
 		driver.SimOptions{Stream: tr.opts.StreamVirtual, ExactValues: SearchExactValues})
@@ -49,9 +36,11 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		tr.obs.Err = fmt.Errorf("virtual clock: %w", err)
 		return
 	}
-	if logErr != nil {
-		tr.obs.Err = fmt.Errorf("recording decisions: %w", logErr)
-		return
+	if tr.opts.Decisions != nil {
+		if err := writeDecisions(tr.opts.Decisions, tr.t.Name, decisions, res); err != nil {
+			tr.obs.Err = err
+			return
+		}
 	}
 	tr.observeDriver()
 	if r := dep.Router(); r != nil {

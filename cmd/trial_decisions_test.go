@@ -64,6 +64,11 @@ func TestRecordDecisionsSameSeedSameBytes(t *testing.T) {
 		workers[d.Worker.URL]++
 		if !d.Warmup {
 			measured++
+			if d.Result == nil || !d.Result.Success || !(d.Result.TTFTMs > 0) || d.Result.OutputTokens != 4 {
+				t.Fatalf("line %d: measured request without its outcome: %+v", n+1, d.Result)
+			}
+		} else if d.Result != nil {
+			t.Fatalf("line %d: a warm-up request with an outcome", n+1)
 		}
 	}
 	if measured != 40 || n != 42 || len(workers) != 3 {
