@@ -146,8 +146,8 @@ func objectiveErrors(s Spec, c Candidate, p ledger.Prediction) []ledger.MetricEr
 // Winner says whether the measurements keep the prediction's order: under
 // one objective, the best measured of the counted confirmations must be
 // the predicted best (cs[0]); on a front, no counted confirmation may
-// dominate another in measurement. It returns "" when they agree, else
-// what differs.
+// dominate another in measurement. Candidates predicted equal have no
+// order to break. It returns "" when they agree, else what differs.
 func Winner(s Spec, r Ranked, cs []Confirmed) string {
 	var ok []Confirmed
 	for _, c := range cs {
@@ -158,14 +158,19 @@ func Winner(s Spec, r Ranked, cs []Confirmed) string {
 	if len(ok) < 2 {
 		return ""
 	}
-	measured := func(c Confirmed, m ledger.Metric) float64 {
+	value := func(c Confirmed, m ledger.Metric, predicted bool) float64 {
 		for _, e := range c.Errors {
 			if e.Metric == m.Name {
+				if predicted {
+					return e.Predicted
+				}
 				return e.Measured
 			}
 		}
 		return math.NaN()
 	}
+	measured := func(c Confirmed, m ledger.Metric) float64 { return value(c, m, false) }
+	predicted := func(c Confirmed, m ledger.Metric) float64 { return value(c, m, true) }
 	if len(r.Metrics) == 1 {
 		m := r.Metrics[0]
 		best := ok[0]
@@ -174,7 +179,8 @@ func Winner(s Spec, r Ranked, cs []Confirmed) string {
 				best = c
 			}
 		}
-		if best.Candidate.RowID != cs[0].Candidate.RowID {
+		// Candidates predicted equal have no predicted order to break.
+		if best.Candidate.RowID != cs[0].Candidate.RowID && predicted(best, m) != predicted(cs[0], m) {
 			return fmt.Sprintf("the confirmed winner differs from the predicted one: %s measured best on %s (%.4g), predicted best %s measured %.4g",
 				best.Candidate.Trial.Name, m.Name, measured(best, m), cs[0].Candidate.Trial.Name, measured(cs[0], m))
 		}
@@ -183,6 +189,9 @@ func Winner(s Spec, r Ranked, cs []Confirmed) string {
 	x, y := r.Metrics[0], r.Metrics[1]
 	for _, a := range ok {
 		for _, b := range ok {
+			if predicted(a, x) == predicted(b, x) && predicted(a, y) == predicted(b, y) {
+				continue // one predicted point: no predicted order to break
+			}
 			ax, ay, bx, by := measured(a, x), measured(a, y), measured(b, x), measured(b, y)
 			if !x.Direction.Better(ax, bx) && !y.Direction.Better(ay, by) && (x.Direction.Better(bx, ax) || y.Direction.Better(by, ay)) {
 				return fmt.Sprintf("the measured front differs from the predicted one: %s dominates %s in real time", b.Candidate.Trial.Name, a.Candidate.Trial.Name)

@@ -60,6 +60,9 @@ func TestWinnerSaysWhenMeasurementsReorder(t *testing.T) {
 	if !strings.Contains(got, "confirmed winner differs") || !strings.Contains(got, "b measured best") {
 		t.Errorf("reordered: %q, want a note naming b", got)
 	}
+	if got := Winner(s, r, []Confirmed{conf(a, 100, 80, ledger.StatusOK), conf(b, 100, 91, ledger.StatusOK)}); got != "" {
+		t.Errorf("predicted equal: %q, want no note (no predicted order)", got)
+	}
 	if got := Winner(s, r, []Confirmed{conf(a, 100, 80, ledger.StatusOK), conf(b, 90, 91, ledger.StatusFailed)}); got != "" {
 		t.Errorf("the better one refused: %q, want no note (one counted confirmation)", got)
 	}
