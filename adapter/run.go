@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -57,6 +58,11 @@ type Options struct {
 	// candidates, rows without per-request records). Percentiles stay exact
 	// up to SearchExactValues values per metric.
 	StreamVirtual bool
+	// Decisions, when set, receives every routing decision of a
+	// virtual-clock trial as one JSON line (DecisionLine), in the order the
+	// router made them (trial run --record-decisions). A real-time trial
+	// writes none.
+	Decisions io.Writer
 	// Logger reports the lifecycle; nil discards.
 	Logger *slog.Logger
 }

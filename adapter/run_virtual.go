@@ -22,6 +22,10 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		return
 	}
 	tr.log.Info("running on the virtual clock", "trial", tr.t.Name, "target", tr.t.Target.Kind)
+	var decisions []virtual.Decision
+	if tr.opts.Decisions != nil {
+		dep.RecordDecisions(func(d virtual.Decision) { decisions = append(decisions, d) })
+	}
 	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep,
 		driver.SimOptions{Stream: tr.opts.StreamVirtual, ExactValues: SearchExactValues})
 	tr.result = res
@@ -31,6 +35,12 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 	if err != nil {
 		tr.obs.Err = fmt.Errorf("virtual clock: %w", err)
 		return
+	}
+	if tr.opts.Decisions != nil {
+		if err := writeDecisions(tr.opts.Decisions, tr.t.Name, decisions, res); err != nil {
+			tr.obs.Err = err
+			return
+		}
 	}
 	tr.observeDriver()
 	if r := dep.Router(); r != nil {

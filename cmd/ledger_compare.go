@@ -12,8 +12,10 @@ import (
 
 func newLedgerCompareCmd(o *ledgerOpts) *cobra.Command {
 	var opt ledger.CompareOptions
+	var predicted bool
+	var filters ledgerFilterFlags
 	c := &cobra.Command{
-		Use:   "compare A B",
+		Use:   "compare A B | compare --predicted",
 		Short: "Two trials or sweeps side by side, with bootstrap CIs on TTFT/TPOT p50 and p99",
 		Long: `Compare two trials (or sweeps) metric by metric, and bootstrap confidence
 intervals on the differences (B − A) of TTFT and TPOT p50 and p99 from the
@@ -29,11 +31,32 @@ replicate).
 A replicate group shows each metric as its mean with a 95% Student t interval
 across replicates (a_ci, b_ci). Where an interval reaches the other side's
 value or interval the metric is "not separable" and neither side is called
-better. A group with a failed or missing replicate is refused.`,
+better. A group with a failed or missing replicate is refused.
+
+With --predicted (and no A B) it lists the pairs of a virtual prediction and
+the real-time row that measured it (autoinfer search --confirm): per pair and
+metric the prediction, the measurement, measured/predicted and whether that
+is within 5 %. A measurement that did not run ok is shown as refused and
+never counts as agreement. --name, --sweep and --where select the measured
+(real-time) rows; --where predicted_by=ID one prediction's.`,
 		Example: `  autoinfer ledger compare 12 13
-  autoinfer ledger compare quickstart/router.policy=round_robin quickstart/router.policy=cache_aware --seed 7`,
-		Args: cobra.ExactArgs(2),
+  autoinfer ledger compare quickstart/router.policy=round_robin quickstart/router.policy=cache_aware --seed 7
+  autoinfer ledger compare --predicted`,
+		Args: func(c *cobra.Command, args []string) error {
+			if predicted {
+				return cobra.NoArgs(c, args)
+			}
+			return cobra.ExactArgs(2)(c, args)
+		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if predicted {
+				return ledgerComparePredicted(c, o, filters)
+			}
+			for _, fl := range []string{"name", "sweep", "where", "bound", "include-virtual"} {
+				if c.Flags().Changed(fl) {
+					return usageErr("--%s: only with --predicted (A and B name the rows to compare)", fl)
+				}
+			}
 			if opt.Resamples <= 0 {
 				return usageErr("--resamples %d: want a positive count", opt.Resamples)
 			}
@@ -55,6 +78,8 @@ better. A group with a failed or missing replicate is refused.`,
 			return ledgerRenderComparison(c, o.output, cmp)
 		},
 	}
+	c.Flags().BoolVar(&predicted, "predicted", false, "list (virtual prediction, real-time measurement) pairs from search --confirm instead")
+	filters.register(c)
 	c.Flags().IntVar(&opt.Resamples, "resamples", 2000, "bootstrap resamples")
 	c.Flags().Float64Var(&opt.Confidence, "confidence", 0.95, "confidence level of the intervals")
 	c.Flags().Uint64Var(&opt.Seed, "seed", 1, "bootstrap seed (equal seeds, equal intervals)")

@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,9 +23,11 @@ import (
 )
 
 func newSearchCmd() *cobra.Command {
-	var ledgerPath, output string
-	var parallel int
+	var ledgerPath, output, workDir, strategy string
+	var parallel, confirm int
 	var resume, verbose bool
+	var maxScheduleDelay time.Duration
+	var maxEngineLagRatio float64
 	c := &cobra.Command{
 		Use:   "search SPEC",
 		Short: "Evaluate a space of deployments on the virtual clock and print the best (top-k, Pareto front)",
@@ -36,9 +40,19 @@ the Pareto front of two objective metrics. Rows are predictions: see
 docs/whatif.md for what the virtual clock does and does not model.
 
 An interrupted search resumes with --resume: candidates with an ok row of
-the search are not run again.`,
+the search are not run again.
+
+With --confirm K the top K feasible candidates (or K points spread along
+the Pareto front) then run again in real time on the spec's target, with
+the spec's whole request stream: each is an ordinary real-time row that
+links to the virtual row that predicted it (predicted_by; ledger compare
+--predicted lists the pairs). Per candidate and metric the output gives the
+prediction, the measurement, their ratio and whether it is within 5 %. A
+real-time trial the checks refuse (HostOverloaded, a failed assertion) is
+shown as refused, never as agreement, and the exit status is then 1.`,
 		Example: `  autoinfer search trials/examples/search.yaml
-  autoinfer search trials/examples/search.yaml --resume --parallel 2`,
+  autoinfer search trials/examples/search.yaml --resume --parallel 2
+  autoinfer search trials/examples/search.yaml --resume --confirm 3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if parallel < 0 {
@@ -46,6 +60,15 @@ the search are not run again.`,
 			}
 			if output != "table" && output != "json" {
 				return usageErr("--output %q: want table or json", output)
+			}
+			if confirm < 0 {
+				return usageErr("--confirm: must be >= 0, got %d", confirm)
+			}
+			if c.Flags().Changed("max-schedule-delay") && maxScheduleDelay <= 0 {
+				return usageErr("--max-schedule-delay: must be > 0, got %v", maxScheduleDelay)
+			}
+			if c.Flags().Changed("max-engine-lag-ratio") && !(maxEngineLagRatio > 0 && !math.IsInf(maxEngineLagRatio, 0)) {
+				return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", maxEngineLagRatio)
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
@@ -55,6 +78,15 @@ the search are not run again.`,
 			specData, s, err := search.Split(data, stem)
 			if err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+			}
+			if c.Flags().Changed("strategy") {
+				s.Strategy = strategy
+				if strategy != search.StrategyHalving {
+					s.Halving = search.Halving{} // the spec's halving settings do not apply
+				}
+				if err := s.Validate(); err != nil {
+					return usageErr("--strategy: %w", err)
+				}
 			}
 			ts, err := trials.Parse(specData, targetkinds.All())
 			if err != nil {
@@ -75,7 +107,9 @@ the search are not run again.`,
 			}
 			errw := c.ErrOrStderr()
 			started := time.Now()
+			var rounds []search.Round
 			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume,
+				Round:  func(r search.Round) { rounds = append(rounds, r) },
 				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
 				Progress: func(done, total int, name string) {
 					fmt.Fprintf(errw, "\r%d/%d candidates", done, total)
@@ -88,7 +122,43 @@ the search are not run again.`,
 				return withCode(ExitInfra, err)
 			}
 			r := search.Rank(s, run)
-			return renderSearch(c.OutOrStdout(), output, ts[0].SweepID, run, over, r, time.Since(started))
+			res := searchResult(ts[0].SweepID, run, over, r, time.Since(started))
+			res.Strategy, res.Rounds = cmp.Or(s.Strategy, search.StrategyGrid), rounds
+			if confirm == 0 {
+				return renderSearch(c.OutOrStdout(), output, res, r)
+			}
+			if output == "table" {
+				if err := renderSearch(c.OutOrStdout(), output, res, r); err != nil {
+					return err
+				}
+			}
+			picks := search.Pick(r, confirm)
+			cs, err := search.Confirm(ctx, s, picks, search.ConfirmOptions{Ledger: l, WorkDir: workDir,
+				ScheduleDelayLimit: maxScheduleDelay, EngineLagRatioLimit: maxEngineLagRatio,
+				Check:  func(ts []trials.Trial) error { return checkTrialMemory(errw, ts, os.DirFS("/")) },
+				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
+				Started: func(i, k int, name string) {
+					fmt.Fprintf(errw, "confirming %d/%d in real time: %s\n", i, k, name)
+				}})
+			if err != nil {
+				if ctx.Err() != nil {
+					return withCode(ExitInterrupted, fmt.Errorf("confirmation interrupted: %w", err))
+				}
+				if code := exitCode(err); code != ExitInfra {
+					return err // the memory check's usage error keeps its status
+				}
+				return withCode(ExitInfra, err)
+			}
+			res.Confirmed, res.ConfirmNote = confirmedRows(cs), search.Winner(s, r, cs)
+			if err := renderConfirmed(c.OutOrStdout(), output, res, len(picks) < confirm); err != nil {
+				return err
+			}
+			for _, c := range cs {
+				if c.Pair.Refused() != "" {
+					return withCode(ExitFailed, fmt.Errorf("a confirmation trial was refused (row %d: %s)", c.Pair.Measured.ID, c.Pair.Refused()))
+				}
+			}
+			return nil
 		},
 	}
 	fl := c.Flags()
@@ -97,6 +167,11 @@ the search are not run again.`,
 	fl.BoolVar(&resume, "resume", false, "skip candidates the search already recorded ok")
 	fl.StringVarP(&output, "output", "o", "table", "table or json")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "log each candidate's lifecycle")
+	fl.StringVar(&strategy, "strategy", "", "override search.strategy: grid (every candidate on the whole traffic; search.halving ignored) or halving (successive halving on shortened traffic)")
+	fl.IntVar(&confirm, "confirm", 0, "then run the top K candidates (K points of a front) again in real time and pair each with its prediction")
+	fl.StringVar(&workDir, "work-dir", "", "--confirm: directory for router configs and logs (default: a new temporary directory per trial)")
+	fl.DurationVar(&maxScheduleDelay, "max-schedule-delay", 0, "--confirm: overrides the spec's checks.max_schedule_delay_p99_ms (as trial run's flag)")
+	fl.Float64Var(&maxEngineLagRatio, "max-engine-lag-ratio", 0, "--confirm: overrides the spec's checks.max_engine_lag_ratio (as trial run's flag)")
 	return c
 }
 
@@ -113,6 +188,15 @@ type searchJSON struct {
 	Top        []searchRowOut `json:"top,omitempty"`
 	Front      []searchRowOut `json:"front,omitempty"`
 	ElapsedS   float64        `json:"elapsed_s"`
+	// Confirmed are the --confirm pairs; ConfirmNote says when the
+	// measurements reorder the predicted winner or front.
+	Confirmed []confirmedOut `json:"confirmed,omitempty"`
+	// Strategy is grid or halving; Rounds are halving's rounds (the
+	// candidates counted above are the last round's, on the whole traffic).
+	Strategy    string         `json:"strategy"`
+	Rounds      []search.Round `json:"rounds,omitempty"`
+	ConfirmNote string         `json:"confirm_note,omitempty"`
+	cols        []string
 }
 
 type searchRowOut struct {
@@ -123,7 +207,8 @@ type searchRowOut struct {
 	Values   map[string]float64 `json:"values"`
 }
 
-func renderSearch(w io.Writer, format, id string, run, over []search.Candidate, r search.Ranked, elapsed time.Duration) error {
+// searchResult is the search's answer as printed.
+func searchResult(id string, run, over []search.Candidate, r search.Ranked, elapsed time.Duration) searchJSON {
 	resumed := 0
 	for _, c := range run {
 		if c.Resumed {
@@ -154,15 +239,25 @@ func renderSearch(w io.Writer, format, id string, run, over []search.Candidate, 
 		}
 		return rows
 	}
-	res := searchJSON{SearchID: id, Clock: trials.ClockVirtual, Candidates: len(run), Resumed: resumed, OverBudget: len(over),
-		Infeasible: r.Infeasible, Failed: r.Failed, Objective: names, Top: out(r.Top), Front: out(r.Front), ElapsedS: elapsed.Seconds()}
+	return searchJSON{SearchID: id, Clock: trials.ClockVirtual, Candidates: len(run), Resumed: resumed, OverBudget: len(over),
+		Infeasible: r.Infeasible, Failed: r.Failed, Objective: names, Top: out(r.Top), Front: out(r.Front), ElapsedS: elapsed.Seconds(), cols: cols}
+}
+
+func renderSearch(w io.Writer, format string, res searchJSON, r search.Ranked) error {
+	names, cols := res.Objective, res.cols
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
 	fmt.Fprintf(w, "search %s [virtual]: %d candidates run (%d resumed), %d outside the GPU budget, %d infeasible, %d failed, %.1f s\n",
-		id, len(run), resumed, len(over), r.Infeasible, r.Failed, elapsed.Seconds())
+		res.SearchID, res.Candidates, res.Resumed, res.OverBudget, r.Infeasible, r.Failed, res.ElapsedS)
+	if len(res.Rounds) > 0 {
+		fmt.Fprintf(w, "successive halving, %d rounds (only the last round's rows, on the whole traffic, are ranked):\n", len(res.Rounds))
+		for _, rd := range res.Rounds {
+			fmt.Fprintf(w, "  round %d: %d candidates on %.3g %% of the traffic (%d resumed), %d kept\n", rd.Index, rd.Candidates, rd.Fraction*100, rd.Resumed, rd.Kept)
+		}
+	}
 	table := func(title string, rows []searchRowOut) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -41,6 +41,9 @@ type trialRunFlags struct {
 	// clock overrides every spec's clock when set ("real" or "virtual").
 	clock          string
 	httpOverheadMs float64
+	// recordDecisions is the file for the virtual-clock trials' routing
+	// decisions (JSON lines); empty: none recorded.
+	recordDecisions string
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -83,6 +86,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.IntVar(&f.repeats, "repeats", 0, "run each trial N times as replicates with derived seeds (overrides the spec's repeats)")
 	fl.StringVar(&f.clock, "clock", "", "run on this clock, overriding the specs': real, or virtual (a sim-target deployment simulated in one process, no HTTP; rows labelled virtual, see docs/whatif.md)")
 	fl.Float64Var(&f.httpOverheadMs, "http-overhead-ms", 0, "on the virtual clock, add this many milliseconds to every request's TTFT and E2E (the real HTTP path's cost; measure it with 'autoinfer sim overhead SPEC'); overrides the specs' http_overhead_ms")
+	fl.StringVar(&f.recordDecisions, "record-decisions", "", "write every routing decision of the (virtual-clock) trials to FILE as JSON lines: trial, request id, worker and rank, prefill worker and rank when PD, policy outcome (see docs/whatif.md)")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
 		"p99 lateness of the driver's sends above which a trial fails as HostOverloaded (its figures would describe this machine, not the deployment); overrides the spec's checks.max_schedule_delay_p99_ms (default there: 100ms)")
@@ -121,6 +125,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if err != nil {
 		return err
 	}
+	decisions, err := openDecisions(f.recordDecisions, ts)
+	if err != nil {
+		return err
+	}
+	defer decisions.discard()
 	checks, err := newChecker(f.baseline, f.tolerance)
 	if err != nil {
 		return err
@@ -144,7 +153,8 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	log := slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: logLevel}))
 	prog := newTrialProgress(c.ErrOrStderr())
 	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update,
-		ScheduleDelayLimit: f.maxScheduleDelay, EngineLagRatioLimit: f.maxEngineLagRatio, Assertions: extra})
+		ScheduleDelayLimit: f.maxScheduleDelay, EngineLagRatioLimit: f.maxEngineLagRatio, Assertions: extra,
+		Decisions: decisions.writer()})
 	if err != nil {
 		return withCode(ExitInfra, err)
 	}
@@ -203,6 +213,9 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 		for _, r := range rs {
 			worst = max(worst, r.exitCode())
 		}
+	}
+	if err := decisions.commit(); err != nil {
+		return err
 	}
 	grs := groupResults(ctx, led, groups)
 	cmp := compareSweep(ctx, led, plain, grs)

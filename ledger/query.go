@@ -57,6 +57,9 @@ type Filter struct {
 	// Bounds keep rows whose metric satisfies every bound, e.g.
 	// p99_ttft_ms < 500: "the most tokens/s under a TTFT p99 of 500 ms".
 	Bounds []Bound
+	// Predicted keeps only real-time rows that confirm a virtual
+	// prediction (predicted_by set; search --confirm).
+	Predicted bool
 	// Limit caps the number of rows (0: no cap); the newest come first.
 	Limit int
 }
@@ -88,7 +91,7 @@ func whereExprs() map[string]string {
 		"engine_hash": "engine_hash", "router_hash": "router_hash", "failure_kind": "failure_kind",
 		"replicas": "replicas", "prefill": "prefill", "decode": "decode",
 		"target_kind": "target_kind", "hardware": "hardware", "hardware_hash": "hardware_hash", "workload_hash": "workload_hash",
-		"replicate_group": "replicate_group", "clock": "clock",
+		"replicate_group": "replicate_group", "clock": "clock", "predicted_by": "predicted_by",
 		// Rows without a router (one replica, no PD) store an empty
 		// router_config; json_extract would fail the whole query on it.
 		"model":  "(CASE WHEN json_valid(engine_config) THEN json_extract(engine_config, '$.model') END)",
@@ -121,6 +124,9 @@ func (f Filter) sql() (string, []any, error) {
 	}
 	if _, named := f.Where["clock"]; !f.IncludeVirtual && !named {
 		conds = append(conds, "clock = 'real'")
+	}
+	if f.Predicted {
+		conds = append(conds, "predicted_by IS NOT NULL")
 	}
 	exprs := whereExprs()
 	for _, k := range slices.Sorted(maps.Keys(f.Where)) {

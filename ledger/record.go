@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -64,6 +65,9 @@ func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded,
 }
 
 func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs []Request) (Recorded, error) {
+	if err := checkPredictedBy(ctx, tx, row.Trial); err != nil {
+		return Recorded{}, err
+	}
 	res, err := tx.NamedExecContext(ctx, insertSQL("trials", trialColumns(), "id"), row)
 	if err != nil {
 		return Recorded{}, fmt.Errorf("inserting row: %w", err)
@@ -80,6 +84,29 @@ func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs []Request) (Rec
 		return Recorded{}, err
 	}
 	return Recorded{ID: id, MarkedStale: marks}, nil
+}
+
+// checkPredictedBy refuses a link that is not from a real-time row to an
+// existing virtual row: a pair is a measurement and its prediction.
+func checkPredictedBy(ctx context.Context, tx *sqlx.Tx, t Trial) error {
+	if t.PredictedBy == nil {
+		return nil
+	}
+	if t.Clock != ClockReal {
+		return fmt.Errorf("predicted_by: only a real-time row confirms a prediction (clock %s)", t.Clock)
+	}
+	var clock string
+	err := tx.GetContext(ctx, &clock, "SELECT clock FROM trials WHERE id = ?", *t.PredictedBy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("predicted_by %d: %w", *t.PredictedBy, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("predicted_by %d: %w", *t.PredictedBy, err)
+	}
+	if clock != ClockVirtual {
+		return fmt.Errorf("predicted_by %d: a %s row, want a virtual (predicted) one", *t.PredictedBy, clock)
+	}
+	return nil
 }
 
 func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) error {

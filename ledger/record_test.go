@@ -18,8 +18,10 @@ func TestEveryColumnRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	in := fullTrial()
 	// Prefill and Decode exclude Replicas: the PD row below covers them.
+	// PredictedBy links a real row to a virtual one (this one is virtual):
+	// TestPredictionPairs round-trips it.
 	assertNoZeroFields(t, reflect.ValueOf(in), "Trial", "ID", "EngineHash", "RouterHash", "HardwareHash", "FailureKind", "Stale", "StaleReason", "StaleAt",
-		"Prefill", "Decode")
+		"Prefill", "Decode", "PredictedBy")
 	reqs := requests(5, func(i int) float64 { return 10 + float64(i) })
 	reqs[4].Status, reqs[4].ErrorType, reqs[4].Error = "error", "pool_exhausted", "503 pool exhausted"
 	assertNoZeroFields(t, reflect.ValueOf(reqs[4]), "Request", "Index")

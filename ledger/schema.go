@@ -18,6 +18,7 @@ func migrations() []migration {
 		{"replicates", schemaReplicates},
 		{"window_figures", schemaWindow},
 		{"clock", schemaClock},
+		{"predicted_by", schemaPredictedBy},
 	}
 }
 
@@ -193,4 +194,12 @@ ALTER TABLE trials ADD COLUMN warmup_errors TEXT NOT NULL DEFAULT 'null';
 const schemaClock = `
 ALTER TABLE trials ADD COLUMN clock TEXT NOT NULL DEFAULT 'real' CHECK (clock IN ('real', 'virtual'));
 CREATE INDEX trials_clock ON trials (clock) WHERE clock != 'real';
+`
+
+// schemaPredictedBy links a real-time row to the virtual row that predicted
+// it (autoinfer search --confirm): the virtual row's id, NULL for every
+// other row. ledger compare --predicted lists the pairs.
+const schemaPredictedBy = `
+ALTER TABLE trials ADD COLUMN predicted_by INTEGER REFERENCES trials (id);
+CREATE INDEX trials_predicted_by ON trials (predicted_by) WHERE predicted_by IS NOT NULL;
 `

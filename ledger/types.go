@@ -56,6 +56,11 @@ type Trial struct {
 
 	Replicate
 
+	// PredictedBy is, on a real-time row that confirms a search candidate
+	// (search --confirm), the id of the virtual row that predicted it; nil
+	// otherwise.
+	PredictedBy *int64 `db:"predicted_by" json:"predicted_by,omitempty"`
+
 	FailureKind failure.Kind    `db:"failure_kind" json:"failure_kind"`
 	Failure     failure.Failure `db:"-" json:"failure"`
 

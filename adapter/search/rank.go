@@ -36,24 +36,37 @@ func Rank(s Spec, cs []Candidate) Ranked {
 			ok = append(ok, c)
 		}
 	}
+	r.Metrics = rankMetrics(s)
+	if len(r.Metrics) == 2 {
+		r.Front = front(ok, r.Metrics[0], r.Metrics[1])
+		return r
+	}
+	sortBy(ok, r.Metrics[0])
+	r.Top = ok[:min(len(ok), s.Top)]
+	return r
+}
+
+// rankMetrics are the objective's metrics with their directions.
+func rankMetrics(s Spec) []ledger.Metric {
 	o := s.Objective
 	if len(o.Pareto) == 2 {
 		x, _ := lookup(o.Pareto[0])
 		y, _ := lookup(o.Pareto[1])
-		r.Metrics = []ledger.Metric{x, y}
-		r.Front = front(ok, x, y)
-		return r
+		return []ledger.Metric{x, y}
 	}
-	name := cmp.Or(o.Maximize, o.Minimize)
-	m, _ := lookup(name)
+	m, _ := lookup(cmp.Or(o.Maximize, o.Minimize))
 	if o.Minimize != "" {
 		m.Direction = ledger.Minimize
 	} else {
 		m.Direction = ledger.Maximize
 	}
-	r.Metrics = []ledger.Metric{m}
-	slices.SortStableFunc(ok, func(a, b Candidate) int {
-		va, vb := a.Values[name], b.Values[name]
+	return []ledger.Metric{m}
+}
+
+// sortBy orders cs best first on m, ties by name.
+func sortBy(cs []Candidate, m ledger.Metric) {
+	slices.SortStableFunc(cs, func(a, b Candidate) int {
+		va, vb := a.Values[m.Name], b.Values[m.Name]
 		switch {
 		case m.Direction.Better(va, vb):
 			return -1
@@ -62,8 +75,6 @@ func Rank(s Spec, cs []Candidate) Ranked {
 		}
 		return cmp.Compare(a.Trial.Name, b.Trial.Name)
 	})
-	r.Top = ok[:min(len(ok), s.Top)]
-	return r
 }
 
 // front is the candidates no other beats on both x and y (at least as good

@@ -24,9 +24,12 @@ type Options struct {
 	// Resume skips candidates the search already recorded ok (a row of the
 	// search id with the candidate's spec hash, not stale).
 	Resume bool
-	// Progress is told of each finished candidate (done of total).
+	// Progress is told of each finished candidate (done of total, per
+	// round under halving).
 	Progress func(done, total int, name string)
-	Logger   *slog.Logger
+	// Round is told of each halving round as it ends.
+	Round  func(Round)
+	Logger *slog.Logger
 }
 
 // Candidate is one configuration of the space.
@@ -72,12 +75,6 @@ func Run(ctx context.Context, s Spec, ts []trials.Trial, o Options) (run, over [
 	if len(ts) == 0 {
 		return nil, nil, errors.New("search: the space has no candidates")
 	}
-	var done map[string]ledger.Trial
-	if o.Resume {
-		if done, err = recorded(ctx, o.Ledger, ts[0].SweepID); err != nil {
-			return nil, nil, err
-		}
-	}
 	for _, t := range ts {
 		if t.SameAs != "" {
 			continue // the same deployment under another name: its twin runs
@@ -87,20 +84,41 @@ func Run(ctx context.Context, s Spec, ts []trials.Trial, o Options) (run, over [
 			over = append(over, c)
 			continue
 		}
-		if row, ok := done[t.SpecHash]; ok {
-			c.RowID, c.Resumed = row.ID, true
-		}
 		run = append(run, c)
 	}
-	if err := execute(ctx, run, o); err != nil {
+	if s.Strategy == StrategyHalving {
+		run, err = halve(ctx, s, run, o)
 		return run, over, err
 	}
-	for i := range run {
-		if err := evaluate(ctx, o.Ledger, s, &run[i]); err != nil {
-			return run, over, err
+	return run, over, evaluateAll(ctx, s, run, o)
+}
+
+// evaluateAll runs the candidates without an ok row of the search (with
+// Resume; all of them without), then reads every row.
+func evaluateAll(ctx context.Context, s Spec, cs []Candidate, o Options) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	if o.Resume {
+		done, err := recorded(ctx, o.Ledger, cs[0].Trial.SweepID)
+		if err != nil {
+			return err
+		}
+		for i := range cs {
+			if row, ok := done[cs[i].Trial.SpecHash]; ok {
+				cs[i].RowID, cs[i].Resumed = row.ID, true
+			}
 		}
 	}
-	return run, over, nil
+	if err := execute(ctx, cs, o); err != nil {
+		return err
+	}
+	for i := range cs {
+		if err := evaluate(ctx, o.Ledger, s, &cs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recorded are the search's ok, fresh virtual rows by spec hash.

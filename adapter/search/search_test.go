@@ -161,6 +161,10 @@ func TestSplitRefusesBadBlocks(t *testing.T) {
 		{"name: x\nsearch: {objective: {maximize: output_throughput}, space: {topology.replicas: {from: 4, to: 1, step: 1}}}", "search.space.topology.replicas"},
 		{"name: x\nmatrix: {router.policy: [a]}\nsearch: {objective: {maximize: output_throughput}, space: {topology.replicas: [1]}}", "search.space: the spec also has a matrix"},
 		{"name: x\n", "the spec has no search block"},
+		{"name: x\nsearch: {objective: {maximize: output_throughput}, strategy: bayes}", "search.strategy: must be grid or halving"},
+		{"name: x\nsearch: {objective: {maximize: output_throughput}, halving: {eta: 2}}", "search.halving: set with strategy grid"},
+		{"name: x\nsearch: {objective: {maximize: output_throughput}, strategy: halving, halving: {eta: 1}}", "search.halving.eta: must be >= 2"},
+		{"name: x\nsearch: {objective: {maximize: output_throughput}, strategy: halving, halving: {min_fraction: 1.5}}", "search.halving.min_fraction: must be in (0, 1)"},
 	} {
 		_, _, err := search.Split([]byte(c.spec), "x")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

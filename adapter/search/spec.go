@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,35 @@ type Spec struct {
 	Objective   Objective   `yaml:"objective"`
 	// Top is how many feasible candidates the table shows (default 10).
 	Top int `yaml:"top"`
+	// Strategy is how candidates are evaluated: "grid" (default: every
+	// one on the whole traffic) or "halving" (successive halving on
+	// shortened traffic, see Halving).
+	Strategy string `yaml:"strategy"`
+	// Halving configures the halving strategy.
+	Halving Halving `yaml:"halving"`
 }
+
+// Strategies.
+const (
+	StrategyGrid    = "grid"
+	StrategyHalving = "halving"
+)
+
+// Halving is successive halving: every candidate runs on the first
+// MinFraction of the traffic; the best 1/Eta of them run again on Eta
+// times as much, and so on; the last round runs the survivors on the whole
+// traffic, and only those rows are ranked.
+type Halving struct {
+	// Eta is the factor by which each round cuts the candidates and grows
+	// the traffic (default 3).
+	Eta int `yaml:"eta"`
+	// MinFraction is the first round's share of the traffic (default
+	// 1/Eta²).
+	MinFraction float64 `yaml:"min_fraction"`
+}
+
+// DefaultEta is halving's default eta.
+const DefaultEta = 3
 
 // Constraints restrict the candidates.
 type Constraints struct {
@@ -43,6 +72,14 @@ type Objective struct {
 	Maximize string   `yaml:"maximize"`
 	Minimize string   `yaml:"minimize"`
 	Pareto   []string `yaml:"pareto"`
+}
+
+// metrics are the objective's metric names.
+func (o Objective) metrics() []string {
+	if len(o.Pareto) > 0 {
+		return o.Pareto
+	}
+	return []string{cmp.Or(o.Maximize, o.Minimize)}
 }
 
 // DefaultTop is the default number of candidates shown.
@@ -112,6 +149,27 @@ func (s *Spec) Validate() error {
 	}
 	if s.Top == 0 {
 		s.Top = DefaultTop
+	}
+	switch s.Strategy {
+	case "", StrategyGrid:
+		if s.Halving != (Halving{}) {
+			bad("search.halving: set with strategy %s; it configures strategy: halving", cmp.Or(s.Strategy, StrategyGrid))
+		}
+	case StrategyHalving:
+		h := &s.Halving
+		if h.Eta == 0 {
+			h.Eta = DefaultEta
+		}
+		if h.Eta < 2 {
+			bad("search.halving.eta: must be >= 2, got %d", h.Eta)
+		} else if h.MinFraction == 0 {
+			h.MinFraction = 1 / float64(h.Eta*h.Eta)
+		}
+		if !(h.MinFraction > 0 && h.MinFraction < 1) {
+			bad("search.halving.min_fraction: must be in (0, 1), got %v", h.MinFraction)
+		}
+	default:
+		bad("search.strategy: must be %s or %s, got %q", StrategyGrid, StrategyHalving, s.Strategy)
 	}
 	if s.Constraints.GPUs < 0 {
 		bad("search.constraints.gpus: must be >= 0, got %d", s.Constraints.GPUs)

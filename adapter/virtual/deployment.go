@@ -144,7 +144,7 @@ func (d *Deployment) Send(id int, route string, header http.Header, body []byte,
 		return err
 	}
 	if d.record != nil {
-		d.record(decisionOf(id, x))
+		d.record(decisionOf(id, header, x))
 	}
 	if !x.PD {
 		return d.submit(rq, rq.serving, d.nextRank(rq.serving, x.Worker), body, false, false, at)

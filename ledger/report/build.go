@@ -83,6 +83,9 @@ func Build(ctx context.Context, src Source, sel Selection, opt Options) (Report,
 	if r.Pairs, err = comparePairs(ctx, src, pairs, opt.Compare); err != nil {
 		return Report{}, err
 	}
+	if r.Predictions, err = predictionsOf(ctx, src, trials); err != nil {
+		return Report{}, err
+	}
 	return r, nil
 }
 

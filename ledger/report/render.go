@@ -23,6 +23,8 @@ type page struct {
 	DataLabels template.JS
 	App        template.JS
 	Data       template.JS
+	// Predictions are drawn by the template itself (no script needed).
+	Predictions []Prediction
 }
 
 // sourceMapRE matches a trailing source map comment, which would make a
@@ -33,7 +35,15 @@ var sourceMapRE = regexp.MustCompile(`(?m)^//# sourceMappingURL=\S+\s*$`)
 // Chart.js, the datalabels plugin, the page script and the report's JSON
 // are all inline, and nothing refers to the network.
 func Render(w io.Writer, r Report) error {
-	tmpl, err := template.ParseFS(assets, "assets/report.html.tmpl")
+	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"num": func(v float64) string { return fmt.Sprintf("%.4g", v) },
+		"ratio": func(r *float64) string {
+			if r == nil {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.3f", *r)
+		},
+	}).ParseFS(assets, "assets/report.html.tmpl")
 	if err != nil {
 		return fmt.Errorf("parsing report template: %w", err)
 	}
@@ -48,7 +58,7 @@ func Render(w io.Writer, r Report) error {
 		}
 		return sourceMapRE.ReplaceAllString(string(b), ""), nil
 	}
-	p := page{Title: r.Title}
+	p := page{Title: r.Title, Predictions: r.Predictions}
 	for _, f := range []struct {
 		name string
 		set  func(string)
