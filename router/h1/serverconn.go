@@ -1,0 +1,268 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// errClientGone cancels a request whose client closed its connection (or
+// whose connection failed) while the handler ran.
+var errClientGone = errors.New("client connection closed")
+
+// connState is where a connection is between requests.
+type connState int
+
+const (
+	stateIdle   connState = iota // waiting for a request (new ones too)
+	stateActive                  // reading a request or answering it
+	stateClosed                  // closed by Shutdown while idle
+)
+
+// serverConn serves the requests of one client connection, one after
+// another, on its own goroutine.
+type serverConn struct {
+	srv    *Server
+	nc     net.Conn
+	cr     *connReader
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	tp     textproto.Reader
+	remote string
+	ctx    context.Context
+	cancel context.CancelFunc
+	pre    []byte // a response's body before its head is sent
+	state  connState
+	linger bool // the client may still be sending: see lingerClose
+	zero   http.Request // copied for each request (WithContext)
+}
+
+var (
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 4<<10) }}
+)
+
+// preSize is how much of a response's body is held before its head goes
+// out: a body that ends within it is sent with a Content-Length in one
+// write, a longer one is chunked (net/http holds 2 KiB likewise).
+const preSize = 2 << 10
+
+func newServerConn(s *Server, nc net.Conn, base context.Context) *serverConn {
+	c := &serverConn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), pre: make([]byte, 0, preSize)}
+	c.ctx, c.cancel = context.WithCancel(base)
+	c.cr = newConnReader(nc, orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout))
+	c.br = readerPool.Get().(*bufio.Reader)
+	c.br.Reset(c.cr)
+	c.bw = writerPool.Get().(*bufio.Writer)
+	c.bw.Reset(nc)
+	c.tp.R = c.br
+	return c
+}
+
+func (c *serverConn) maxHead() int {
+	if c.srv.MaxHeaderBytes > 0 {
+		return c.srv.MaxHeaderBytes
+	}
+	return DefaultMaxHeaderBytes
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// serve answers requests until the client closes, asks to close, sends
+// something unservable, or the server shuts down.
+func (c *serverConn) serve() {
+	defer c.close()
+	idle := orDefault(c.srv.IdleTimeout, DefaultIdleTimeout)
+	// A new connection must send its first request within the header
+	// timeout, as with net/http; between requests the idle timeout runs.
+	_ = c.nc.SetReadDeadline(time.Now().Add(orDefault(c.srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)))
+	for {
+		c.cr.limitHead(c.maxHead())
+		if _, err := c.br.Peek(1); err != nil {
+			return
+		}
+		if !c.setState(stateActive) {
+			return
+		}
+		keep := c.serveOne()
+		if !keep || !c.setState(stateIdle) {
+			return
+		}
+		_ = c.nc.SetReadDeadline(time.Now().Add(idle))
+	}
+}
+
+// serveOne reads one request and answers it; it reports whether the
+// connection can carry another.
+func (c *serverConn) serveOne() bool {
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	defer cancel(context.Canceled)
+	req := c.zero.WithContext(ctx)
+	fr, err := parseHead(&c.tp, req)
+	c.cr.limitHead(-1)
+	if err != nil {
+		c.refuse(err)
+		c.linger = true
+		return false
+	}
+	_ = c.nc.SetReadDeadline(time.Time{})
+	req.RemoteAddr = c.remote
+	var b *body
+	if fr.length == 0 {
+		req.Body = http.NoBody
+		c.bodyDone()
+	} else {
+		b = newBody(c, fr)
+		req.Body = b
+	}
+	w := newResponse(c, req, b)
+	c.cr.watchFor(cancel)
+	defer c.cr.watchFor(nil)
+	if !c.runHandler(w, req) {
+		return false
+	}
+	w.finish()
+	if b != nil && !b.done {
+		c.linger = true
+	}
+	return !w.closeAfter && c.cr.healthy()
+}
+
+// runHandler calls the handler; false when it panicked, after which the
+// connection is cut: what was already encoded goes out, nothing more (a
+// handler aborts a response that way, http.ErrAbortHandler).
+func (c *serverConn) runHandler(w *response, req *http.Request) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler { //nolint:errorlint // net/http compares the same way
+				buf := make([]byte, 64<<10)
+				buf = buf[:runtime.Stack(buf, false)]
+				c.srv.log().Error("h1: handler panicked", "remote", c.remote, "uri", req.RequestURI, "panic", p, "stack", string(buf))
+			}
+			if w.headSent {
+				_ = c.bw.Flush()
+			}
+			ok = false
+		}
+	}()
+	c.srv.Handler.ServeHTTP(w, req)
+	return true
+}
+
+// refuse answers a request the server could not read, when there is
+// anyone to answer.
+func (c *serverConn) refuse(err error) {
+	var se *statusError
+	switch {
+	case errors.As(err, &se):
+	case errors.Is(err, errHeadTooLarge):
+		se = &statusError{status: http.StatusRequestHeaderFieldsTooLarge, typ: "invalid_request", msg: "request head exceeds the server's limit"}
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			se = &statusError{status: http.StatusRequestTimeout, typ: "invalid_request", msg: "request head not received in time"}
+			break
+		}
+		return // the client left mid-head: nobody to answer
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.bw.Write(errorResponse(se))
+	_ = c.bw.Flush()
+}
+
+// bodyDone is called once a request's body was read to its end: from now
+// on a read on the connection watches for the client leaving.
+func (c *serverConn) bodyDone() {
+	if c.br.Buffered() == 0 {
+		c.cr.watch()
+	}
+}
+
+// sendContinue tells a client that waits for it to send its body.
+func (c *serverConn) sendContinue() error {
+	if _, err := c.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
+// setState moves the connection between idle and active; false when
+// Shutdown closed it while it was idle.
+func (c *serverConn) setState(st connState) bool {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if c.state == stateClosed {
+		return false
+	}
+	if st == stateIdle && c.srv.shutting {
+		return false
+	}
+	c.state = st
+	return true
+}
+
+// closeIfIdle closes the connection if it waits for a request.
+func (c *serverConn) closeIfIdle() {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	if c.state == stateIdle {
+		c.state = stateClosed
+		_ = c.nc.Close()
+	}
+}
+
+// abort closes the connection whatever it is doing.
+func (c *serverConn) abort() {
+	c.cancel()
+	_ = c.nc.Close()
+}
+
+func (c *serverConn) close() {
+	c.cancel()
+	if c.linger {
+		c.lingerClose()
+	}
+	_ = c.nc.Close()
+	c.cr.stop()
+	c.br.Reset(nil)
+	readerPool.Put(c.br)
+	c.bw.Reset(nil)
+	writerPool.Put(c.bw)
+	c.srv.remove(c)
+}
+
+// lingerTime bounds how long a closing connection reads what its client
+// still sends (net/http waits 500 ms likewise).
+const lingerTime = 500 * time.Millisecond
+
+// lingerClose half-closes a connection whose client may still be sending
+// (a body the handler did not read, a refused head) and reads what comes
+// for a while: closing with unread bytes would reset the connection, and
+// the client could lose the answer it was sent (a 413, a 429).
+func (c *serverConn) lingerClose() {
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c.cr, 1<<20))
+}
+
+// shuttingDown reports whether the server is shutting down.
+func (c *serverConn) shuttingDown() bool {
+	c.srv.mu.Lock()
+	defer c.srv.mu.Unlock()
+	return c.srv.shutting
+}
