@@ -49,7 +49,7 @@ type Router struct {
 	reqIDHeaders []string // request_id_headers, resolved
 
 	handler http.Handler
-	active  sync.WaitGroup // running handlers, waited for on shutdown
+	active  sync.WaitGroup            // running handlers, waited for on shutdown
 	front   atomic.Pointer[h1.Server] // the server Serve runs, once it runs
 	serving atomic.Bool
 }

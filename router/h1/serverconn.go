@@ -40,7 +40,7 @@ type serverConn struct {
 	cancel context.CancelFunc
 	pre    []byte // a response's body before its head is sent
 	state  connState
-	linger bool // the client may still be sending: see lingerClose
+	linger bool         // the client may still be sending: see lingerClose
 	zero   http.Request // copied for each request (WithContext)
 }
 
