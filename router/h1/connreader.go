@@ -20,6 +20,7 @@ import (
 // request's, handed over when the connection reads again.
 type connReader struct {
 	nc          net.Conn
+	setDeadline func(time.Time) error // the connection's read deadline
 	headLeft    int // bytes the head may still take; -1: not reading a head
 	headReads   int
 	headTimeout time.Duration
@@ -67,7 +68,7 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		// The first read waits for the request under the idle timeout;
 		// the rest of the head must come within the header timeout.
 		if cr.headReads++; cr.headReads == 2 {
-			_ = cr.nc.SetReadDeadline(time.Now().Add(cr.headTimeout))
+			_ = cr.setDeadline(time.Now().Add(cr.headTimeout))
 		}
 	}
 	if cr.pending {

@@ -42,6 +42,13 @@ type serverConn struct {
 	state  connState
 	linger bool         // the client may still be sending: see lingerClose
 	zero   http.Request // copied for each request (WithContext)
+	// The answer and body of the request in progress, reused from one
+	// request to the next (a handler must not use them once it returned).
+	resp response
+	body body
+	// The deadlines last set, so setting the same again costs nothing
+	// (each set moves a runtime timer).
+	readDL, writeDL time.Time
 }
 
 var (
@@ -58,6 +65,7 @@ func newServerConn(s *Server, nc net.Conn, base context.Context) *serverConn {
 	c := &serverConn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), pre: make([]byte, 0, preSize)}
 	c.ctx, c.cancel = context.WithCancel(base)
 	c.cr = newConnReader(nc, orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout))
+	c.cr.setDeadline = c.setReadDeadline
 	c.br = readerPool.Get().(*bufio.Reader)
 	c.br.Reset(c.cr)
 	c.bw = writerPool.Get().(*bufio.Writer)
@@ -87,7 +95,7 @@ func (c *serverConn) serve() {
 	idle := orDefault(c.srv.IdleTimeout, DefaultIdleTimeout)
 	// A new connection must send its first request within the header
 	// timeout, as with net/http; between requests the idle timeout runs.
-	_ = c.nc.SetReadDeadline(time.Now().Add(orDefault(c.srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)))
+	_ = c.setReadDeadline(time.Now().Add(orDefault(c.srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)))
 	for {
 		c.cr.limitHead(c.maxHead())
 		if _, err := c.br.Peek(1); err != nil {
@@ -100,7 +108,7 @@ func (c *serverConn) serve() {
 		if !keep || !c.setState(stateIdle) {
 			return
 		}
-		_ = c.nc.SetReadDeadline(time.Now().Add(idle))
+		_ = c.setReadDeadline(time.Now().Add(idle))
 	}
 }
 
@@ -117,17 +125,17 @@ func (c *serverConn) serveOne() bool {
 		c.linger = true
 		return false
 	}
-	_ = c.nc.SetReadDeadline(time.Time{})
+	_ = c.setReadDeadline(time.Time{})
 	req.RemoteAddr = c.remote
 	var b *body
 	if fr.length == 0 {
 		req.Body = http.NoBody
 		c.bodyDone()
 	} else {
-		b = newBody(c, fr)
+		b = c.newBody(fr)
 		req.Body = b
 	}
-	w := newResponse(c, req, b)
+	w := c.newResponse(req, b)
 	c.cr.watchFor(cancel)
 	defer c.cr.watchFor(nil)
 	if !c.runHandler(w, req) {
@@ -177,7 +185,7 @@ func (c *serverConn) refuse(err error) {
 		}
 		return // the client left mid-head: nobody to answer
 	}
-	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = c.setWriteDeadline(time.Now().Add(time.Second))
 	_, _ = c.bw.Write(errorResponse(se))
 	_ = c.bw.Flush()
 }
@@ -256,8 +264,24 @@ func (c *serverConn) lingerClose() {
 	if !ok || cw.CloseWrite() != nil {
 		return
 	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_ = c.setReadDeadline(time.Now().Add(lingerTime))
 	_, _ = io.Copy(io.Discard, io.LimitReader(c.cr, 1<<20))
+}
+
+func (c *serverConn) setReadDeadline(t time.Time) error {
+	if t.Equal(c.readDL) {
+		return nil
+	}
+	c.readDL = t
+	return c.nc.SetReadDeadline(t)
+}
+
+func (c *serverConn) setWriteDeadline(t time.Time) error {
+	if t.Equal(c.writeDL) {
+		return nil
+	}
+	c.writeDL = t
+	return c.nc.SetWriteDeadline(t)
 }
 
 // shuttingDown reports whether the server is shutting down.

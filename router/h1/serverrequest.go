@@ -191,8 +191,9 @@ type body struct {
 	err     error // sticky
 }
 
-func newBody(c *serverConn, fr framing) *body {
-	b := &body{c: c, remain: fr.length, max: c.srv.MaxBodyBytes, expect: fr.expectContinue}
+func (c *serverConn) newBody(fr framing) *body {
+	b := &c.body
+	*b = body{c: c, remain: fr.length, max: c.srv.MaxBodyBytes, expect: fr.expectContinue}
 	if fr.length < 0 {
 		b.chunked = httputil.NewChunkedReader(c.br)
 	}

@@ -31,9 +31,15 @@ type response struct {
 	werr       error
 }
 
-func newResponse(c *serverConn, req *http.Request, b *body) *response {
+func (c *serverConn) newResponse(req *http.Request, b *body) *response {
 	c.pre = c.pre[:0]
-	return &response{c: c, req: req, body: b, header: make(http.Header, 4), declared: -1, closeAfter: req.Close}
+	h := c.resp.header
+	if h == nil {
+		h = make(http.Header, 8)
+	}
+	clear(h)
+	c.resp = response{c: c, req: req, body: b, header: h, declared: -1, closeAfter: req.Close}
+	return &c.resp
 }
 
 func (w *response) Header() http.Header { return w.header }
@@ -144,8 +150,8 @@ func (w *response) FlushError() error {
 
 // SetReadDeadline and SetWriteDeadline set the connection's deadlines
 // (http.ResponseController).
-func (w *response) SetReadDeadline(t time.Time) error  { return w.c.nc.SetReadDeadline(t) }
-func (w *response) SetWriteDeadline(t time.Time) error { return w.c.nc.SetWriteDeadline(t) }
+func (w *response) SetReadDeadline(t time.Time) error  { return w.c.setReadDeadline(t) }
+func (w *response) SetWriteDeadline(t time.Time) error { return w.c.setWriteDeadline(t) }
 
 // finish ends the answer once the handler returned.
 func (w *response) finish() {
