@@ -8,8 +8,8 @@ import (
 )
 
 // connReader is what a server connection's buffered reader reads from. It
-// bounds a request's head, starts the header timeout when a head takes
-// more than one read, and watches the connection while a handler runs.
+// starts the header timeout when a head takes more than one read, and
+// watches the connection while a handler runs.
 //
 // Watching: once a request's body is read, a read is left pending on a
 // second goroutine, as net/http's server does, so that a client that
@@ -21,7 +21,7 @@ import (
 type connReader struct {
 	nc          net.Conn
 	setDeadline func(time.Time) error // the connection's read deadline
-	headLeft    int // bytes the head may still take; -1: not reading a head
+	inHead      bool                  // reading a request head
 	headReads   int
 	headTimeout time.Duration
 
@@ -44,27 +44,16 @@ type readResult struct {
 }
 
 func newConnReader(nc net.Conn, headTimeout time.Duration) *connReader {
-	return &connReader{nc: nc, headLeft: -1, headTimeout: headTimeout}
+	return &connReader{nc: nc, headTimeout: headTimeout}
 }
 
-// limitHead starts (n ≥ 0) or ends (n < 0) reading a head of at most n
-// bytes.
-func (cr *connReader) limitHead(n int) {
-	cr.headLeft, cr.headReads = n, 0
-}
-
-// limitTrailer bounds a chunked body's trailer section like a head, but
-// leaves the read deadline to the handler, who reads the body.
-func (cr *connReader) limitTrailer(n int) {
-	cr.headLeft, cr.headReads = n, 2
+// readingHead starts (true) or ends reading a request head.
+func (cr *connReader) readingHead(on bool) {
+	cr.inHead, cr.headReads = on, 0
 }
 
 func (cr *connReader) Read(p []byte) (int, error) {
-	if cr.headLeft == 0 {
-		return 0, errHeadTooLarge
-	}
-	if cr.headLeft > 0 {
-		p = p[:min(len(p), cr.headLeft)]
+	if cr.inHead {
 		// The first read waits for the request under the idle timeout;
 		// the rest of the head must come within the header timeout.
 		if cr.headReads++; cr.headReads == 2 {
@@ -86,9 +75,6 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		err = cr.err
 	default:
 		n, err = cr.nc.Read(p)
-	}
-	if cr.headLeft > 0 {
-		cr.headLeft -= n
 	}
 	return n, err
 }

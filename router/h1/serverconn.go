@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/textproto"
 	"runtime"
 	"sync"
 	"time"
@@ -29,19 +28,19 @@ const (
 // serverConn serves the requests of one client connection, one after
 // another, on its own goroutine.
 type serverConn struct {
-	srv    *Server
-	nc     net.Conn
-	cr     *connReader
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	tp     textproto.Reader
-	remote string
-	ctx    context.Context
-	cancel context.CancelFunc
-	pre    []byte // a response's body before its head is sent
-	state  connState
-	linger bool         // the client may still be sending: see lingerClose
-	zero   http.Request // copied for each request (WithContext)
+	srv     *Server
+	nc      net.Conn
+	cr      *connReader
+	br      *bufio.Reader
+	bw      *bufio.Writer
+	scratch []byte // room to read a head into
+	remote  string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	pre     []byte // a response's body before its head is sent
+	state   connState
+	linger  bool         // the client may still be sending: see lingerClose
+	zero    http.Request // copied for each request (WithContext)
 	// The answer and body of the request in progress, reused from one
 	// request to the next (a handler must not use them once it returned).
 	resp response
@@ -70,7 +69,6 @@ func newServerConn(s *Server, nc net.Conn, base context.Context) *serverConn {
 	c.br.Reset(c.cr)
 	c.bw = writerPool.Get().(*bufio.Writer)
 	c.bw.Reset(nc)
-	c.tp.R = c.br
 	return c
 }
 
@@ -97,7 +95,7 @@ func (c *serverConn) serve() {
 	// timeout, as with net/http; between requests the idle timeout runs.
 	_ = c.setReadDeadline(time.Now().Add(orDefault(c.srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)))
 	for {
-		c.cr.limitHead(c.maxHead())
+		c.cr.readingHead(true)
 		if _, err := c.br.Peek(1); err != nil {
 			return
 		}
@@ -118,8 +116,13 @@ func (c *serverConn) serveOne() bool {
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	defer cancel(context.Canceled)
 	req := c.zero.WithContext(ctx)
-	fr, err := parseHead(&c.tp, req)
-	c.cr.limitHead(-1)
+	head, scratch, err := readHead(c.br, c.scratch, c.maxHead())
+	c.scratch = scratch
+	c.cr.readingHead(false)
+	var fr framing
+	if err == nil {
+		fr, err = parseHead(head, req)
+	}
 	if err != nil {
 		c.refuse(err)
 		c.linger = true

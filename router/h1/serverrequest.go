@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
-	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -39,23 +38,20 @@ type framing struct {
 	expectContinue bool
 }
 
-// parseHead reads a request line and header fields into req (whose
-// context is already set) and says how its body is framed. It is strict
-// where a lenient reading would let a proxy and the worker behind it see
-// different requests: a request with both Content-Length and
-// Transfer-Encoding, several or malformed Content-Lengths, or a transfer
-// coding other than chunked is refused.
-func parseHead(tp *textproto.Reader, req *http.Request) (framing, error) {
-	line, err := tp.ReadLine()
-	if err != nil {
-		return framing{}, err
-	}
+// parseHead parses a request head (readHead) into req, whose context is
+// already set, and says how its body is framed. It is strict where a
+// lenient reading would let a proxy and the worker behind it see different
+// requests: a request with both Content-Length and Transfer-Encoding,
+// several or malformed Content-Lengths, a transfer coding other than
+// chunked, or a folded header line is refused.
+func parseHead(head string, req *http.Request) (framing, error) {
+	line, fields := nextLine(head)
 	method, rest, ok1 := strings.Cut(line, " ")
 	target, proto, ok2 := strings.Cut(rest, " ")
 	if !ok1 || !ok2 {
 		return framing{}, badRequest("malformed request line")
 	}
-	if method == "" || strings.IndexFunc(method, notToken) >= 0 {
+	if method == "" || !validFieldName(method) {
 		return framing{}, badRequest("invalid method")
 	}
 	major, minor, ok := http.ParseHTTPVersion(proto)
@@ -72,18 +68,10 @@ func parseHead(tp *textproto.Reader, req *http.Request) (framing, error) {
 	if err != nil {
 		return framing{}, badRequest("malformed request target")
 	}
-	mh, err := tp.ReadMIMEHeader()
-	if err != nil {
-		if errors.Is(err, errHeadTooLarge) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return framing{}, err
-		}
-		var pe textproto.ProtocolError
-		if errors.As(err, &pe) {
-			return framing{}, badRequest("malformed header field")
-		}
-		return framing{}, err
+	h := make(http.Header, strings.Count(fields, "\n"))
+	if err := parseFields(fields, h); err != nil {
+		return framing{}, badRequest("malformed header field")
 	}
-	h := http.Header(mh)
 	req.Method, req.RequestURI, req.URL, req.Header = method, target, u, h
 	req.Proto, req.ProtoMajor, req.ProtoMinor = proto, major, minor
 
@@ -175,8 +163,6 @@ func wantsClose(minor int, conn []string) bool {
 	return httpguts.HeaderValuesContainsToken(conn, "close")
 }
 
-func notToken(r rune) bool { return !httpguts.IsTokenRune(r) }
-
 // body is a request's body as the handler reads it: Content-Length bytes
 // or a chunked stream, from the connection's buffered reader.
 type body struct {
@@ -254,9 +240,9 @@ func (b *body) Read(p []byte) (int, error) {
 // readTrailer reads the trailer section after a chunked body's last
 // chunk, within the head limit, and drops it; it returns io.EOF.
 func (b *body) readTrailer() error {
-	b.c.cr.limitTrailer(b.c.maxHead())
-	defer b.c.cr.limitHead(-1)
-	if _, err := b.c.tp.ReadMIMEHeader(); err != nil {
+	_, scratch, err := readTrailer(b.c.br, b.c.scratch, b.c.maxHead())
+	b.c.scratch = scratch
+	if err != nil {
 		return badRequest("malformed chunked body trailer")
 	}
 	return io.EOF
