@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,6 +76,45 @@ func FuzzParseRequestHead(f *testing.F) {
 			if strings.Join(vs, "\x00") != strings.Join(h[k], "\x00") {
 				t.Fatalf("field %s: %q, net/http %q", k, h[k], vs)
 			}
+		}
+	})
+}
+
+// FuzzReadResponse checks the client's answer parser the same way against
+// net/http's ReadResponse: what it accepts, net/http reads alike.
+//
+//	go test -run '^$' -fuzz FuzzReadResponse ./router/h1/
+func FuzzReadResponse(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+		"HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\n\r\nboom",
+		"HTTP/1.0 204\r\n\r\n",
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, head bool) {
+		req := &http.Request{Method: http.MethodGet}
+		if head {
+			req.Method = http.MethodHead
+		}
+		c := &conn{br: bufio.NewReader(bytes.NewReader(data))}
+		resp, err := c.readResponse(req)
+		if err != nil {
+			return
+		}
+		body, bodyErr := io.ReadAll(resp.Body)
+		std, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), req)
+		if err != nil {
+			t.Fatalf("accepted what net/http refuses (%v): %q", err, data)
+		}
+		stdBody, stdErr := io.ReadAll(std.Body)
+		if std.StatusCode != resp.StatusCode || std.ContentLength != resp.ContentLength || std.Close != resp.Close {
+			t.Fatalf("read differently from net/http: %q\nours %d len %d close %v\nstd  %d len %d close %v", data,
+				resp.StatusCode, resp.ContentLength, resp.Close, std.StatusCode, std.ContentLength, std.Close)
+		}
+		if (bodyErr == nil) == (stdErr == nil) && !bytes.Equal(body, stdBody) {
+			t.Fatalf("body %q, net/http %q: %q", body, stdBody, data)
 		}
 	})
 }
