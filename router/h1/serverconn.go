@@ -26,7 +26,7 @@ const (
 )
 
 // serverConn serves the requests of one client connection, one after
-// another, on its own goroutine.
+// another, on two goroutines that take turns (watch.go).
 type serverConn struct {
 	srv     *Server
 	nc      net.Conn
@@ -39,8 +39,10 @@ type serverConn struct {
 	cancel  context.CancelFunc
 	pre     []byte // a response's body before its head is sent
 	state   connState
-	linger  bool         // the client may still be sending: see lingerClose
 	zero    http.Request // copied for each request (WithContext)
+	// watching: the other goroutine reads on the connection (watch.go).
+	watching bool
+	turns    turns
 	// The answer and body of the request in progress, reused from one
 	// request to the next (a handler must not use them once it returned).
 	resp response
@@ -87,26 +89,45 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // serve answers requests until the client closes, asks to close, sends
-// something unservable, or the server shuts down.
+// something unservable, or the server shuts down; it is the connection's
+// first goroutine and its owner (watch.go has the second).
 func (c *serverConn) serve() {
 	defer c.close()
-	idle := orDefault(c.srv.IdleTimeout, DefaultIdleTimeout)
 	// A new connection must send its first request within the header
 	// timeout, as with net/http; between requests the idle timeout runs.
 	_ = c.setReadDeadline(time.Now().Add(orDefault(c.srv.ReadHeaderTimeout, DefaultReadHeaderTimeout)))
+	if c.lead() {
+		c.await()
+	}
+	c.stop()
+	if c.turns.started {
+		<-c.turns.other
+	}
+}
+
+// lead serves requests while this goroutine holds the turn. It reports
+// true when it handed the turn to the watching goroutine, false when the
+// connection is done.
+func (c *serverConn) lead() bool {
+	idle := orDefault(c.srv.IdleTimeout, DefaultIdleTimeout)
 	for {
 		c.cr.readingHead(true)
 		if _, err := c.br.Peek(1); err != nil {
-			return
+			return false
 		}
 		if !c.setState(stateActive) {
-			return
+			return false
 		}
+		c.watching = false
 		keep := c.serveOne()
 		if !keep || !c.setState(stateIdle) {
-			return
+			return false
 		}
 		_ = c.setReadDeadline(time.Now().Add(idle))
+		if c.watching {
+			c.turns.turn <- struct{}{}
+			return true
+		}
 	}
 }
 
@@ -125,7 +146,7 @@ func (c *serverConn) serveOne() bool {
 	}
 	if err != nil {
 		c.refuse(err)
-		c.linger = true
+		c.lingerClose()
 		return false
 	}
 	_ = c.setReadDeadline(time.Time{})
@@ -146,9 +167,9 @@ func (c *serverConn) serveOne() bool {
 	}
 	w.finish()
 	if b != nil && !b.done {
-		c.linger = true
+		c.lingerClose()
 	}
-	return !w.closeAfter && c.cr.healthy()
+	return !w.closeAfter && c.cr.err == nil
 }
 
 // runHandler calls the handler; false when it panicked, after which the
@@ -196,8 +217,8 @@ func (c *serverConn) refuse(err error) {
 // bodyDone is called once a request's body was read to its end: from now
 // on a read on the connection watches for the client leaving.
 func (c *serverConn) bodyDone() {
-	if c.br.Buffered() == 0 {
-		c.cr.watch()
+	if !c.watching {
+		c.watching = c.watch()
 	}
 }
 
@@ -240,13 +261,10 @@ func (c *serverConn) abort() {
 	_ = c.nc.Close()
 }
 
+// close releases the connection once both its goroutines ended.
 func (c *serverConn) close() {
 	c.cancel()
-	if c.linger {
-		c.lingerClose()
-	}
 	_ = c.nc.Close()
-	c.cr.stop()
 	c.br.Reset(nil)
 	readerPool.Put(c.br)
 	c.bw.Reset(nil)
