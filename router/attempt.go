@@ -105,7 +105,7 @@ type upstream struct {
 // the caller must close.
 func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstream, *attemptFailure) {
 	t.w.series.processed.get(func() prometheus.Counter { return r.m.processed.WithLabelValues(t.w.url) }).Inc()
-	req, err := http.NewRequestWithContext(ctx, in.method, t.w.url+in.uri, bytes.NewReader(in.body))
+	req, err := upstreamRequest(ctx, in, t.w)
 	if err != nil {
 		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}

@@ -12,8 +12,8 @@ import (
 // starts the header timeout when a head takes more than one read.
 type connReader struct {
 	nc          net.Conn
-	setDeadline func(time.Time) error // the connection's read deadline
-	inHead      bool                  // reading a request head
+	dl          *deadlines
+	inHead      bool // reading a request head
 	headReads   int
 	headTimeout time.Duration
 
@@ -39,7 +39,7 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		// The first read waits for the request under the idle timeout;
 		// the rest of the head must come within the header timeout.
 		if cr.headReads++; cr.headReads == 2 {
-			_ = cr.setDeadline(time.Now().Add(cr.headTimeout))
+			_ = cr.dl.setRead(time.Now().Add(cr.headTimeout))
 		}
 	}
 	switch {
@@ -49,6 +49,9 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		return n, nil
 	case cr.err != nil:
 		return 0, cr.err
+	}
+	if err := cr.dl.applyRead(); err != nil {
+		return 0, err
 	}
 	return cr.nc.Read(p)
 }

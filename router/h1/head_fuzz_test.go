@@ -25,6 +25,8 @@ func FuzzParseRequestHead(f *testing.F) {
 		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
 		"GET http://h/p HTTP/1.1\r\nHost: h\r\nconnection: close\r\nx-a:  b \r\n\r\n",
 		"GET / HTTP/1.0\n\n",
+		"GET /a%20b/c?q=%zz&x=y#f HTTP/1.1\r\nHost: x\r\n\r\n",
+		"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
 		"\r\nGET / HTTP/1.1\r\nHost: x\r\nX: 1\r\n folded\r\n\r\n",
 	} {
 		f.Add([]byte(s))
@@ -67,6 +69,9 @@ func FuzzParseRequestHead(f *testing.F) {
 			t.Fatalf("read differently from net/http: %q\nours %s %s %s 1.%d len %d close %v\nstd  %s %s %s 1.%d len %d close %v", data,
 				req.Method, req.RequestURI, req.Host, req.ProtoMinor, req.ContentLength, req.Close,
 				std.Method, std.RequestURI, std.Host, std.ProtoMinor, std.ContentLength, std.Close)
+		}
+		if *std.URL != *req.URL {
+			t.Fatalf("target %q read as %#v, net/http %#v", req.RequestURI, *req.URL, *std.URL)
 		}
 		delete(std.Header, "Host")
 		if len(std.Header) != len(h) {

@@ -47,9 +47,7 @@ type serverConn struct {
 	// request to the next (a handler must not use them once it returned).
 	resp response
 	body body
-	// The deadlines last set, so setting the same again costs nothing
-	// (each set moves a runtime timer).
-	readDL, writeDL time.Time
+	dl   deadlines
 }
 
 var (
@@ -66,11 +64,12 @@ func newServerConn(s *Server, nc net.Conn, base context.Context) *serverConn {
 	c := &serverConn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), pre: make([]byte, 0, preSize)}
 	c.ctx, c.cancel = context.WithCancel(base)
 	c.cr = newConnReader(nc, orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout))
-	c.cr.setDeadline = c.setReadDeadline
+	c.dl.nc = nc
+	c.cr.dl = &c.dl
 	c.br = readerPool.Get().(*bufio.Reader)
 	c.br.Reset(c.cr)
 	c.bw = writerPool.Get().(*bufio.Writer)
-	c.bw.Reset(nc)
+	c.bw.Reset(connWriter{&c.dl})
 	return c
 }
 
@@ -118,7 +117,7 @@ func (c *serverConn) lead() bool {
 		if !c.setState(stateActive) {
 			return false
 		}
-		c.watching = false
+		c.watching, c.dl.readPending = false, false
 		keep := c.serveOne()
 		if !keep || !c.setState(stateIdle) {
 			return false
@@ -289,21 +288,8 @@ func (c *serverConn) lingerClose() {
 	_, _ = io.Copy(io.Discard, io.LimitReader(c.cr, 1<<20))
 }
 
-func (c *serverConn) setReadDeadline(t time.Time) error {
-	if t.Equal(c.readDL) {
-		return nil
-	}
-	c.readDL = t
-	return c.nc.SetReadDeadline(t)
-}
-
-func (c *serverConn) setWriteDeadline(t time.Time) error {
-	if t.Equal(c.writeDL) {
-		return nil
-	}
-	c.writeDL = t
-	return c.nc.SetWriteDeadline(t)
-}
+func (c *serverConn) setReadDeadline(t time.Time) error  { return c.dl.setRead(t) }
+func (c *serverConn) setWriteDeadline(t time.Time) error { return c.dl.setWrite(t) }
 
 // shuttingDown reports whether the server is shutting down.
 func (c *serverConn) shuttingDown() bool {

@@ -64,9 +64,12 @@ func parseHead(head string, req *http.Request) (framing, error) {
 	if method == http.MethodConnect {
 		return framing{}, &statusError{status: http.StatusMethodNotAllowed, typ: "method_not_allowed", msg: "CONNECT is not served"}
 	}
-	u, err := url.ParseRequestURI(target)
-	if err != nil {
-		return framing{}, badRequest("malformed request target")
+	u, ok := plainTarget(target)
+	if !ok {
+		var err error
+		if u, err = url.ParseRequestURI(target); err != nil {
+			return framing{}, badRequest("malformed request target")
+		}
 	}
 	h := make(http.Header, strings.Count(fields, "\n"))
 	if err := parseFields(fields, h); err != nil {
@@ -101,6 +104,37 @@ func parseHead(head string, req *http.Request) (framing, error) {
 		delete(h, "Transfer-Encoding")
 	}
 	return fr, nil
+}
+
+// plainTarget reads an origin-form target ("/v1/completions?x=1") whose
+// path needs no unescaping, as url.ParseRequestURI would, without its
+// general parse; ok is false for any other target.
+func plainTarget(target string) (*url.URL, bool) {
+	if len(target) == 0 || target[0] != '/' || strings.HasPrefix(target, "//") {
+		return nil, false
+	}
+	path, query, hasQuery := strings.Cut(target, "?")
+	for i := range len(path) {
+		if !plainPathByte(path[i]) {
+			return nil, false
+		}
+	}
+	for i := range len(query) {
+		if c := query[i]; c < ' ' || c == 0x7f {
+			return nil, false
+		}
+	}
+	return &url.URL{Path: path, RawQuery: query, ForceQuery: hasQuery && query == ""}, true
+}
+
+// plainPathByte reports whether c stands for itself in a path that
+// url.URL.EscapedPath would write the same (so no RawPath is kept).
+func plainPathByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~$&+,/:;=@", c) >= 0
 }
 
 // bodyFraming reads Content-Length, Transfer-Encoding and Expect.

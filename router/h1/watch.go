@@ -42,6 +42,10 @@ func (c *serverConn) watch() bool {
 		c.cr.wbuf = make([]byte, 4<<10)
 		go c.follow()
 	}
+	// The watcher reads under the deadline in force now, and later ones
+	// apply at once.
+	_ = c.dl.applyRead()
+	c.dl.readPending = true
 	t.kick <- struct{}{}
 	return true
 }
