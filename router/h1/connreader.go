@@ -3,7 +3,6 @@ package h1
 import (
 	"context"
 	"net"
-	"sync"
 	"time"
 )
 
@@ -21,8 +20,7 @@ type connReader struct {
 	data []byte // bytes of the last watch read not yet handed over
 	err  error  // the last watch read's error, handed over after data
 
-	mu     sync.Mutex
-	cancel context.CancelCauseFunc // the running request's
+	cancel context.CancelCauseFunc // the connection's context
 }
 
 func newConnReader(nc net.Conn, headTimeout time.Duration) *connReader {
@@ -59,18 +57,5 @@ func (cr *connReader) Read(p []byte) (int, error) {
 // drained reports whether every byte read so far was handed over.
 func (cr *connReader) drained() bool { return len(cr.data) == 0 && cr.err == nil }
 
-// watchFor sets the request a failed watch read cancels (nil: none).
-func (cr *connReader) watchFor(cancel context.CancelCauseFunc) {
-	cr.mu.Lock()
-	cr.cancel = cancel
-	cr.mu.Unlock()
-}
-
-// clientGone cancels the running request, if any.
-func (cr *connReader) clientGone() {
-	cr.mu.Lock()
-	if cr.cancel != nil {
-		cr.cancel(errClientGone)
-	}
-	cr.mu.Unlock()
-}
+// clientGone cancels the connection's context, which is its requests'.
+func (cr *connReader) clientGone() { cr.cancel(errClientGone) }

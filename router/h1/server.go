@@ -26,6 +26,13 @@ const (
 
 // Server serves HTTP/1.1 requests to a net/http Handler: the router's
 // front server. See the package doc for what it speaks and why.
+//
+// A request's context is its connection's: it ends when the client closes
+// the connection (or the connection fails) while a handler runs, and when
+// the server closes the connection, but not when the handler returns, as
+// net/http's does. The router bounds each request's work with a context of
+// its own that it cancels on return (request_timeout_secs); a context per
+// request was a fifth of the server's allocations.
 type Server struct {
 	// Handler answers every request.
 	Handler http.Handler

@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// errConnClosed ends a connection's context when the connection closes.
+var errConnClosed = errors.New("connection closed")
+
 // errClientGone cancels a request whose client closed its connection (or
 // whose connection failed) while the handler ran.
 var errClientGone = errors.New("client connection closed")
@@ -36,7 +39,7 @@ type serverConn struct {
 	scratch []byte // room to read a head into
 	remote  string
 	ctx     context.Context
-	cancel  context.CancelFunc
+	cancel  context.CancelCauseFunc
 	pre     []byte // a response's body before its head is sent
 	state   connState
 	zero    http.Request // copied for each request (WithContext)
@@ -62,8 +65,9 @@ const preSize = 2 << 10
 
 func newServerConn(s *Server, nc net.Conn, base context.Context) *serverConn {
 	c := &serverConn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), pre: make([]byte, 0, preSize)}
-	c.ctx, c.cancel = context.WithCancel(base)
+	c.ctx, c.cancel = context.WithCancelCause(base)
 	c.cr = newConnReader(nc, orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout))
+	c.cr.cancel = c.cancel
 	c.dl.nc = nc
 	c.cr.dl = &c.dl
 	c.br = readerPool.Get().(*bufio.Reader)
@@ -133,9 +137,8 @@ func (c *serverConn) lead() bool {
 // serveOne reads one request and answers it; it reports whether the
 // connection can carry another.
 func (c *serverConn) serveOne() bool {
-	ctx, cancel := context.WithCancelCause(c.ctx)
-	defer cancel(context.Canceled)
-	req := c.zero.WithContext(ctx)
+	// The connection's context: see Server.
+	req := c.zero.WithContext(c.ctx)
 	head, scratch, err := readHead(c.br, c.scratch, c.maxHead())
 	c.scratch = scratch
 	c.cr.readingHead(false)
@@ -159,8 +162,6 @@ func (c *serverConn) serveOne() bool {
 		req.Body = b
 	}
 	w := c.newResponse(req, b)
-	c.cr.watchFor(cancel)
-	defer c.cr.watchFor(nil)
 	if !c.runHandler(w, req) {
 		return false
 	}
@@ -256,13 +257,13 @@ func (c *serverConn) closeIfIdle() {
 
 // abort closes the connection whatever it is doing.
 func (c *serverConn) abort() {
-	c.cancel()
+	c.cancel(errConnClosed)
 	_ = c.nc.Close()
 }
 
 // close releases the connection once both its goroutines ended.
 func (c *serverConn) close() {
-	c.cancel()
+	c.cancel(errConnClosed)
 	_ = c.nc.Close()
 	c.br.Reset(nil)
 	readerPool.Put(c.br)
