@@ -54,12 +54,12 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	// The headers, like every chunk after them, must go out within the
 	// write-idle window, or a client that never reads would hold the
 	// attempt (and its load) forever.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(secs(r.cfg.WriteIdleTimeoutSecs)))
+	_ = control{w}.SetWriteDeadline(time.Now().Add(secs(r.cfg.WriteIdleTimeoutSecs)))
 	w.WriteHeader(status)
 	if sse {
 		// A stream's headers go out now, as the worker sent them, not with
 		// its first event.
-		_ = http.NewResponseController(w).Flush()
+		_ = control{w}.Flush()
 	}
 	var tap *usageTap
 	if in.runID != "" {

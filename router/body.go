@@ -132,7 +132,7 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 	if res, err = r.bodies.reserve(req.Context(), first); err != nil {
 		return nil, nil, err
 	}
-	rc := http.NewResponseController(w)
+	rc := control{w}
 	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
 
 	if cl >= 0 {

@@ -66,7 +66,7 @@ func (r *Router) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.active.Add(1)
 		defer r.active.Done()
-		rc := http.NewResponseController(w)
+		rc := control{w}
 		_ = rc.SetWriteDeadline(time.Time{})
 		_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
 		h.ServeHTTP(w, req)

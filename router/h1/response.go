@@ -99,12 +99,12 @@ func (c *conn) frameBody(resp *http.Response, method string) error {
 		delete(h, "Transfer-Encoding")
 		delete(h, "Content-Length")
 		resp.TransferEncoding = []string{"chunked"}
-		resp.Body = io.NopCloser(&chunkedBody{c: c, r: httputil.NewChunkedReader(c.br)})
+		resp.Body = &chunkedBody{c: c, r: httputil.NewChunkedReader(c.br)}
 	case length == 0:
 		resp.ContentLength, resp.Body = 0, http.NoBody
 	case length > 0:
 		resp.ContentLength = length
-		resp.Body = io.NopCloser(&lengthBody{c: c, remain: length})
+		resp.Body = &lengthBody{c: c, remain: length}
 	default:
 		resp.Close = true // the body ends when the worker closes
 		resp.Body = io.NopCloser(c.br)
@@ -138,6 +138,9 @@ func (b *lengthBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close does nothing: the connection's bodyReader (conn.go) closes.
+func (b *lengthBody) Close() error { return nil }
+
 // chunkedBody decodes a chunked body and reads its trailer section at the
 // end.
 type chunkedBody struct {
@@ -156,3 +159,6 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Close does nothing: the connection's bodyReader (conn.go) closes.
+func (b *chunkedBody) Close() error { return nil }
