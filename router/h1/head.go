@@ -111,25 +111,24 @@ func validFieldValue(s string) bool {
 }
 
 // readTrailer reads a chunked body's trailer section (fields through an
-// empty line, maybe none) and returns it; the server drops it.
-func readTrailer(br *bufio.Reader, scratch []byte, limit int) (string, []byte, error) {
+// empty line, maybe none), checks and drops it.
+func readTrailer(br *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
 	buf := scratch[:0]
 	for {
 		frag, err := br.ReadSlice('\n')
 		if len(buf)+len(frag) > limit {
-			return "", buf, errHeadTooLarge
+			return buf, errHeadTooLarge
 		}
 		start := len(buf)
 		buf = append(buf, frag...)
 		switch {
 		case err == nil:
 			if line := buf[start:]; len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
-				trailer := string(buf[:start])
-				return trailer, buf, parseFields(trailer, http.Header{})
+				return buf, parseFields(string(buf[:start]), http.Header{})
 			}
 		case errors.Is(err, bufio.ErrBufferFull):
 		default:
-			return "", buf, err
+			return buf, err
 		}
 	}
 }

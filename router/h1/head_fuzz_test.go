@@ -108,11 +108,13 @@ func FuzzReadResponse(f *testing.F) {
 		if err != nil {
 			return
 		}
+		defer resp.Body.Close()
 		body, bodyErr := io.ReadAll(resp.Body)
 		std, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), req)
 		if err != nil {
 			t.Fatalf("accepted what net/http refuses (%v): %q", err, data)
 		}
+		defer std.Body.Close()
 		stdBody, stdErr := io.ReadAll(std.Body)
 		if std.StatusCode != resp.StatusCode || std.ContentLength != resp.ContentLength || std.Close != resp.Close {
 			t.Fatalf("read differently from net/http: %q\nours %d len %d close %v\nstd  %d len %d close %v", data,

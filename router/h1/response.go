@@ -152,7 +152,7 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if errors.Is(err, io.EOF) {
 		var scratch []byte
-		if _, scratch, err = readTrailer(b.c.br, b.c.scratch, maxResponseHead); err == nil {
+		if scratch, err = readTrailer(b.c.br, b.c.scratch, maxResponseHead); err == nil {
 			err = io.EOF
 		}
 		b.c.scratch = scratch

@@ -128,7 +128,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		c := newServerConn(s, nc, base)
+		c := newServerConn(base, s, nc)
 		if !s.add(c) {
 			_ = nc.Close()
 			return http.ErrServerClosed

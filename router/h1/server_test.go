@@ -15,16 +15,13 @@ import (
 )
 
 // serveTest serves h on a loopback port for the test's lifetime.
-func serveTest(t *testing.T, h http.Handler, opts ...func(*Server)) (*Server, string) {
+func serveTest(t *testing.T, h http.Handler) (*Server, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Server{Handler: h}
-	for _, o := range opts {
-		o(s)
-	}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ln) }()
 	t.Cleanup(func() {
@@ -47,8 +44,15 @@ var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%s %s %d %s", r.Method, r.URL.Path, len(b), r.Header.Get("X-Test"))
 })
 
+// answer is a response as exchange read it.
+type answer struct {
+	status int
+	close  bool // the server said it closes the connection
+	body   string
+}
+
 // exchange writes raw on a new connection and reads one response.
-func exchange(t *testing.T, addr, raw string) (*http.Response, string) {
+func exchange(t *testing.T, addr, raw string) answer {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -65,7 +69,7 @@ func exchange(t *testing.T, addr, raw string) (*http.Response, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return answer{status: resp.StatusCode, close: resp.Close, body: string(b)}
 }
 
 func TestServerAnswersAndRefuses(t *testing.T) {
@@ -97,9 +101,10 @@ func TestServerAnswersAndRefuses(t *testing.T) {
 		{"bad chunk", "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nzz\r\n", 400, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			resp, body := exchange(t, addr, c.raw)
-			if resp.StatusCode != c.status {
-				t.Fatalf("status %d (%s), want %d", resp.StatusCode, body, c.status)
+			a := exchange(t, addr, c.raw)
+			body := a.body
+			if a.status != c.status {
+				t.Fatalf("status %d (%s), want %d", a.status, body, c.status)
 			}
 			if c.status == 200 {
 				if body != c.body {
@@ -120,7 +125,7 @@ func TestServerAnswersAndRefuses(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Type != c.body || e.Error.Code != c.status || e.Error.Message == "" {
 				t.Errorf("error body %q (%v), want the OpenAI shape with type %s", body, err, c.body)
 			}
-			if !resp.Close {
+			if !a.close {
 				t.Error("a refused request left the connection open")
 			}
 		})
@@ -239,6 +244,7 @@ func TestServerExpectContinue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if string(b) != "POST /x 3 " {
 		t.Errorf("body %q", b)
@@ -280,8 +286,7 @@ func TestServerShutdown(t *testing.T) {
 	defer idle.Close()
 	got := make(chan string, 1)
 	go func() {
-		_, body := exchange(t, addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		got <- body
+		got <- exchange(t, addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n").body
 	}()
 	<-started
 	shut := make(chan error, 1)

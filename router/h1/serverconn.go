@@ -63,7 +63,7 @@ var (
 // write, a longer one is chunked (net/http holds 2 KiB likewise).
 const preSize = 2 << 10
 
-func newServerConn(s *Server, nc net.Conn, base context.Context) *serverConn {
+func newServerConn(base context.Context, s *Server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), pre: make([]byte, 0, preSize)}
 	c.ctx, c.cancel = context.WithCancelCause(base)
 	c.cr = newConnReader(nc, orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout))
