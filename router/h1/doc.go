@@ -69,8 +69,7 @@
 // than chunked (501), HTTP/2 or later (505), CONNECT (405), an Expect
 // other than 100-continue (417). A malformed chunked body is the handler's
 // read error (the router answers 400). Not served: HTTP/2, TLS, Upgrade
-// and Hijack, trailers (read and dropped), informational answers other
-// than 100 Continue and what a handler writes with WriteHeader(1xx).
+// and Hijack, request trailers (read and dropped).
 //
 // A request's context is its connection's (see Server): the router bounds
 // each request's work with a context of its own.
