@@ -63,8 +63,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // relayBody copies src to the client chunk by chunk; tap (may be nil) sees
 // every chunk. With flush set every chunk is flushed as it arrives, so
 // streams are never held back; a body whose length the worker announced is
-// not a stream, and net/http sends it with the headers in one write when
-// the handler returns. Each write must finish within writeIdle: a client
+// not a stream, and the front server sends it with the headers in one
+// write when the handler returns. Each write must finish within writeIdle: a client
 // that stops reading is cut, while a stream that is merely long or slow to
 // produce never is. It reports a read error from the worker and a write
 // error to the client separately.
