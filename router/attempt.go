@@ -54,12 +54,12 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	// The headers, like every chunk after them, must go out within the
 	// write-idle window, or a client that never reads would hold the
 	// attempt (and its load) forever.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(secs(r.cfg.WriteIdleTimeoutSecs)))
+	_ = control{w}.SetWriteDeadline(time.Now().Add(secs(r.cfg.WriteIdleTimeoutSecs)))
 	w.WriteHeader(status)
 	if sse {
 		// A stream's headers go out now, as the worker sent them, not with
 		// its first event.
-		_ = http.NewResponseController(w).Flush()
+		_ = control{w}.Flush()
 	}
 	var tap *usageTap
 	if in.runID != "" {
@@ -105,7 +105,7 @@ type upstream struct {
 // the caller must close.
 func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstream, *attemptFailure) {
 	t.w.series.processed.get(func() prometheus.Counter { return r.m.processed.WithLabelValues(t.w.url) }).Inc()
-	req, err := http.NewRequestWithContext(ctx, in.method, t.w.url+in.uri, bytes.NewReader(in.body))
+	req, err := upstreamRequest(ctx, in, t.w)
 	if err != nil {
 		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}

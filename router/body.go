@@ -132,7 +132,7 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 	if res, err = r.bodies.reserve(req.Context(), first); err != nil {
 		return nil, nil, err
 	}
-	rc := http.NewResponseController(w)
+	rc := control{w}
 	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
 
 	if cl >= 0 {
@@ -142,20 +142,21 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 		body, err = readChunked(req.Body, res, limit)
 	}
 	if err != nil {
-		// The deadline stays: net/http would otherwise wait for the rest of
-		// the body (up to 256 KiB) before answering.
+		// The deadline stays: the connection closes after the answer (the
+		// rest of the body would be taken for the next request).
 		res.release()
 		return nil, nil, r.bodyError(err)
 	}
 	// Cleared once the body is in: an expired deadline would end the
-	// connection's background read and cancel a long response.
+	// front server's watch read and cancel a long response.
 	_ = rc.SetReadDeadline(time.Time{})
 	return body, res, nil
 }
 
-// closeUnread makes the answer to a request whose body was not read close
-// the connection: net/http would otherwise read up to 256 KiB of it first,
-// at whatever pace the client sends.
+// closeUnread says in the answer to a request whose body was not read that
+// the connection closes: the front server closes it after the answer (the
+// unread bytes would be taken for the next request), half-closing first so
+// the client still hears the answer.
 func closeUnread(w http.ResponseWriter, req *http.Request) {
 	if req.ContentLength != 0 {
 		w.Header().Set("Connection", "close")

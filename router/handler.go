@@ -34,7 +34,7 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 	var series routeSeries
 	return func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
-		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), header: req.Header,
+		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), url: req.URL, header: req.Header,
 			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: req.Header.Get(RunIDHeader)}
 		w.Header().Set("X-Request-Id", in.reqID)
 		series.requests.get(func() prometheus.Counter { return r.m.requests.WithLabelValues(route) }).Inc()

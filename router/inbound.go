@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,7 +20,8 @@ import (
 type inbound struct {
 	route  string // metrics label
 	method string
-	uri    string // path and query, sent to the worker as is
+	uri    string   // path and query, sent to the worker as is
+	url    *url.URL // the client's request URL (uri parsed)
 	header http.Header
 	body   []byte
 	reqID  string

@@ -63,13 +63,13 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // relayBody copies src to the client chunk by chunk; tap (may be nil) sees
 // every chunk. With flush set every chunk is flushed as it arrives, so
 // streams are never held back; a body whose length the worker announced is
-// not a stream, and net/http sends it with the headers in one write when
-// the handler returns. Each write must finish within writeIdle: a client
+// not a stream, and the front server sends it with the headers in one
+// write when the handler returns. Each write must finish within writeIdle: a client
 // that stops reading is cut, while a stream that is merely long or slow to
 // produce never is. It reports a read error from the worker and a write
 // error to the client separately.
 func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, flush bool, writeIdle time.Duration) (readErr, writeErr error) {
-	rc := http.NewResponseController(w)
+	rc := control{w}
 	// The response's last bytes go out after the handler returns: they get
 	// a fresh window too.
 	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(writeIdle)) }()
@@ -99,4 +99,31 @@ func relayBody(w http.ResponseWriter, src io.Reader, tap *usageTap, flush bool, 
 			return err, nil
 		}
 	}
+}
+
+// control is http.NewResponseController(w) for what the router uses of
+// it — deadlines and flushing — calling the writer's own methods when it
+// has them (the front server's does) without the controller's allocation
+// per use, and the controller otherwise (wrapped writers, recorders).
+type control struct{ w http.ResponseWriter }
+
+func (c control) SetReadDeadline(t time.Time) error {
+	if d, ok := c.w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return d.SetReadDeadline(t)
+	}
+	return http.NewResponseController(c.w).SetReadDeadline(t)
+}
+
+func (c control) SetWriteDeadline(t time.Time) error {
+	if d, ok := c.w.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		return d.SetWriteDeadline(t)
+	}
+	return http.NewResponseController(c.w).SetWriteDeadline(t)
+}
+
+func (c control) Flush() error {
+	if f, ok := c.w.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	return http.NewResponseController(c.w).Flush()
 }

@@ -49,8 +49,8 @@ type Router struct {
 	reqIDHeaders []string // request_id_headers, resolved
 
 	handler http.Handler
-	active  sync.WaitGroup // running handlers, waited for on shutdown
-	fresh   freshConns     // connections without a request yet, closed on shutdown
+	active  sync.WaitGroup            // running handlers, waited for on shutdown
+	front   atomic.Pointer[h1.Server] // the server Serve runs, once it runs
 	serving atomic.Bool
 }
 
@@ -120,7 +120,6 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		client:   &http.Client{Transport: transport, CheckRedirect: noRedirects},
 		upstream: transport,
 		limiter:  newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
-		fresh:    freshConns{m: map[net.Conn]struct{}{}},
 		ids:      newRequestIDs(),
 		keys:     newKeyring(keys),
 		pass:     newPassthrough(cfg.PassthroughRoutes),

@@ -12,10 +12,17 @@ var inferenceRoutes = []string{"/v1/completions", "/v1/chat/completions", "/v1/e
 
 func (r *Router) routes() http.Handler {
 	mux := http.NewServeMux()
+	// The routed paths are exact patterns for every method: a request for
+	// one of them is looked up in a map, before ServeMux's general
+	// matching (which allocates and costs a few percent of the router's
+	// CPU per request); it reaches the same handler either way.
+	exact := map[string]http.Handler{}
 	for _, p := range inferenceRoutes {
-		mux.Handle(p, r.routed(p, kindInference))
+		exact[p] = r.routed(p, kindInference)
+		mux.Handle(p, exact[p])
 	}
-	mux.Handle("/v1/models", r.routed(routeModels, kindModels))
+	exact["/v1/models"] = r.routed(routeModels, kindModels)
+	mux.Handle("/v1/models", exact["/v1/models"])
 
 	// Public: probes must work without a key.
 	mux.HandleFunc("GET /liveness", r.liveness)
@@ -35,7 +42,19 @@ func (r *Router) routes() http.Handler {
 	r.parityRoutes(mux)
 
 	mux.Handle("/", r.routed(routePassthrough, kindPassthrough))
-	return r.track(r.workerPaths(mux))
+	return r.track(exactPaths(exact, r.workerPaths(mux)))
+}
+
+// exactPaths serves a request whose path is a key of exact with its
+// handler and any other with next.
+func exactPaths(exact map[string]http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if h, ok := exact[req.URL.Path]; ok {
+			h.ServeHTTP(w, req)
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
 }
 
 // track counts running handlers so Serve can wait for them on shutdown. It
@@ -47,7 +66,7 @@ func (r *Router) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.active.Add(1)
 		defer r.active.Done()
-		rc := http.NewResponseController(w)
+		rc := control{w}
 		_ = rc.SetWriteDeadline(time.Time{})
 		_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
 		h.ServeHTTP(w, req)

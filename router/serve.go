@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/autoinfer/autoinfer/router/h1"
 )
 
 // ShutdownGrace is how long Serve lets in-flight responses finish after its
@@ -33,24 +35,28 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 
 	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelReqs()
-	// No ReadTimeout or WriteTimeout: they would cut long streams (and an
-	// expired ReadTimeout cancels a streaming handler's context). Bodies
-	// and writes get per-request deadlines instead (body.go, relay.go).
-	srv := &http.Server{
+	// No whole-request read or write timeout: it would cut long streams.
+	// Bodies and writes get per-request deadlines instead (body.go,
+	// relay.go). The server's own body bound only backs up max_payload_size,
+	// which readBody enforces with its 413 first.
+	srv := &h1.Server{
 		Handler:           r.handler,
 		ReadHeaderTimeout: secs(r.cfg.ReadHeaderTimeoutSecs),
 		IdleTimeout:       secs(r.cfg.IdleTimeoutSecs),
+		MaxBodyBytes:      r.cfg.MaxPayloadSize + 1,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
-		ConnState:         r.fresh.track,
+		Log:               r.log,
 	}
+	r.front.Store(srv)
 	r.warnExposure(ln.Addr())
-	srv.RegisterOnShutdown(r.fresh.closeAll)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
 	var serveErr error
 	select {
 	case <-ctx.Done():
+		// Connections waiting for a request, new ones included, close at
+		// once; answers in progress get ShutdownGrace.
 		shCtx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 		if err := srv.Shutdown(shCtx); err != nil {
 			cancelReqs()
@@ -98,37 +104,5 @@ func tick(ctx context.Context, interval time.Duration, f func(context.Context)) 
 		case <-t.C:
 			f(ctx)
 		}
-	}
-}
-
-// freshConns are connections that have not sent a request yet. A client's
-// pool often holds one it dialled but never used; Shutdown would wait 5 s
-// for it (net/http's grace for new connections) although nothing is in
-// flight, delaying every trial's teardown. They are closed as soon as
-// shutdown starts, when the listener is already closed.
-type freshConns struct {
-	mu sync.Mutex
-	m  map[net.Conn]struct{}
-}
-
-func (f *freshConns) track(c net.Conn, s http.ConnState) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s == http.StateNew {
-		f.m[c] = struct{}{}
-	} else {
-		delete(f.m, c)
-	}
-}
-
-func (f *freshConns) closeAll() {
-	f.mu.Lock()
-	conns := make([]net.Conn, 0, len(f.m))
-	for c := range f.m {
-		conns = append(conns, c)
-	}
-	f.mu.Unlock()
-	for _, c := range conns {
-		_ = c.Close()
 	}
 }

@@ -1,7 +1,9 @@
 package router
 
 import (
+	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -10,6 +12,7 @@ import (
 // own in-flight count; health and the circuit are per worker.
 type Worker struct {
 	url     string
+	base    *url.URL       // url parsed when it has no path, query or user: requests copy it (upstream.go)
 	ids     []string       // target ID per rank, for the policies
 	ranks   []atomic.Int64 // exact in-flight attempts per rank
 	breaker *Breaker
@@ -22,12 +25,16 @@ type Worker struct {
 	hcFails, hcOKs int
 }
 
-func newWorker(url string, dp int, b *Breaker) *Worker {
-	w := &Worker{url: url, ids: make([]string, dp), ranks: make([]atomic.Int64, dp), breaker: b, series: newWorkerSeries(dp)}
+func newWorker(rawURL string, dp int, b *Breaker) *Worker {
+	w := &Worker{url: rawURL, ids: make([]string, dp), ranks: make([]atomic.Int64, dp), breaker: b, series: newWorkerSeries(dp)}
 	for r := range w.ids {
-		w.ids[r] = targetID(url, r, dp)
+		w.ids[r] = targetID(rawURL, r, dp)
 	}
 	w.healthy.Store(true) // optimistic until probed; the breaker guards the gap
+	if u, err := url.Parse(rawURL); err == nil && u.Path == "" && u.RawQuery == "" && !u.ForceQuery && u.User == nil && u.Opaque == "" && u.Fragment == "" {
+		u.Host = strings.TrimSuffix(u.Host, ":") // as net/http's NewRequest
+		w.base = u
+	}
 	return w
 }
 

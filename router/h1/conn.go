@@ -24,6 +24,7 @@ type conn struct {
 	bw        *bufio.Writer
 	reused    bool // it carried an earlier request
 	idleSince time.Time
+	scratch   []byte // room to read an answer's head into
 }
 
 func newConn(t *Transport, addr string, nc net.Conn) *conn {
@@ -78,7 +79,7 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*http.Response, 
 		return nil, fmt.Errorf("reading answer: %w", err)
 	}
 	for {
-		resp, err := http.ReadResponse(c.br, req)
+		resp, err := c.readResponse(req)
 		if err != nil {
 			return nil, fmt.Errorf("reading answer: %w", err)
 		}

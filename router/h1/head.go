@@ -1,0 +1,134 @@
+package h1
+
+import (
+	"bufio"
+	"errors"
+	"net/http"
+	"net/textproto"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// A message head (start line and header fields) is read whole into one
+// string, and the start line's parts and every field's name and value are
+// substrings of it: one allocation for the text of a head instead of one
+// per line and value (net/textproto), which was a tenth of the router's
+// allocations per request.
+
+var errHeadSyntax = errors.New("malformed message head")
+
+// readHead reads from br through the empty line that ends a head, at most
+// limit bytes, using scratch (returned, maybe grown) as room. It returns
+// the head without its final empty line. A head over limit is
+// errHeadTooLarge.
+func readHead(br *bufio.Reader, scratch []byte, limit int) (string, []byte, error) {
+	buf := scratch[:0]
+	lineStart, skipped := 0, 0
+	for {
+		frag, err := br.ReadSlice('\n')
+		if skipped+len(buf)+len(frag) > limit {
+			return "", buf, errHeadTooLarge
+		}
+		buf = append(buf, frag...)
+		switch {
+		case err == nil:
+			line := buf[lineStart:]
+			if len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
+				if lineStart == 0 { // empty lines before a request line are skipped (RFC 9112 §2.2)
+					skipped += len(buf)
+					buf = buf[:0]
+					continue
+				}
+				return string(buf[:lineStart]), buf, nil
+			}
+			lineStart = len(buf)
+		case errors.Is(err, bufio.ErrBufferFull):
+			// A line longer than the buffer: go on reading it.
+		default:
+			return "", buf, err
+		}
+	}
+}
+
+// nextLine cuts the first line off s, without its CRLF (or LF).
+func nextLine(s string) (line, rest string) {
+	i := strings.IndexByte(s, '\n')
+	if i < 0 {
+		return s, ""
+	}
+	line, rest = s[:i], s[i+1:]
+	return strings.TrimSuffix(line, "\r"), rest
+}
+
+// parseFields parses the header fields in s, one per line, into h.
+// Values are substrings of s. A field name must be a token right before
+// its colon; a value may not hold control bytes other than tab; an
+// obsolete folded line is refused (RFC 9112 §5.2 allows either).
+func parseFields(s string, h http.Header) error {
+	n := strings.Count(s, "\n") + 1
+	vals := make([]string, n) // one backing array for single-valued fields
+	for s != "" {
+		var line string
+		line, s = nextLine(s)
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || name == "" || !validFieldName(name) {
+			return errHeadSyntax
+		}
+		value = strings.Trim(value, " \t")
+		if !validFieldValue(value) {
+			return errHeadSyntax
+		}
+		key := textproto.CanonicalMIMEHeaderKey(name)
+		if vs, dup := h[key]; dup {
+			h[key] = append(vs, value)
+			continue
+		}
+		vals[0] = value
+		h[key], vals = vals[:1:1], vals[1:]
+	}
+	return nil
+}
+
+func validFieldName(s string) bool {
+	for i := range len(s) {
+		if !httpguts.IsTokenRune(rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// validFieldValue accepts visible characters, obs-text, space and tab.
+func validFieldValue(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// readTrailer reads a chunked body's trailer section (fields through an
+// empty line, maybe none), checks and drops it.
+func readTrailer(br *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
+	buf := scratch[:0]
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > limit {
+			return buf, errHeadTooLarge
+		}
+		start := len(buf)
+		buf = append(buf, frag...)
+		switch {
+		case err == nil:
+			if line := buf[start:]; len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
+				return buf, parseFields(string(buf[:start]), http.Header{})
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+		default:
+			return buf, err
+		}
+	}
+}
