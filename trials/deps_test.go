@@ -21,7 +21,7 @@ func TestSpecModelDependsOnNoImplementation(t *testing.T) {
 		"github.com/autoinfer/autoinfer/router", "github.com/autoinfer/autoinfer/target/sim",
 		"github.com/autoinfer/autoinfer/target/simtarget", "github.com/autoinfer/autoinfer/target/static",
 		"github.com/autoinfer/autoinfer/target/process", "github.com/autoinfer/autoinfer/target/kubernetes",
-		"k8s.io/client-go/kubernetes", "github.com/autoinfer/autoinfer/adapter",
+		"k8s.io/client-go/rest", "github.com/autoinfer/autoinfer/adapter",
 		"github.com/prometheus/client_golang/prometheus",
 	}
 	for _, dep := range strings.Fields(string(out)) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Leftover is one trial's objects in one namespace that Cleanup deleted.
@@ -31,7 +31,7 @@ func (l Leftover) String() string {
 // a trial made it), else every labelled namespace and every labelled
 // Deployment in the cluster. It waits until they are gone, bounded by ctx,
 // and returns what it deleted.
-func Cleanup(ctx context.Context, client kubernetes.Interface, namespace string) ([]Leftover, error) {
+func Cleanup(ctx context.Context, client *kubeclient.Clientset, namespace string) ([]Leftover, error) {
 	left, err := leftovers(ctx, client, namespace)
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func Cleanup(ctx context.Context, client kubernetes.Interface, namespace string)
 }
 
 // leftovers finds the labelled namespaces and Deployments.
-func leftovers(ctx context.Context, client kubernetes.Interface, namespace string) ([]Leftover, error) {
+func leftovers(ctx context.Context, client *kubeclient.Clientset, namespace string) ([]Leftover, error) {
 	sel := metav1.ListOptions{LabelSelector: TrialLabel}
 	var out []Leftover
 	owned := map[string]bool{} // namespaces deleted whole

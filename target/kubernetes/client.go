@@ -3,14 +3,14 @@ package kubernetes
 import (
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// Client builds a clientset from a kubeconfig path and context: empty
+// Client builds the target's client from a kubeconfig path and context: empty
 // path means $KUBECONFIG, then ~/.kube/config, then the in-cluster config
 // when autoinfer runs in a pod; empty context means the current one.
-func Client(kubeconfig, context string) (kubernetes.Interface, error) {
+func Client(kubeconfig, context string) (*kubeclient.Clientset, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
@@ -21,7 +21,7 @@ func Client(kubeconfig, context string) (kubernetes.Interface, error) {
 	// Provisioning lists and watches a handful of objects; the default
 	// 5 requests/s would throttle teardown of a large deployment.
 	cfg.QPS, cfg.Burst = 50, 100
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building kubernetes client: %w", err)
 	}

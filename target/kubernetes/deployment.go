@@ -9,15 +9,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/autoinfer/autoinfer/target"
 )
@@ -25,7 +25,7 @@ import (
 // deployment is one trial's objects on the cluster and the informers that
 // watch them, from provisioning to teardown.
 type deployment struct {
-	client        kubernetes.Interface
+	client        *kubeclient.Clientset
 	trial         string
 	namespace     string
 	ownsNamespace bool     // a fresh namespace, deleted at teardown
@@ -48,17 +48,18 @@ type deployment struct {
 // each, filtered by the trial label) and waits for their first list.
 func (d *deployment) watch(ctx context.Context) error {
 	d.watchOnce.Do(func() {
-		f := informers.NewSharedInformerFactoryWithOptions(d.client, 0, informers.WithNamespace(d.namespace),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = TrialLabel + "=" + d.trial }))
-		d.pods = f.Core().V1().Pods().Lister()
-		d.deploys = f.Apps().V1().Deployments().Lister()
+		trial := func(o *metav1.ListOptions) { o.LabelSelector = TrialLabel + "=" + d.trial }
+		pods := kubeclient.NewInformer(d.client.CoreV1().Pods(d.namespace), &corev1.Pod{}, trial)
+		deploys := kubeclient.NewInformer(d.client.AppsV1().Deployments(d.namespace), &appsv1.Deployment{}, trial)
+		d.pods = corelisters.NewPodLister(pods.GetIndexer())
+		d.deploys = appslisters.NewDeploymentLister(deploys.GetIndexer())
 		wctx, cancel := context.WithCancel(context.Background())
-		d.stopWatch = func() { cancel(); f.Shutdown() }
-		f.Start(wctx.Done())
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				d.watchErr = fmt.Errorf("watching %v of trial %s: %w", typ, d.trial, ctx.Err())
-			}
+		var wg sync.WaitGroup
+		wg.Go(func() { pods.RunWithContext(wctx) })
+		wg.Go(func() { deploys.RunWithContext(wctx) })
+		d.stopWatch = func() { cancel(); wg.Wait() }
+		if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced, deploys.HasSynced) {
+			d.watchErr = fmt.Errorf("watching the pods and deployments of trial %s: %w", d.trial, ctx.Err())
 		}
 	})
 	return d.watchErr
@@ -135,7 +136,7 @@ func (d *deployment) teardown(ctx context.Context) error {
 
 // deleteTrial deletes a trial's objects in namespace (and the namespace
 // itself when withNamespace) and waits until none is left.
-func deleteTrial(ctx context.Context, client kubernetes.Interface, namespace, trial string, withNamespace bool) error {
+func deleteTrial(ctx context.Context, client *kubeclient.Clientset, namespace, trial string, withNamespace bool) error {
 	fg := metav1.DeletePropagationForeground
 	del := metav1.DeleteOptions{PropagationPolicy: &fg}
 	sel := metav1.ListOptions{LabelSelector: TrialLabel + "=" + trial}
@@ -174,7 +175,7 @@ func deleteTrial(ctx context.Context, client kubernetes.Interface, namespace, tr
 
 // waitGone polls until the trial's Deployments, ReplicaSets and Pods (and
 // the namespace) no longer exist.
-func waitGone(ctx context.Context, client kubernetes.Interface, namespace, trial string, withNamespace bool) error {
+func waitGone(ctx context.Context, client *kubeclient.Clientset, namespace, trial string, withNamespace bool) error {
 	sel := metav1.ListOptions{LabelSelector: TrialLabel + "=" + trial}
 	for {
 		var left []string

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/autoinfer/autoinfer/target"
 )
@@ -29,7 +29,7 @@ type hardwareConfig struct {
 // GPUs each pod asked for. Workers on nodes with different products make
 // one label of all of them ("A+B"); nodes without the label read
 // "unlabelled".
-func hardware(ctx context.Context, client kubernetes.Interface, opts Options, ready []readyPod) (*target.Hardware, error) {
+func hardware(ctx context.Context, client *kubeclient.Clientset, opts Options, ready []readyPod) (*target.Hardware, error) {
 	var nodes, products []string
 	for _, r := range ready {
 		if slices.Contains(nodes, r.node) {

@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/autoinfer/autoinfer/target"
 )
@@ -19,7 +19,7 @@ import (
 // Provisioner runs workers as Deployments on a cluster.
 type Provisioner struct {
 	opts   Options
-	client kubernetes.Interface
+	client *kubeclient.Clientset
 	log    *slog.Logger
 }
 
@@ -36,7 +36,7 @@ func New(opts Options, log *slog.Logger) (*Provisioner, error) {
 }
 
 // NewWithClient is New with a client built elsewhere.
-func NewWithClient(opts Options, client kubernetes.Interface, log *slog.Logger) *Provisioner {
+func NewWithClient(opts Options, client *kubeclient.Clientset, log *slog.Logger) *Provisioner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -87,7 +87,7 @@ func requireNothingLabelled(t *testing.T, selector string) {
 	for _, d := range deps.Items {
 		left = append(left, "deployment "+d.Namespace+"/"+d.Name)
 	}
-	rss, err := c.Client.AppsV1().ReplicaSets("").List(ctx, sel)
+	rss, err := c.Client.ReplicaSets("").List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +244,11 @@ func TestProvisionRefusedByQuota(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "no-gpus"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("0")}},
 	}
-	if _, err := c.Client.CoreV1().ResourceQuotas(sharedNS).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.ResourceQuotas(sharedNS).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := c.Client.CoreV1().ResourceQuotas(sharedNS).Delete(ctx, quota.Name, metav1.DeleteOptions{}); err != nil {
+		if err := c.Client.ResourceQuotas(sharedNS).Delete(ctx, quota.Name, metav1.DeleteOptions{}); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -256,7 +256,7 @@ func TestProvisionRefusedByQuota(t *testing.T) {
 	for q := quota; len(q.Status.Hard) == 0; {
 		time.Sleep(20 * time.Millisecond) // polling the quota's status
 		var err error
-		if q, err = c.Client.CoreV1().ResourceQuotas(sharedNS).Get(ctx, quota.Name, metav1.GetOptions{}); err != nil {
+		if q, err = c.Client.ResourceQuotas(sharedNS).Get(ctx, quota.Name, metav1.GetOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

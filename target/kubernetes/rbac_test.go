@@ -14,7 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
@@ -44,23 +44,23 @@ func targetKubeconfig(t *testing.T, block string) string {
 		}
 	}
 	sa := targetSA + "-" + block
-	if _, err := c.Client.CoreV1().ServiceAccounts(sysNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Client.ServiceAccounts(sysNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: sysNS}}
-	for _, obj := range docsRBAC(t, block) {
+	for _, obj := range docsRBAC(t, c.Client.RBACDecoder(), block) {
 		var err error
 		switch o := obj.(type) {
 		case *rbacv1.ClusterRole:
-			if _, err = c.Client.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-				_, err = c.Client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			if _, err = c.Client.ClusterRoles().Create(ctx, o, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
+				_, err = c.Client.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
 					ObjectMeta: metav1.ObjectMeta{Name: sa + "-" + o.Name}, Subjects: subject,
 					RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: o.Name},
 				}, metav1.CreateOptions{})
 			}
 		case *rbacv1.Role:
-			if _, err = c.Client.RbacV1().Roles(sharedNS).Create(ctx, o, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-				_, err = c.Client.RbacV1().RoleBindings(sharedNS).Create(ctx, &rbacv1.RoleBinding{
+			if _, err = c.Client.Roles(sharedNS).Create(ctx, o, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
+				_, err = c.Client.RoleBindings(sharedNS).Create(ctx, &rbacv1.RoleBinding{
 					ObjectMeta: metav1.ObjectMeta{Name: sa}, Subjects: subject,
 					RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: o.Name},
 				}, metav1.CreateOptions{})
@@ -72,7 +72,7 @@ func targetKubeconfig(t *testing.T, block string) string {
 			t.Fatal(err)
 		}
 	}
-	tok, err := c.Client.CoreV1().ServiceAccounts(sysNS).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+	tok, err := c.Client.CreateToken(ctx, sysNS, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -92,7 +92,7 @@ func targetKubeconfig(t *testing.T, block string) string {
 
 // docsRBAC decodes the YAML documents between the block's markers in
 // docs/targets.md.
-func docsRBAC(t *testing.T, block string) []any {
+func docsRBAC(t *testing.T, dec runtime.Decoder, block string) []any {
 	t.Helper()
 	doc, err := os.ReadFile("../../docs/targets.md")
 	if err != nil {
@@ -108,7 +108,7 @@ func docsRBAC(t *testing.T, block string) []any {
 	body = strings.TrimSuffix(strings.TrimPrefix(body, "```yaml"), "```")
 	var out []any
 	for _, part := range strings.Split(body, "\n---\n") {
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(part), nil, nil)
+		obj, _, err := dec.Decode([]byte(part), nil, nil)
 		if err != nil {
 			t.Fatalf("docs rbac block %s: %v", block, err)
 		}

@@ -18,7 +18,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -33,7 +32,7 @@ const startTimeout = 2 * time.Minute
 // use them to set up and inspect, never to run the code under test.
 type Cluster struct {
 	Config *rest.Config
-	Client kubernetes.Interface
+	Client *Admin
 	// Kubeconfig is a file holding Config, for code that reads kubeconfigs.
 	Kubeconfig string
 
@@ -189,7 +188,7 @@ func (c *Cluster) connect(token string) error {
 		return err
 	}
 	c.Config = &rest.Config{Host: c.server, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: c.caPEM}}
-	c.Client, err = kubernetes.NewForConfig(c.Config)
+	c.Client, err = newAdmin(c.Config)
 	if err != nil {
 		return fmt.Errorf("building the admin client: %w", err)
 	}
@@ -214,7 +213,7 @@ func (c *Cluster) WriteKubeconfig(path, token string) error {
 // the default namespace's ServiceAccount: before it, admission refuses Pods.
 func (c *Cluster) waitDefaultServiceAccount(ctx context.Context) error {
 	for {
-		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		_, err := c.Client.ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		if err == nil {
 			return nil
 		}

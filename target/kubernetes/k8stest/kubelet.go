@@ -10,14 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -50,7 +49,7 @@ type KubeletOptions struct {
 // Pods with grace 0 once their processes stopped.
 type Kubelet struct {
 	opts   KubeletOptions
-	client kubernetes.Interface
+	client *Admin
 	ipA    int // the second octet of this kubelet's pod IPs
 
 	cancel context.CancelFunc
@@ -68,7 +67,7 @@ type Kubelet struct {
 // StartKubelet registers the node and returns once the node is Ready and
 // the scheduler may use it (the controllers removed their not-ready
 // taints). Stop ends it.
-func StartKubelet(ctx context.Context, client kubernetes.Interface, opts KubeletOptions) (*Kubelet, error) {
+func StartKubelet(ctx context.Context, client *Admin, opts KubeletOptions) (*Kubelet, error) {
 	k := &Kubelet{opts: opts, client: client, ipA: 100 + rand.IntN(150), pods: map[string]*podRun{}}
 	srv, port, err := k.serveLogs()
 	if err != nil {
@@ -188,7 +187,7 @@ func (k *Kubelet) renewLease(ctx context.Context) {
 
 // renewOnce creates or renews the node's Lease.
 func (k *Kubelet) renewOnce(ctx context.Context) error {
-	leases := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	leases := k.client.Leases(corev1.NamespaceNodeLease)
 	now := metav1.NewMicroTime(time.Now())
 	l, err := leases.Get(ctx, k.opts.Node, metav1.GetOptions{})
 	switch {
@@ -226,10 +225,9 @@ func (k *Kubelet) waitSchedulable(ctx context.Context) error {
 
 // watchPods runs an informer on the Pods bound to this node.
 func (k *Kubelet) watchPods(ctx context.Context) error {
-	f := informers.NewSharedInformerFactoryWithOptions(k.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	inf := kubeclient.NewInformer(k.client.CoreV1().Pods(""), &corev1.Pod{}, func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", k.opts.Node).String()
-	}))
-	inf := f.Core().V1().Pods().Informer()
+	})
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { k.sync(ctx, obj) },
 		UpdateFunc: func(_, obj any) { k.sync(ctx, obj) },
@@ -244,12 +242,9 @@ func (k *Kubelet) watchPods(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("watching pods: %w", err)
 	}
-	f.Start(ctx.Done())
-	k.wg.Go(func() { <-ctx.Done(); f.Shutdown() })
-	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("watching pods: %v cache never synced", typ)
-		}
+	k.wg.Go(func() { inf.RunWithContext(ctx) })
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return errors.New("watching pods: the cache never synced")
 	}
 	return nil
 }
