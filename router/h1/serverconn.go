@@ -276,6 +276,9 @@ func (c *serverConn) close() {
 // still sends (net/http waits 500 ms likewise).
 const lingerTime = 500 * time.Millisecond
 
+// lingerBytes bounds what a closing connection reads and discards.
+const lingerBytes = 1 << 20
+
 // lingerClose half-closes a connection whose client may still be sending
 // (a body the handler did not read, a refused head) and reads what comes
 // for a while: closing with unread bytes would reset the connection, and
@@ -285,8 +288,23 @@ func (c *serverConn) lingerClose() {
 	if !ok || cw.CloseWrite() != nil {
 		return
 	}
-	_ = c.setReadDeadline(time.Now().Add(lingerTime))
-	_, _ = io.Copy(io.Discard, io.LimitReader(c.cr, 1<<20))
+	deadline := time.Now().Add(lingerTime)
+	_ = c.setReadDeadline(deadline)
+	n, _ := io.Copy(io.Discard, io.LimitReader(c.cr, lingerBytes))
+	if n < lingerBytes {
+		return // the client finished, left or went quiet
+	}
+	// The client is still sending more than the server will read. Reading
+	// on would cost CPU without bound; closing now would reset the
+	// connection, and a reset can discard the answer still unread in the
+	// client's socket. So stop reading but close only at the deadline, as
+	// net/http does: by then the client has read its answer.
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
+	}
 }
 
 func (c *serverConn) setReadDeadline(t time.Time) error  { return c.dl.setRead(t) }
