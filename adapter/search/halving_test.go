@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/autoinfer/autoinfer/adapter/search"
-	"github.com/autoinfer/autoinfer/adapter/targetkinds"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
 )
@@ -32,18 +31,7 @@ search:
 
 func parseSearch(t *testing.T, strategy string) (search.Spec, []trials.Trial) {
 	t.Helper()
-	data, s, err := search.Split([]byte(strings.Replace(halvingSpec, "%s", strategy, 1)), "h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := trials.Parse(data, targetkinds.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
-		t.Fatal(err)
-	}
-	return s, ts
+	return splitParse(t, strings.Replace(halvingSpec, "%s", strategy, 1), "h")
 }
 
 // TestHalvingFindsTheGridsBest: successive halving (η 3, from 1/9 of the

@@ -38,7 +38,14 @@ search:
 
 func candidates(t *testing.T, objective string) (search.Spec, []trials.Trial) {
 	t.Helper()
-	data, s, err := search.Split([]byte(strings.Replace(spec, "%s", objective, 1)), "t")
+	return splitParse(t, strings.Replace(spec, "%s", objective, 1), "t")
+}
+
+// splitParse reads a search spec as the search command does: the search
+// block apart, the rest as trials on the virtual clock.
+func splitParse(t *testing.T, text, stem string) (search.Spec, []trials.Trial) {
+	t.Helper()
+	data, s, err := search.Split([]byte(text), stem)
 	if err != nil {
 		t.Fatal(err)
 	}
