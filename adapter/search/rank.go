@@ -97,15 +97,6 @@ func front(cs []Candidate, x, y ledger.Metric) []Candidate {
 			out = append(out, c)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Candidate) int {
-		va, vb := a.Values[x.Name], b.Values[x.Name]
-		switch {
-		case x.Direction.Better(va, vb):
-			return -1
-		case x.Direction.Better(vb, va):
-			return 1
-		}
-		return cmp.Compare(a.Trial.Name, b.Trial.Name)
-	})
+	sortBy(out, x)
 	return out
 }
