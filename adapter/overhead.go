@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/autoinfer/autoinfer/ledger"
@@ -14,6 +15,12 @@ import (
 // same trial on the virtual clock: per request, real minus virtual, for
 // every request both runs completed. Both clocks send the same stream, so
 // request i is the same bytes at the same intended time in each run.
+//
+// On the sim target the engines run in this process, on the driver's
+// clock, and report when each request reached them and when they emitted
+// its first token: the real run's TTFT then splits into inbound (client
+// send → queued at the engine), the engine's own time and outbound
+// (emission → the client has the token).
 type Overhead struct {
 	Trial     string  `json:"trial"`
 	RealRow   int64   `json:"real_row"`
@@ -24,20 +31,46 @@ type Overhead struct {
 	TTFTP90Ms float64 `json:"ttft_diff_p90_ms"`
 	E2EP50Ms  float64 `json:"e2el_diff_p50_ms"`
 	TPOTP50Ms float64 `json:"tpot_diff_p50_ms"`
+
+	// Split counts the real run's requests whose engine timings were
+	// seen (0: the workers report none; the split figures are then 0).
+	Split         int     `json:"split_requests"`
+	InboundP10Ms  float64 `json:"inbound_p10_ms"`
+	InboundP50Ms  float64 `json:"inbound_p50_ms"`
+	InboundP90Ms  float64 `json:"inbound_p90_ms"`
+	OutboundP10Ms float64 `json:"outbound_p10_ms"`
+	OutboundP50Ms float64 `json:"outbound_p50_ms"`
+	OutboundP90Ms float64 `json:"outbound_p90_ms"`
+	// EngineDiff* are, per request, the real engine's time from queueing
+	// to the first token minus the virtual run's TTFT (the engine's time
+	// there, the path costing nothing): what the engine itself lost in real
+	// time (timer lag, a step missed), which no path constant models.
+	EngineDiffP10Ms float64 `json:"engine_diff_p10_ms"`
+	EngineDiffP50Ms float64 `json:"engine_diff_p50_ms"`
+	EngineDiffP90Ms float64 `json:"engine_diff_p90_ms"`
+
+	// HTTPOverheadMs and HTTPInboundMs are the spec values to use:
+	// http_overhead_ms the median TTFT difference (≥ 0), http_inbound_ms
+	// the median inbound, at most http_overhead_ms (0 without a split).
+	HTTPOverheadMs float64 `json:"http_overhead_ms"`
+	HTTPInboundMs  float64 `json:"http_inbound_ms"`
 }
 
 // MeasureOverhead runs t once in real time and once on the virtual clock
 // without an HTTP overhead, both recorded by r's ledger (read back through
-// rows), and returns the
-// per-request differences: the median TTFT difference is the
-// http_overhead_ms that makes the virtual clock's latencies the real
-// path's. A real-time run that does not end ok (HostOverloaded on a busy
-// host, failed checks) measures nothing and is an error naming its
-// failure. The gate is off in both runs: it does not touch the measured
-// requests.
+// rows), and returns the per-request differences: the median TTFT
+// difference is the http_overhead_ms that makes the virtual clock's
+// latencies the real path's. During the real run the sim target's engines
+// report their request timings, which split it (Overhead). A real-time run
+// that does not end ok (HostOverloaded on a busy host, failed checks)
+// measures nothing and is an error naming its failure. The gate is off in
+// both runs: it does not touch the measured requests.
 func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows requestReader) (Overhead, error) {
 	t.Gate.Reference = trials.ReferenceNone
 	t.Assert, t.Baseline = nil, ""
+	if t.Workload.RequestIDPrefix == "" {
+		t.Workload.RequestIDPrefix = overheadIDPrefix
+	}
 	ts := []trials.Trial{t, t}
 	if err := trials.SetClock(ts[:1], trials.ClockReal, "overhead"); err != nil {
 		return Overhead{}, err
@@ -45,13 +78,19 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 	if err := trials.SetClock(ts[1:], trials.ClockVirtual, "overhead"); err != nil {
 		return Overhead{}, err
 	}
-	if err := trials.SetHTTPOverhead(ts[1:], 0, "overhead"); err != nil {
+	zero := 0.0
+	if err := trials.SetHTTPPath(ts[1:], &zero, &zero); err != nil {
 		return Overhead{}, err
 	}
+	probe := newSplitProbe()
 	var ids [2]int64
 	var recs [2][]ledger.Request
 	for i, tt := range ts {
-		out, err := r.Run(ctx, tt)
+		p := probe
+		if i == 1 {
+			p = nil
+		}
+		out, err := r.run(ctx, tt, Baseline{}, p)
 		if err != nil {
 			return Overhead{}, err
 		}
@@ -82,7 +121,30 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 	}
 	o.TTFTP50Ms, o.TTFTP10Ms, o.TTFTP90Ms = quantile(ttft, 0.5), quantile(ttft, 0.1), quantile(ttft, 0.9)
 	o.E2EP50Ms, o.TPOTP50Ms = quantile(e2e, 0.5), quantile(tpot, 0.5)
+	o.HTTPOverheadMs = round2(max(0, o.TTFTP50Ms))
+	o.split(probe.splits(t.Workload.RequestIDPrefix), virt)
 	return o, nil
+}
+
+// split fills the inbound, outbound and engine figures from the real run's
+// per-request splits, the engine's against the virtual run's TTFT.
+func (o *Overhead) split(ss []requestSplit, virt map[int]ledger.Request) {
+	if o.Split = len(ss); o.Split == 0 {
+		return
+	}
+	var in, out, eng []float64
+	for _, s := range ss {
+		in, out = append(in, ms(s.inbound)), append(out, ms(s.outbound))
+		if v, ok := virt[s.index]; ok && v.Status == ledger.RequestOK {
+			eng = append(eng, ms(s.engine)-v.TTFTMs)
+		}
+	}
+	o.InboundP10Ms, o.InboundP50Ms, o.InboundP90Ms = quantile(in, 0.1), quantile(in, 0.5), quantile(in, 0.9)
+	o.OutboundP10Ms, o.OutboundP50Ms, o.OutboundP90Ms = quantile(out, 0.1), quantile(out, 0.5), quantile(out, 0.9)
+	if len(eng) > 0 {
+		o.EngineDiffP10Ms, o.EngineDiffP50Ms, o.EngineDiffP90Ms = quantile(eng, 0.1), quantile(eng, 0.5), quantile(eng, 0.9)
+	}
+	o.HTTPInboundMs = min(round2(max(0, o.InboundP50Ms)), o.HTTPOverheadMs)
 }
 
 // requestReader is the part of the ledger MeasureOverhead reads back.
@@ -103,3 +165,6 @@ func quantile(xs []float64, q float64) float64 {
 	s := slices.Sorted(slices.Values(xs))
 	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
+
+// round2 rounds to the 0.01 ms a spec value is given in.
+func round2(x float64) float64 { return math.Round(100*x) / 100 }

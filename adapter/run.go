@@ -162,7 +162,13 @@ func (r *Runner) Run(ctx context.Context, t trials.Trial) (Outcome, error) {
 // baseline row's by more than its tolerance fails the trial as
 // BaselineRegressed before the row is written.
 func (r *Runner) RunAgainst(ctx context.Context, t trials.Trial, base Baseline) (Outcome, error) {
-	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base}
+	return r.run(ctx, t, base, nil)
+}
+
+// run is RunAgainst with an optional probe of the engines' request timings
+// (real time, sim target).
+func (r *Runner) run(ctx context.Context, t trials.Trial, base Baseline, probe *splitProbe) (Outcome, error) {
+	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base, probe: probe}
 	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
 	if t.Virtual() {
 		tr.executeVirtual(ctx)
@@ -204,6 +210,7 @@ type trialRun struct {
 	seen      observed
 	window    *window
 	warmup    driver.WarmupOutcome
+	probe     *splitProbe // nil: the engines' timings are not collected
 }
 
 // execute provisions, drives, gates and observes; every error ends up in
@@ -245,6 +252,9 @@ func (tr *trialRun) execute(ctx context.Context) {
 	if tr.hooks.provisioned != nil {
 		tr.hooks.provisioned(ctx, dep)
 	}
+	if tr.probe != nil {
+		tr.probe.attach(dep)
+	}
 	baseURL := dep.Workers[0].URL
 	if tr.t.RouterLaunched() {
 		cfg := routerConfig(tr.t.Router, dep)
@@ -274,6 +284,9 @@ func (tr *trialRun) execute(ctx context.Context) {
 	res, err := driver.Run(ctx, tr.driverConfig(baseURL), opts...)
 	tr.window.end(ctx) // when the driver stopped inside the window
 	tr.result = res
+	if tr.probe != nil {
+		tr.probe.done(res)
+	}
 	tr.obs.WorkerExits = workerExits(dep.Exits())
 	if err != nil {
 		tr.obs.NotReady = notReady(err)
@@ -319,6 +332,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 	}
 	if tr.t.Virtual() {
 		cfg.HTTPOverhead = time.Duration(s.HTTPOverheadMs * float64(time.Millisecond))
+		cfg.HTTPInbound = time.Duration(s.HTTPInboundMs * float64(time.Millisecond))
 	}
 	if tr.hooks.driver != nil {
 		tr.hooks.driver(&cfg)

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,8 @@ gate: {reference: sim, prompts: 2}
 // TestSimOverheadPairsEveryRequest runs `sim overhead` on a small spec: the
 // real-time and the virtual run are paired request by request (all 30), the
 // real HTTP path costs time (TTFT and E2E later than on the virtual clock)
-// and does not change how the engine spaces tokens by as much.
+// and does not change how the engine spaces tokens by as much; the engines'
+// timings split every request's TTFT.
 func TestSimOverheadPairsEveryRequest(t *testing.T) {
 	spec := filepath.Join(t.TempDir(), "oh.yaml")
 	if err := os.WriteFile(spec, []byte(overheadSpec), 0o644); err != nil {
@@ -51,8 +53,21 @@ func TestSimOverheadPairsEveryRequest(t *testing.T) {
 		t.Errorf("TTFT diff p10/p50/p90 %.3f/%.3f/%.3f, E2E p50 %.3f: want the real path later, quantiles ordered",
 			o.TTFTP10Ms, o.TTFTP50Ms, o.TTFTP90Ms, o.E2EP50Ms)
 	}
+	// The engines run in this process and report when each request reached
+	// them and when they emitted its first token: every request's TTFT
+	// splits into a path to the engine and a path back, both taking time.
+	if o.Split != 30 || !(o.InboundP10Ms > 0) || o.InboundP10Ms > o.InboundP50Ms || o.InboundP50Ms > o.InboundP90Ms ||
+		!(o.OutboundP10Ms > 0) || o.OutboundP10Ms > o.OutboundP50Ms || o.OutboundP50Ms > o.OutboundP90Ms {
+		t.Errorf("split over %d requests: inbound p10/p50/p90 %.3f/%.3f/%.3f, outbound %.3f/%.3f/%.3f: want 30, positive, ordered",
+			o.Split, o.InboundP10Ms, o.InboundP50Ms, o.InboundP90Ms, o.OutboundP10Ms, o.OutboundP50Ms, o.OutboundP90Ms)
+	}
+	if o.HTTPInboundMs > o.HTTPOverheadMs || o.HTTPOverheadMs != math.Round(100*max(0, o.TTFTP50Ms))/100 {
+		t.Errorf("spec values: http_overhead_ms %v, http_inbound_ms %v (TTFT diff p50 %v): want the rounded median and inbound <= total",
+			o.HTTPOverheadMs, o.HTTPInboundMs, o.TTFTP50Ms)
+	}
 	code, out, _ = run(t, "sim", "overhead", spec, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
-	if code != ExitOK || !strings.Contains(out, "http_overhead_ms: ") || !strings.Contains(out, "over 30 requests") {
+	if code != ExitOK || !strings.Contains(out, "http_overhead_ms: ") || !strings.Contains(out, "http_inbound_ms: ") ||
+		!strings.Contains(out, "over 30 requests") || !strings.Contains(out, "inbound ") {
 		t.Errorf("table output (exit %d):\n%s", code, out)
 	}
 }

@@ -62,6 +62,10 @@ type Result struct {
 	WarmupFailed int
 	// Warmup is the warm-up's outcome: sent, failed, failures by type.
 	Warmup WarmupOutcome
+	// Start is when the measured phase began on the run's clock (zero on
+	// the virtual clock): the records' offsets (send_ms) count from it, so
+	// Start + send_ms + ttft_ms is when the first token arrived.
+	Start time.Time
 }
 
 // Run sends cfg's warm-up stream and waits for it, then sends and measures
@@ -149,7 +153,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	if o.window.End != nil {
 		o.window.End(ctx)
 	}
-	res.Requests = m.records
+	res.Requests, res.Start = m.records, m.start
 	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
 		SchedP99Ms: schedP99})
 	cfg.describe(&s, st, len(st.Requests), started)

@@ -82,6 +82,17 @@ func NewDeployment(workers []Worker, members []Member) *Deployment {
 	return &Deployment{Workers: workers, members: members, restarting: make([]bool, len(members)), closing: make(chan struct{})}
 }
 
+// Member is the server behind worker i (nil when the target started none),
+// for a caller that needs more of it than Member's methods: it asserts the
+// interface it needs (a sim worker's request timings). The deployment does
+// not serialise such calls with its own.
+func (d *Deployment) Member(i int) Member {
+	if d.members == nil {
+		return nil
+	}
+	return d.members[i]
+}
+
 // URLs returns the base URLs of the workers with role r, by rank.
 func (d *Deployment) URLs(r Role) []string {
 	var urls []string

@@ -22,6 +22,11 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		s.load.Add(1)
 		defer s.load.Add(-1)
 		ctx := r.Context()
+		obs := s.observe.Load()
+		var received time.Time
+		if obs != nil {
+			received = s.cfg.clock.Now()
+		}
 		f := s.faults.Load()
 		if f.AddedLatency > 0 && !sleepCtx(ctx, s.cfg.clock, f.AddedLatency) {
 			return
@@ -56,10 +61,14 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 			return
 		}
 		fl := &follower{s: s, eng: eng, sq: sq, req: req}
+		var answered bool
 		if req.stream {
-			s.stream(ctx, w, fl)
+			answered = s.stream(ctx, w, fl)
 		} else {
-			s.respond(ctx, w, fl)
+			answered = s.respond(ctx, w, fl)
+		}
+		if answered && obs != nil {
+			(*obs)(eng.timing(sq, received, r.Header.Get("X-Request-Id")))
 		}
 	}
 }

@@ -7,15 +7,16 @@ import (
 	"strings"
 )
 
-// respond answers a non-streaming request once its sequence ends.
-func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *follower) {
+// respond answers a non-streaming request once its sequence ends. It
+// reports whether the answer was written.
+func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *follower) bool {
 	rs := &respondSink{fl: fl}
 	if err := fl.run(ctx, rs, false); err != nil {
 		writeEngineError(w, err)
-		return
+		return false
 	}
 	if flt := s.faults.Load(); flt.Stall && !stallFor(ctx, s.cfg.clock, flt.StallFor) {
-		return
+		return false
 	}
 	usage := usageJSON{PromptTokens: len(fl.req.prompt), CompletionTokens: fl.completion,
 		TotalTokens:         len(fl.req.prompt) + fl.completion,
@@ -43,10 +44,11 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *followe
 	b, err := json.Marshal(body)
 	if err != nil {
 		writeError(w, &apiError{status: http.StatusInternalServerError, typ: "InternalServerError", msg: "encoding response: " + err.Error()})
-		return
+		return false
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
+	_, err = w.Write(b)
+	return err == nil
 }
 
 // respondSink collects a whole answer.

@@ -40,6 +40,7 @@ type Server struct {
 	links   links // decode role: one per prefill server pulled from
 	id      string
 	logger  *slog.Logger
+	observe atomic.Pointer[func(RequestTiming)] // ObserveRequests
 }
 
 // New validates opts and builds a server. Nothing runs until Serve.

@@ -14,14 +14,15 @@ import (
 // per token (the last one carrying finish_reason and stop_reason), a usage
 // chunk with empty choices when stream_options.include_usage is set, and
 // data: [DONE]. Chunks carry "usage":null when include_usage is set.
-// Headers go out with the first token, as vLLM's do.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, fl *follower) {
+// Headers go out with the first token, as vLLM's do. It reports whether
+// every token and the end of the stream were written.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, fl *follower) bool {
 	ss := &streamSink{w: w, rc: http.NewResponseController(w), fl: fl}
 	ss.head = s.chunkHead(fl)
 	err := fl.run(ctx, ss, true)
 	if err != nil && !ss.started {
 		writeEngineError(w, err)
-		return
+		return false
 	}
 	if err != nil {
 		// The stream is open: report in-band like vLLM, then end it.
@@ -30,7 +31,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, fl *follower
 		ss.buf = appendJSONString(ss.buf, err.Error())
 		ss.buf = append(ss.buf, `,"type":"InternalServerError","param":null,"code":500}}`+"\n\n"...)
 		_ = ss.flush()
-		return
+		return false
 	}
 	if fl.req.includeUsage {
 		ss.buf = append(ss.buf, ss.head...)
@@ -39,7 +40,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, fl *follower
 		ss.buf = append(ss.buf, "}\n\n"...)
 	}
 	ss.buf = append(ss.buf, "data: [DONE]\n\n"...)
-	_ = ss.flush()
+	return ss.flush() == nil
 }
 
 // chunkHead is the constant start of every chunk of a request:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/sim"
@@ -19,10 +20,13 @@ type simWorker struct {
 	addr   string
 	opts   sim.Options
 
-	srv    *sim.Server
-	cancel context.CancelFunc
-	done   chan struct{} // closed when Serve returned
-	err    error         // Serve's result, valid after done
+	// mu guards srv and observe between ObserveRequests and a restart.
+	mu      sync.Mutex
+	srv     *sim.Server
+	observe func(sim.RequestTiming)
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when Serve returned
+	err     error         // Serve's result, valid after done
 }
 
 var (
@@ -38,7 +42,10 @@ func (w *simWorker) start(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	w.mu.Lock()
 	w.srv, w.cancel, w.done = srv, cancel, done
+	srv.ObserveRequests(w.observe)
+	w.mu.Unlock()
 	go func() {
 		w.err = srv.Serve(sctx, ln)
 		close(done)
@@ -94,6 +101,19 @@ func (w *simWorker) Restart(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// ObserveRequests passes the engine timings of every request the worker
+// answers to fn (sim.Server.ObserveRequests), also from an engine a
+// restart serves; nil stops. The engines run in this process, on the
+// client's clock, so the timings compare with the client's own.
+func (w *simWorker) ObserveRequests(fn func(sim.RequestTiming)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.observe = fn
+	if w.srv != nil {
+		w.srv.ObserveRequests(fn)
+	}
 }
 
 // Exited reports the engine's end when nothing meant to stop it (a Crash

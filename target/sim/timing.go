@@ -1,0 +1,46 @@
+package sim
+
+import "time"
+
+// RequestTiming is when one answered request passed the engine, on the
+// engine's clock (Options.Clock): the handler took it, the scheduler could
+// take it, its first and last token were emitted. A caller on the same
+// clock as the client (a sim target in the client's process) splits the
+// client's latency into the path to the engine, the engine's time and the
+// path back (`autoinfer sim overhead`, docs/whatif.md).
+type RequestTiming struct {
+	// ID is the X-Request-Id header as received ("" when none).
+	ID   string
+	Role Role
+	// Received is when the HTTP handler began (before parsing the body).
+	Received time.Time
+	// Queued is when the sequence was built for the scheduler: from here
+	// on the next step the engine plans can take it. A decode leg under
+	// prefill/decode pulls its KV after this.
+	Queued time.Time
+	// First and Last are the emission times of the first and last token:
+	// when the engine completed the steps that produced them.
+	First, Last time.Time
+	Tokens      int
+}
+
+// ObserveRequests calls fn for every generation request answered in full
+// (nil: none), on the request's handler goroutine once its response is
+// written. fn must be safe for concurrent use and return quickly. Real
+// vLLM's wire shape is unchanged: the timings never reach the client.
+func (s *Server) ObserveRequests(fn func(RequestTiming)) {
+	if fn == nil {
+		s.observe.Store(nil)
+		return
+	}
+	s.observe.Store(&fn)
+}
+
+// timing reads sq's engine times; the token times are loop-owned, so
+// under the engine's lock.
+func (e *engine) timing(sq *seq, received time.Time, id string) RequestTiming {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return RequestTiming{ID: id, Role: e.cfg.role, Received: received, Queued: sq.arrival,
+		First: sq.firstTok, Last: sq.lastTok, Tokens: sq.generated()}
+}
