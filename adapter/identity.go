@@ -56,9 +56,10 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 }
 
 // hardwareConfig is a sim trial's hardware identity: the resolved profile
-// and, on the virtual clock, the modelled HTTP path when it is set, so
-// predictions with different overheads are not the same hardware (they
-// never compete, and the row says which it used).
+// and, on the virtual clock, the modelled HTTP path when it is set (its
+// total and the part before the engine), so predictions with different
+// overheads are not the same hardware (they never compete, and the row
+// says which it used).
 func hardwareConfig(p sim.Profile, t trials.Trial) (json.RawMessage, error) {
 	coeffs, err := json.Marshal(p)
 	if err != nil {
@@ -72,6 +73,9 @@ func hardwareConfig(p sim.Profile, t trials.Trial) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encoding sim profile: %w", err)
 	}
 	doc["http_overhead_ms"] = t.HTTPOverheadMs
+	if t.HTTPInboundMs != 0 {
+		doc["http_inbound_ms"] = t.HTTPInboundMs
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("encoding sim profile: %w", err)

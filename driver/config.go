@@ -117,6 +117,11 @@ type Config struct {
 	// Simulate (not Run): the time the HTTP path takes in real time, which
 	// the virtual clock does not run (trials' http_overhead_ms).
 	HTTPOverhead time.Duration
+	// HTTPInbound is the part of HTTPOverhead before the engine: Simulate
+	// hands a request to the system this long after sending it, and
+	// delivers its tokens HTTPOverhead − HTTPInbound after their emission
+	// (trials' http_inbound_ms). At most HTTPOverhead.
+	HTTPInbound time.Duration
 }
 
 // withDefaults fills zero fields.

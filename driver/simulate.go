@@ -14,7 +14,9 @@ import (
 // System is a deployment run in virtual time (adapter/virtual): it takes
 // requests at virtual instants and reports their answers as its own events
 // happen. Within one instant the driver calls Complete, then Send for every
-// request due, then Plan, so equal-time order is fixed.
+// request that arrives (in arrival, then index order), then Plan, so
+// equal-time order is fixed. A request arrives Config.HTTPInbound after the
+// driver sent it (at once when that is 0).
 type System interface {
 	// Next is the time of the system's earliest pending event; false when
 	// it has none.
@@ -56,6 +58,9 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 // (random) also generates its requests as they are due: memory then does
 // not grow with the request count.
 func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (*Result, error) {
+	if cfg.HTTPOverhead < 0 || cfg.HTTPInbound < 0 || cfg.HTTPInbound > cfg.HTTPOverhead {
+		return nil, fmt.Errorf("http path: inbound %v must lie between 0 and the overhead %v", cfg.HTTPInbound, cfg.HTTPOverhead)
+	}
 	st, src, err := simStream(cfg, opt.Stream)
 	if err != nil {
 		return nil, err
@@ -157,18 +162,19 @@ func simStream(cfg Config, stream bool) (*Stream, reqSource, error) {
 
 // virtual runs phases one after another on one virtual clock.
 type virtual struct {
-	ctx    context.Context
-	cfg    Config
-	sys    System
-	header http.Header
-	route  string
-	now    time.Duration // the clock
-	base   time.Duration // the current phase's start
-	end    time.Duration // when the current phase's last request ended
-	sent   map[int]time.Duration
-	src    reqSource // the current phase's requests
-	recs   *records
-	hash   *sentDigest
+	ctx     context.Context
+	cfg     Config
+	sys     System
+	header  http.Header
+	route   string
+	now     time.Duration // the clock
+	base    time.Duration // the current phase's start
+	end     time.Duration // when the current phase's last request ended
+	sent    map[int]time.Duration
+	src     reqSource // the current phase's requests
+	recs    *records
+	hash    *sentDigest
+	transit transits // sent, not arrived yet (HTTPInbound)
 }
 
 // run sends every request of p, in virtual time from the current instant,
@@ -176,7 +182,7 @@ type virtual struct {
 // acc, records are counted into it as they end instead of kept.
 func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 	n := src.Len()
-	v.src, v.recs, v.hash = src, newRecords(src, acc), newSentDigest()
+	v.src, v.recs, v.hash, v.transit = src, newRecords(src, acc), newSentDigest(), nil
 	p.next = map[int]int{}
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	q := &queue{}
@@ -212,11 +218,15 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 		inflight--
 		finished += 1 + v.finish(p, q, a)
 	}
+	refused := func(i int) { finished += 1 + v.finish(p, q, Answer{ID: -1 - i}) }
 	for finished < n {
 		if err := v.ctx.Err(); err != nil {
 			return err
 		}
 		at, ok := v.sys.Next()
+		if len(v.transit) > 0 && (!ok || v.transit[0].at < at) {
+			at, ok = v.transit[0].at, true
+		}
 		if q.Len() > 0 && (p.limit == 0 || inflight < p.limit) {
 			due := max(v.base+(*q)[0].intended, v.now)
 			if !ok || due < at {
@@ -233,6 +243,12 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 		if err := v.sys.Complete(at, done); err != nil {
 			return err
 		}
+		for len(v.transit) > 0 && v.transit[0].at <= at {
+			x := heap.Pop(&v.transit).(inTransit)
+			if !v.arrive(x) {
+				done(Answer{ID: -1 - x.index}) // it held a concurrency slot
+			}
+		}
 		for q.Len() > 0 && (p.limit == 0 || inflight < p.limit) && v.base+(*q)[0].intended <= at {
 			it := heap.Pop(q).(pending)
 			if src.Lazy() {
@@ -243,7 +259,7 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 			if v.send(p, it, freedAt) {
 				inflight++
 			} else {
-				finished += 1 + v.finish(p, q, Answer{ID: -1 - it.index})
+				refused(it.index)
 			}
 		}
 		v.sys.Plan()
@@ -251,8 +267,8 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 	return nil
 }
 
-// send hands request it to the system; false when the system refused it
-// (its record says why).
+// send sends request it: it reaches the system at once, or HTTPInbound
+// later; false when the system refused it at once (its record says why).
 func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
 	i := it.index
 	rec := v.recs.at(i)
@@ -263,8 +279,20 @@ func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
 	v.hash.add(i, req.Session, req.Body)
 	v.recs.sentAt(i, rec.SendMs)
 	v.sent[i] = v.now
-	if err := v.sys.Send(i, v.route, p.headerFor(i, req.Session), req.Body, v.now); err != nil {
-		rec.ErrorType, rec.Error = "rejected", err.Error()
+	x := inTransit{at: v.now + v.cfg.HTTPInbound, index: i, header: p.headerFor(i, req.Session), body: req.Body}
+	if v.cfg.HTTPInbound > 0 {
+		heap.Push(&v.transit, x)
+		return true
+	}
+	return v.arrive(x)
+}
+
+// arrive hands request x to the system now; false when the system refused
+// it (its record says why).
+func (v *virtual) arrive(x inTransit) bool {
+	if err := v.sys.Send(x.index, v.route, x.header, x.body, v.now); err != nil {
+		r := v.recs.at(x.index)
+		r.ErrorType, r.Error = "rejected", err.Error()
 		return false
 	}
 	return true
@@ -302,8 +330,9 @@ func (v *virtual) finish(p *phase, q *queue, a Answer) int {
 }
 
 // measure fills rec from an answer the way phase.measure reads a streamed
-// HTTP exchange: one event per token, each delivered HTTPOverhead after
-// the engine emitted it.
+// HTTP exchange: one event per token, each delivered HTTPOverhead −
+// HTTPInbound after the engine emitted it (the request reached the engine
+// HTTPInbound after its send, so TTFT and E2E hold the whole overhead).
 func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
 	send := v.sent[rec.Index]
 	delete(v.sent, rec.Index)
@@ -314,10 +343,11 @@ func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
 	rec.Success, rec.Status = true, http.StatusOK
 	pt, ct := a.PromptTokens, a.CachedTokens
 	rec.PromptTokens, rec.CachedTokens = &pt, &ct
-	// The HTTP path's constant delays every token's delivery alike: TTFT
-	// and E2E grow by it, the gaps between tokens do not.
-	rec.TTFTMs = ms(a.Tokens[0] - send + v.cfg.HTTPOverhead)
-	rec.E2ELMs = ms(a.Tokens[len(a.Tokens)-1] - send + v.cfg.HTTPOverhead)
+	// The path back delays every token's delivery alike: TTFT and E2E grow
+	// by it, the gaps between tokens do not.
+	out := v.cfg.HTTPOverhead - v.cfg.HTTPInbound
+	rec.TTFTMs = ms(a.Tokens[0] - send + out)
+	rec.E2ELMs = ms(a.Tokens[len(a.Tokens)-1] - send + out)
 	rec.ITLMs = make([]float64, len(a.Tokens)-1)
 	for k := range rec.ITLMs {
 		rec.ITLMs[k] = ms(a.Tokens[k+1] - a.Tokens[k])

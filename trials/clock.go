@@ -27,8 +27,15 @@ func (s Spec) Virtual() bool { return s.Clock == ClockVirtual }
 // workers and, when a router runs, autoinfer's own router (its decision
 // code is what runs in virtual time).
 func validateClock(s *Spec, p *problems) {
-	if o := s.HTTPOverheadMs; !(o >= 0 && o <= MaxHTTPOverheadMs) { // NaN fails both
+	o := s.HTTPOverheadMs
+	okTotal := o >= 0 && o <= MaxHTTPOverheadMs // NaN fails both
+	if !okTotal {
 		p.add("http_overhead_ms", "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), o)
+	}
+	if in := s.HTTPInboundMs; !(in >= 0 && in <= MaxHTTPOverheadMs) {
+		p.add("http_inbound_ms", "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), in)
+	} else if okTotal && in > o {
+		p.add("http_inbound_ms", "is the part of http_overhead_ms before the engine: must be at most http_overhead_ms (%g), got %g", s.HTTPOverheadMs, in)
 	}
 	switch s.Clock {
 	case "", ClockReal:
@@ -50,15 +57,46 @@ func validateClock(s *Spec, p *problems) {
 // about a millisecond; a second means the figure measured something else.
 const MaxHTTPOverheadMs = 1000
 
-// SetHTTPOverhead overrides every trial's http_overhead_ms (the
-// --http-overhead-ms flag) and recomputes the spec hashes of virtual
-// trials, which cover it.
-func SetHTTPOverhead(ts []Trial, ms float64, flag string) error {
-	if !(ms >= 0 && ms <= MaxHTTPOverheadMs) {
-		return field.Errorf(flag, "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), ms)
+// Flags that override the modelled HTTP path.
+const (
+	FlagHTTPOverhead = "--http-overhead-ms"
+	FlagHTTPInbound  = "--http-inbound-ms"
+)
+
+// SetHTTPPath overrides every trial's http_overhead_ms and http_inbound_ms
+// (the --http-overhead-ms and --http-inbound-ms flags; nil keeps the
+// spec's value) and recomputes the spec hashes of virtual trials, which
+// cover them. Errors name the flag: a value out of bounds, or an inbound
+// part above the total it is part of.
+func SetHTTPPath(ts []Trial, overheadMs, inboundMs *float64) error {
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{FlagHTTPOverhead, overheadMs}, {FlagHTTPInbound, inboundMs}} {
+		if f.v != nil && !(*f.v >= 0 && *f.v <= MaxHTTPOverheadMs) { // NaN fails both
+			return field.Errorf(f.name, "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), *f.v)
+		}
+	}
+	set := func(s *Spec) {
+		if overheadMs != nil {
+			s.HTTPOverheadMs = *overheadMs
+		}
+		if inboundMs != nil {
+			s.HTTPInboundMs = *inboundMs
+		}
+	}
+	for i := range ts { // check all before changing any
+		s := ts[i].Spec
+		set(&s)
+		if o, in := s.HTTPOverheadMs, s.HTTPInboundMs; in > o {
+			if inboundMs != nil {
+				return field.Errorf(FlagHTTPInbound, "is the part of http_overhead_ms before the engine: must be at most http_overhead_ms (%g), got %g", o, in)
+			}
+			return field.Errorf(FlagHTTPOverhead, "must be at least the spec's http_inbound_ms (%g), the part of it before the engine, got %g", in, o)
+		}
 	}
 	for i := range ts {
-		ts[i].HTTPOverheadMs = ms
+		set(&ts[i].Spec)
 	}
 	return rehash(ts)
 }

@@ -31,9 +31,15 @@ type Spec struct {
 	// does not run. Measure it with `autoinfer sim overhead SPEC`. A
 	// real-time trial ignores it, and it is left out of a real trial's
 	// spec hash.
-	HTTPOverheadMs float64  `yaml:"http_overhead_ms" json:"http_overhead_ms,omitempty"`
-	Target         Target   `yaml:"target" json:"target"`
-	Topology       Topology `yaml:"topology" json:"topology"`
+	HTTPOverheadMs float64 `yaml:"http_overhead_ms" json:"http_overhead_ms,omitempty"`
+	// HTTPInboundMs is the part of HTTPOverheadMs before the engine: on the
+	// virtual clock a request reaches the router's policy and its engine
+	// this long after it was sent, and its tokens reach the client
+	// HTTPOverheadMs − HTTPInboundMs after the engine emitted them. At most
+	// HTTPOverheadMs; left out of a real trial's spec hash.
+	HTTPInboundMs float64  `yaml:"http_inbound_ms" json:"http_inbound_ms,omitempty"`
+	Target        Target   `yaml:"target" json:"target"`
+	Topology      Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one
 	// replica without prefill/decode disaggregation.
 	Router   Router   `yaml:"router" json:"router"`
