@@ -175,6 +175,7 @@ type virtual struct {
 	recs    *records
 	hash    *sentDigest
 	transit transits // sent, not arrived yet (HTTPInbound)
+	back    answers  // answered, not at the client yet (HTTPOverhead − HTTPInbound)
 }
 
 // run sends every request of p, in virtual time from the current instant,
@@ -182,7 +183,7 @@ type virtual struct {
 // acc, records are counted into it as they end instead of kept.
 func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 	n := src.Len()
-	v.src, v.recs, v.hash, v.transit = src, newRecords(src, acc), newSentDigest(), nil
+	v.src, v.recs, v.hash, v.transit, v.back = src, newRecords(src, acc), newSentDigest(), nil, nil
 	p.next = map[int]int{}
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	q := &queue{}
@@ -211,12 +212,24 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 	}
 	inflight, finished := 0, 0
 	var freedAt time.Duration
-	done := func(a Answer) {
+	// delivered: the client has the answer's last token (or its refusal):
+	// its slot frees and its session's next turn is due from now.
+	delivered := func(a Answer) {
 		if p.limit > 0 && inflight == p.limit {
 			freedAt = v.now - v.base
 		}
 		inflight--
 		finished += 1 + v.finish(p, q, a)
+	}
+	// done: the system answered now; the answer reaches the client the
+	// path back later.
+	out := v.cfg.HTTPOverhead - v.cfg.HTTPInbound
+	done := func(a Answer) {
+		if out == 0 {
+			delivered(a)
+			return
+		}
+		heap.Push(&v.back, answer{at: v.now + out, a: a})
 	}
 	refused := func(i int) { finished += 1 + v.finish(p, q, Answer{ID: -1 - i}) }
 	for finished < n {
@@ -226,6 +239,9 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 		at, ok := v.sys.Next()
 		if len(v.transit) > 0 && (!ok || v.transit[0].at < at) {
 			at, ok = v.transit[0].at, true
+		}
+		if len(v.back) > 0 && (!ok || v.back[0].at < at) {
+			at, ok = v.back[0].at, true
 		}
 		if q.Len() > 0 && (p.limit == 0 || inflight < p.limit) {
 			due := max(v.base+(*q)[0].intended, v.now)
@@ -242,6 +258,9 @@ func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
 		v.now = at
 		if err := v.sys.Complete(at, done); err != nil {
 			return err
+		}
+		for len(v.back) > 0 && v.back[0].at <= at {
+			delivered(heap.Pop(&v.back).(answer).a)
 		}
 		for len(v.transit) > 0 && v.transit[0].at <= at {
 			x := heap.Pop(&v.transit).(inTransit)
