@@ -1,11 +1,13 @@
 package adapter
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/autoinfer/autoinfer/adapter/targetkinds"
+	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -51,5 +53,39 @@ func TestTraceContentIsInTheWorkloadIdentity(t *testing.T) {
 	}
 	if again, _ := identity(); again != b {
 		t.Errorf("workload identity not deterministic: %s then %s", b, again)
+	}
+}
+
+// TestHardwareConfigCarriesTheHTTPPath: a virtual row's hardware identity
+// holds the modelled HTTP path (its total and, when set, the part before
+// the engine), so predictions with different paths never compete; a real
+// row's holds the profile alone whatever the spec says.
+func TestHardwareConfigCarriesTheHTTPPath(t *testing.T) {
+	p, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(clock string, overhead, inbound float64) map[string]any {
+		t.Helper()
+		var tr trials.Trial
+		tr.Clock, tr.HTTPOverheadMs, tr.HTTPInboundMs = clock, overhead, inbound
+		raw, err := hardwareConfig(p, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	if d := keys(trials.ClockVirtual, 1.5, 0.5); d["http_overhead_ms"] != 1.5 || d["http_inbound_ms"] != 0.5 {
+		t.Errorf("virtual 1.5/0.5: http_overhead_ms %v, http_inbound_ms %v", d["http_overhead_ms"], d["http_inbound_ms"])
+	}
+	if d := keys(trials.ClockVirtual, 1.5, 0); d["http_overhead_ms"] != 1.5 || d["http_inbound_ms"] != nil {
+		t.Errorf("virtual 1.5/0: http_overhead_ms %v, http_inbound_ms %v (want absent)", d["http_overhead_ms"], d["http_inbound_ms"])
+	}
+	if d := keys("", 1.5, 0.5); d["http_overhead_ms"] != nil || d["http_inbound_ms"] != nil {
+		t.Errorf("real clock: the path is in the hardware identity: %v", d)
 	}
 }

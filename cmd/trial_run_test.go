@@ -54,6 +54,10 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 		{name: "bad engine lag bound", args: []string{"--max-engine-lag-ratio", "-1"}, code: ExitUsage, stderrHas: []string{"--max-engine-lag-ratio: must be a finite number > 0"}},
 		{name: "unknown baseline", args: []string{"--baseline", "no-such-trial"}, code: ExitUsage, stderrHas: []string{"no-such-trial"}},
 		{name: "bad assert", args: []string{"--assert", "p99_bogus < 1"}, code: ExitUsage, stderrHas: []string{"--assert[0]"}},
+		{name: "inbound above the overhead", args: []string{"--clock", "virtual", "--http-overhead-ms", "1", "--http-inbound-ms", "1.5"}, code: ExitUsage,
+			stderrHas: []string{"--http-inbound-ms: is the part of http_overhead_ms before the engine: must be at most http_overhead_ms (1), got 1.5"}},
+		{name: "negative inbound", args: []string{"--http-inbound-ms", "-1"}, code: ExitUsage, stderrHas: []string{"--http-inbound-ms: must be between 0 and 1000 ms, got -1"}},
+		{name: "virtual with a split path", args: []string{"--clock", "virtual", "--http-overhead-ms", "1", "--http-inbound-ms", "0.4"}, code: ExitOK, stdoutHas: "ci-smoke"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
