@@ -21,9 +21,11 @@ const realRepeats = 3
 
 // BenchmarkQuickstartVirtualVsReal is issue 20's acceptance 1: the
 // quickstart sweep (round_robin vs cache_aware) once on the virtual clock,
-// with the HTTP overhead `sim overhead` measured beforehand on a separate
-// pair of runs, and realRepeats times in real time, same spec and seed,
-// into one ledger.
+// with the HTTP path `sim overhead` measured beforehand on a separate pair
+// of runs of the first trial (its total and the part before the engine;
+// the split of both trials' real TTFT into inbound, engine and outbound is
+// printed), and realRepeats times in real time, same spec and seed, into
+// one ledger.
 // It prints, per policy and metric, the virtual value, the real runs'
 // values, their spread ((max − min) / mean), the ratio virtual / real mean,
 // the difference real mean − virtual (the HTTP and scheduling overhead a
@@ -44,14 +46,27 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 		root.SetErr(io.Discard)
 		_ = root.ExecuteContext(ctx) // a refused trial is a failed row, read below
 	}
-	overhead, err := measureOverhead(ctx, spec)
-	if err != nil {
-		say("measuring the HTTP overhead: %v (run on a quiet machine)", err)
-		return
+	names := []string{"quickstart/router.policy=round_robin", "quickstart/router.policy=cache_aware"}
+	var measuredPath adapter.Overhead
+	for i, n := range names {
+		o, err := measureOverhead(ctx, spec, n)
+		if err != nil {
+			say("measuring the HTTP overhead of %s: %v (run on a quiet machine)", n, err)
+			return
+		}
+		say("%s: `sim overhead` on a separate pair of runs: TTFT real − virtual median %+.3f ms (p10 %+.3f, p90 %+.3f)",
+			n, o.TTFTP50Ms, o.TTFTP10Ms, o.TTFTP90Ms)
+		say("  split over %d requests: inbound median %.3f ms (p10 %.3f, p90 %.3f), outbound %.3f (p10 %.3f, p90 %.3f), engine real − virtual %+.3f (p10 %+.3f, p90 %+.3f)",
+			o.Split, o.InboundP50Ms, o.InboundP10Ms, o.InboundP90Ms, o.OutboundP50Ms, o.OutboundP10Ms, o.OutboundP90Ms,
+			o.EngineDiffP50Ms, o.EngineDiffP10Ms, o.EngineDiffP90Ms)
+		if i == 0 {
+			measuredPath = o
+		}
 	}
-	say("http_overhead_ms measured by `sim overhead` on a separate pair of runs: %.3f", overhead)
+	overhead, inbound := measuredPath.HTTPOverheadMs, measuredPath.HTTPInboundMs
+	say("the virtual sweep uses %s's: http_overhead_ms %.2f, http_inbound_ms %.2f", names[0], overhead, inbound)
 	for b.Loop() {
-		run("--clock", "virtual", "--http-overhead-ms", fmt.Sprint(overhead))
+		run("--clock", "virtual", "--http-overhead-ms", fmt.Sprint(overhead), "--http-inbound-ms", fmt.Sprint(inbound))
 		for range realRepeats {
 			run()
 		}
@@ -79,7 +94,6 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 			measured[r.Name] = append(measured[r.Name], r)
 		}
 	}
-	names := []string{"quickstart/router.policy=round_robin", "quickstart/router.policy=cache_aware"}
 	for _, n := range names {
 		if virt[n].ID == 0 || virt[n].Status != ledger.StatusOK {
 			b.Fatalf("virtual trial %s did not run ok", n)
@@ -141,23 +155,24 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 	b.ReportMetric(100*worst, "worst-%-off")
 }
 
-// measureOverhead runs `autoinfer sim overhead` on spec's first trial: the
-// constant the virtual run adds to TTFT and E2E, measured on runs the
-// comparison does not use.
-func measureOverhead(ctx context.Context, spec string) (float64, error) {
+// measureOverhead runs `autoinfer sim overhead` on spec's trial name: the
+// HTTP path the virtual run adds to TTFT and E2E (its total and the part
+// before the engine) and the split of the real run's TTFT, measured on
+// runs the comparison does not use.
+func measureOverhead(ctx context.Context, spec, name string) (adapter.Overhead, error) {
 	var out bytes.Buffer
 	root := newRootCmd()
-	root.SetArgs([]string{"sim", "overhead", spec, "-o", "json"})
+	root.SetArgs([]string{"sim", "overhead", spec, "--trial", name, "-o", "json"})
 	root.SetOut(&out)
 	root.SetErr(io.Discard)
 	if err := root.ExecuteContext(ctx); err != nil {
-		return 0, err
+		return adapter.Overhead{}, err
 	}
 	var o adapter.Overhead
 	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
-		return 0, fmt.Errorf("sim overhead output %q: %w", out.String(), err)
+		return o, fmt.Errorf("sim overhead output %q: %w", out.String(), err)
 	}
-	return math.Round(100*max(0, o.TTFTP50Ms)) / 100, nil
+	return o, nil
 }
 
 // say prints a line of the benchmark's report on stdout (b.Logf truncates
