@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoinfer/autoinfer/cmd/clitest"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
@@ -27,11 +28,7 @@ var binDir string
 // builtBinary builds this repository's binary once for all the tests that
 // run it as a child process.
 var builtBinary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "autoinfer")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/autoinfer/autoinfer").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building autoinfer: %w\n%s", err, out)
-	}
-	return bin, nil
+	return clitest.Build(binDir)
 })
 
 func TestMain(m *testing.M) {

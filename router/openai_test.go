@@ -1,12 +1,3 @@
-// The official OpenAI Go SDK is the suite's dearest dependency to compile
-// (openai-go/v3 is 26 packages: about 80 s of CPU per build mode on a cold
-// cache), so its tests stay out of the race build: `make test` runs them in
-// a second step without the detector (the Makefile's OPENAI_TESTS), and a
-// plain `go test ./...` runs them as usual. The relay and auth code they
-// drive runs under -race in this package's other streaming tests.
-
-//go:build !race
-
 package router
 
 import (

@@ -3,10 +3,9 @@ package kubernetes_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
+	"github.com/autoinfer/autoinfer/cmd/clitest"
 	"github.com/autoinfer/autoinfer/target/kubernetes/k8stest"
 )
 
@@ -32,11 +31,11 @@ const (
 
 func TestMain(m *testing.M) {
 	os.Exit(env.Main(m, func(dir string) (k8stest.KubeletOptions, error) {
-		autoinferBin = filepath.Join(dir, "autoinfer")
-		out, err := exec.Command("go", "build", "-o", autoinferBin, "github.com/autoinfer/autoinfer").CombinedOutput()
+		bin, err := clitest.Build(dir)
 		if err != nil {
-			return k8stest.KubeletOptions{}, fmt.Errorf("%s: %w\n%s", buildError, err, out)
+			return k8stest.KubeletOptions{}, fmt.Errorf("%s: %w", buildError, err)
 		}
+		autoinferBin = bin
 		return k8stest.KubeletOptions{
 			Node: testNode, GPUs: testGPUs, GPUProduct: testGPU,
 			Images: map[string]string{testImage: autoinferBin},
