@@ -57,17 +57,17 @@ func TestEngineLagExactTimes(t *testing.T) {
 	if *a.PromptTokens != 100 || *b.PromptTokens != 50 || *c.PromptTokens != 30 {
 		t.Fatalf("prompt tokens %d, %d, %d: want 100, 50, 30", *a.PromptTokens, *b.PromptTokens, *c.PromptTokens)
 	}
-	close := func(got, want float64) bool { return got-want < 1e-6 && want-got < 1e-6 }
-	if want := msf(lag + s1 + lag); !close(a.TTFTMs, want) {
+	within := func(got, want float64) bool { return got-want < 1e-6 && want-got < 1e-6 }
+	if want := msf(lag + s1 + lag); !within(a.TTFTMs, want) {
 		t.Errorf("A: TTFT %.6f ms, want %.6f (wake-up lag + prefill + completion lag)", a.TTFTMs, want)
 	}
-	if want := msf(end2 + lag); !close(a.E2ELMs, want) {
+	if want := msf(end2 + lag); !within(a.E2ELMs, want) {
 		t.Errorf("A: E2E %.6f ms, want %.6f (step 2 from step 1's planned end, emitted lag late)", a.E2ELMs, want)
 	}
-	if want := msf(end2+lag) - b.SendMs; !close(b.TTFTMs, want) {
+	if want := msf(end2+lag) - b.SendMs; !within(b.TTFTMs, want) {
 		t.Errorf("B: sent at %.6f ms, TTFT %.6f ms, want %.6f (joined the late-planned step 2)", b.SendMs, b.TTFTMs, want)
 	}
-	if want := msf(lag + s3 + lag); !close(c.TTFTMs, want) {
+	if want := msf(lag + s3 + lag); !within(c.TTFTMs, want) {
 		t.Errorf("C: TTFT %.6f ms, want %.6f (an idle engine starts lag after the arrival)", c.TTFTMs, want)
 	}
 
@@ -77,7 +77,7 @@ func TestEngineLagExactTimes(t *testing.T) {
 {"timestamp": %.6f, "input_length": 50, "output_length": 1}
 `, msf(s1+lag/2)), 0, 0, 0, 0)
 	decodeA := prof.StepTime(0, 1, 101)
-	if want := msf(s1+decodeA+prof.StepTime(50, 0, 0)) - noLag[1].SendMs; !close(noLag[1].TTFTMs, want) {
+	if want := msf(s1+decodeA+prof.StepTime(50, 0, 0)) - noLag[1].SendMs; !within(noLag[1].TTFTMs, want) {
 		t.Errorf("no lag: B's TTFT %.6f ms, want %.6f (after A's lone decode step)", noLag[1].TTFTMs, want)
 	}
 }
