@@ -56,25 +56,30 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 }
 
 // hardwareConfig is a sim trial's hardware identity: the resolved profile
-// and, on the virtual clock, the modelled HTTP path when it is set (its
-// total and the part before the engine), so predictions with different
-// overheads are not the same hardware (they never compete, and the row
-// says which it used).
+// and, on the virtual clock, the modelled HTTP path and engine lag when
+// set (the path's total and the part before the engine), so predictions
+// with different values are not the same hardware (they never compete,
+// and the row says which it used).
 func hardwareConfig(p sim.Profile, t trials.Trial) (json.RawMessage, error) {
 	coeffs, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encoding sim profile: %w", err)
 	}
-	if !t.Virtual() || t.HTTPOverheadMs == 0 {
+	if !t.Virtual() || t.HTTPOverheadMs == 0 && t.EngineLagMs == 0 {
 		return coeffs, nil
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(coeffs, &doc); err != nil {
 		return nil, fmt.Errorf("encoding sim profile: %w", err)
 	}
-	doc["http_overhead_ms"] = t.HTTPOverheadMs
+	if t.HTTPOverheadMs != 0 {
+		doc["http_overhead_ms"] = t.HTTPOverheadMs
+	}
 	if t.HTTPInboundMs != 0 {
 		doc["http_inbound_ms"] = t.HTTPInboundMs
+	}
+	if t.EngineLagMs != 0 {
+		doc["engine_lag_ms"] = t.EngineLagMs
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

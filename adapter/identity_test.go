@@ -89,3 +89,39 @@ func TestHardwareConfigCarriesTheHTTPPath(t *testing.T) {
 		t.Errorf("real clock: the path is in the hardware identity: %v", d)
 	}
 }
+
+// TestHardwareConfigCarriesTheEngineLag: a virtual row's hardware config
+// holds engine_lag_ms when set (with or without an HTTP path), so
+// predictions with different lags never compete; a real row's does not.
+func TestHardwareConfigCarriesTheEngineLag(t *testing.T) {
+	p, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(clock string, overhead, lag float64) map[string]any {
+		t.Helper()
+		var tr trials.Trial
+		tr.Clock, tr.HTTPOverheadMs, tr.EngineLagMs = clock, overhead, lag
+		raw, err := hardwareConfig(p, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d map[string]any
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := doc(trials.ClockVirtual, 0, 0.4); d["engine_lag_ms"] != 0.4 || d["http_overhead_ms"] != nil {
+		t.Errorf("virtual, lag 0.4 alone: engine_lag_ms %v, http_overhead_ms %v (want 0.4, absent)", d["engine_lag_ms"], d["http_overhead_ms"])
+	}
+	if d := doc(trials.ClockVirtual, 1.5, 0.4); d["engine_lag_ms"] != 0.4 || d["http_overhead_ms"] != 1.5 {
+		t.Errorf("virtual, 1.5 ms path and lag 0.4: %v", d)
+	}
+	if d := doc(trials.ClockVirtual, 1.5, 0); d["engine_lag_ms"] != nil {
+		t.Errorf("virtual without a lag: engine_lag_ms %v, want absent", d["engine_lag_ms"])
+	}
+	if d := doc("", 1.5, 0.4); d["engine_lag_ms"] != nil {
+		t.Errorf("real clock: the lag is in the hardware identity: %v", d)
+	}
+}

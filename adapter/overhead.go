@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
 // Overhead is what the real HTTP path added to a trial's requests over the
-// same trial on the virtual clock: per request, real minus virtual, for
+// same trial on the virtual clock (its engines late by the real run's
+// median step lag): per request, real minus virtual, for
 // every request both runs completed. Both clocks send the same stream, so
 // request i is the same bytes at the same intended time in each run.
 //
@@ -43,25 +45,40 @@ type Overhead struct {
 	OutboundP90Ms float64 `json:"outbound_p90_ms"`
 	// EngineDiff* are, per request, the real engine's time from queueing
 	// to the first token minus the virtual run's TTFT (the engine's time
-	// there, the path costing nothing): what the engine itself lost in real
-	// time (timer lag, a step missed), which no path constant models.
+	// there, the path costing nothing, the engine late by engine_lag_ms):
+	// what the engine lost in real time beyond the modelled lag (timer
+	// jitter, a step missed), which no constant models.
 	EngineDiffP10Ms float64 `json:"engine_diff_p10_ms"`
 	EngineDiffP50Ms float64 `json:"engine_diff_p50_ms"`
 	EngineDiffP90Ms float64 `json:"engine_diff_p90_ms"`
 
-	// HTTPOverheadMs and HTTPInboundMs are the spec values to use:
-	// http_overhead_ms the median TTFT difference (≥ 0), http_inbound_ms
-	// the median inbound, at most http_overhead_ms (0 without a split).
+	// Steps counts the real run's engine steps completed in the measured
+	// phase; StepLag* are their lags (completion − planned end: the
+	// loop's timer and goroutine wake-up), 0 when Steps is 0.
+	Steps        int     `json:"steps"`
+	StepLagP10Ms float64 `json:"step_lag_p10_ms"`
+	StepLagP50Ms float64 `json:"step_lag_p50_ms"`
+	StepLagP90Ms float64 `json:"step_lag_p90_ms"`
+	StepLagMean  float64 `json:"step_lag_mean_ms"`
+
+	// HTTPOverheadMs, HTTPInboundMs and EngineLagMs are the spec values
+	// to use: http_overhead_ms the median TTFT difference (≥ 0),
+	// http_inbound_ms the median inbound, at most http_overhead_ms (0
+	// without a split), engine_lag_ms the median step lag (0 without
+	// steps).
 	HTTPOverheadMs float64 `json:"http_overhead_ms"`
 	HTTPInboundMs  float64 `json:"http_inbound_ms"`
+	EngineLagMs    float64 `json:"engine_lag_ms"`
 }
 
-// MeasureOverhead runs t once in real time and once on the virtual clock
-// without an HTTP overhead, both recorded by r's ledger (read back through
-// rows), and returns the per-request differences: the median TTFT
-// difference is the http_overhead_ms that makes the virtual clock's
-// latencies the real path's. During the real run the sim target's engines
-// report their request timings, which split it (Overhead). A real-time run
+// MeasureOverhead runs t once in real time and then once on the virtual
+// clock without an HTTP path, both recorded by r's ledger (read back
+// through rows), and returns the per-request differences. During the real
+// run the sim target's engines report their request timings, which split
+// it (Overhead), and their steps' lags, whose median is engine_lag_ms: the
+// virtual run models it, so the median TTFT difference that remains is
+// the http_overhead_ms that makes the virtual clock's latencies the real
+// path's. A real-time run
 // that does not end ok (HostOverloaded on a busy host, failed checks)
 // measures nothing and is an error naming its failure. The gate is off in
 // both runs: it does not touch the measured requests.
@@ -83,12 +100,20 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 		return Overhead{}, err
 	}
 	probe := newSplitProbe()
+	var o Overhead
 	var ids [2]int64
 	var recs [2][]ledger.Request
 	for i, tt := range ts {
 		p := probe
 		if i == 1 {
+			// The virtual run models the engines' lateness the real run
+			// measured, so the differences are what is left: the path.
 			p = nil
+			o.stepLag(probe.stepLags())
+			if err := trials.SetEngineLag(ts[1:], o.EngineLagMs); err != nil {
+				return Overhead{}, err
+			}
+			tt = ts[1]
 		}
 		out, err := r.run(ctx, tt, Baseline{}, p)
 		if err != nil {
@@ -102,7 +127,7 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 			return Overhead{}, fmt.Errorf("reading requests of row %d: %w", out.RowID, err)
 		}
 	}
-	o := Overhead{Trial: t.Name, RealRow: ids[0], Virtual: ids[1]}
+	o.Trial, o.RealRow, o.Virtual = t.Name, ids[0], ids[1]
 	var ttft, e2e, tpot []float64
 	virt := map[int]ledger.Request{}
 	for _, q := range recs[1] {
@@ -124,6 +149,26 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 	o.HTTPOverheadMs = round2(max(0, o.TTFTP50Ms))
 	o.split(probe.splits(t.Workload.RequestIDPrefix), virt)
 	return o, nil
+}
+
+// stepLag fills the step-lag figures and engine_lag_ms. The median, not
+// the mean: the constant stands for a typical step's lateness, which sets
+// where the typical request's tokens land; a few long stalls (a GC pause,
+// the host scheduler) pull the mean up, and as a constant they would delay
+// every step of the virtual run.
+func (o *Overhead) stepLag(lags []time.Duration) {
+	if o.Steps = len(lags); o.Steps == 0 {
+		return
+	}
+	xs := make([]float64, len(lags))
+	sum := 0.0
+	for i, l := range lags {
+		xs[i] = ms(l)
+		sum += xs[i]
+	}
+	o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms = quantile(xs, 0.1), quantile(xs, 0.5), quantile(xs, 0.9)
+	o.StepLagMean = sum / float64(len(xs))
+	o.EngineLagMs = min(round2(o.StepLagP50Ms), trials.MaxEngineLagMs)
 }
 
 // split fills the inbound, outbound and engine figures from the real run's

@@ -16,9 +16,11 @@ import (
 const overheadIDPrefix = "overhead-"
 
 // requestObserver is a worker whose engine reports each answered request's
-// timings on this process's clock (the sim target's in-process engines).
+// timings, and each step's planned end and completion, on this process's
+// clock (the sim target's in-process engines).
 type requestObserver interface {
 	ObserveRequests(fn func(sim.RequestTiming))
+	ObserveSteps(fn func(sim.StepTiming))
 }
 
 // splitProbe collects the engines' request timings during one real-time
@@ -28,6 +30,7 @@ type requestObserver interface {
 type splitProbe struct {
 	mu       sync.Mutex
 	timings  map[string][]sim.RequestTiming // by X-Request-Id; one per leg
+	steps    []sim.StepTiming               // every engine step, all workers
 	observed int                            // workers reporting timings
 	result   *driver.Result
 }
@@ -39,6 +42,7 @@ func (p *splitProbe) attach(dep *target.Deployment) {
 	for i := range dep.Workers {
 		if o, ok := dep.Member(i).(requestObserver); ok {
 			o.ObserveRequests(p.add)
+			o.ObserveSteps(p.step)
 			p.observed++
 		}
 	}
@@ -48,6 +52,38 @@ func (p *splitProbe) add(rt sim.RequestTiming) {
 	p.mu.Lock()
 	p.timings[rt.ID] = append(p.timings[rt.ID], rt)
 	p.mu.Unlock()
+}
+
+func (p *splitProbe) step(st sim.StepTiming) {
+	p.mu.Lock()
+	p.steps = append(p.steps, st)
+	p.mu.Unlock()
+}
+
+// stepLags are the lags (completion − planned end, 0 when on time) of the
+// engine steps completed in the measured phase: from its start to the last
+// measured answer. Warm-up and the drain after it are left out.
+func (p *splitProbe) stepLags() []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.result == nil {
+		return nil
+	}
+	start := p.result.Start
+	end := start
+	for _, r := range p.result.Requests {
+		if t := start.Add(msDuration(r.SendMs + r.E2ELMs)); t.After(end) {
+			end = t
+		}
+	}
+	var out []time.Duration
+	for _, st := range p.steps {
+		if st.Done.Before(start) || st.Done.After(end) {
+			continue
+		}
+		out = append(out, max(0, st.Done.Sub(st.End)))
+	}
+	return out
 }
 
 // done keeps the driver's result, whose records the timings match.

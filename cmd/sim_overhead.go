@@ -31,15 +31,20 @@ func newSimOverheadCmd() *cobra.Command {
 		Use:   "overhead SPEC",
 		Short: "Measure what the real HTTP path adds to a sim-target trial over the virtual clock (its http_overhead_ms)",
 		Long: `Run one trial of SPEC (the first, or --trial) on the simulated target twice:
-once in real time over HTTP and once on the virtual clock, with the gate off,
+once in real time over HTTP, then on the virtual clock, with the gate off,
 into a temporary ledger. Both runs send the same request stream, so request
-i is the same bytes at the same intended time in each; the per-request
-differences (real minus virtual) are what the HTTP path, the router hop and
-the host's scheduling add. Their median TTFT difference is the spec's
-http_overhead_ms: with it, virtual runs of this deployment on this host
-predict real-time latencies (docs/whatif.md). Measure on a quiet host: a
-real-time run the host could not keep up with ends HostOverloaded and
-measures nothing.`,
+i is the same bytes at the same intended time in each.
+
+The real run's engines report each step's lag behind its planned end (the
+timer and goroutine wake-up); their median is the spec's engine_lag_ms,
+which the virtual run then models. The per-request differences left (real
+minus virtual) are what the HTTP path and the router hop add; their median
+TTFT difference is the spec's http_overhead_ms, and the engines' timings
+split it into the part before the engine (http_inbound_ms) and after. With
+these values, virtual runs of this deployment on this host predict
+real-time latencies (docs/whatif.md). Measure on a quiet host: a real-time
+run the host could not keep up with ends HostOverloaded and measures
+nothing.`,
 		Example: `  autoinfer sim overhead trials/examples/quickstart.yaml
   autoinfer sim overhead trials/examples/quickstart.yaml --trial 'quickstart/router.policy=cache_aware' -o json`,
 		Args: cobra.ExactArgs(1),
@@ -94,7 +99,13 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 		return json.NewEncoder(c.OutOrStdout()).Encode(o)
 	}
 	w := c.OutOrStdout()
-	fmt.Fprintf(w, "%s: real − virtual over %d requests\n", o.Trial, o.Pairs)
+	if o.Steps > 0 {
+		fmt.Fprintf(w, "real run, engine step lag (completion − planned end) over %d steps:\n", o.Steps)
+		fmt.Fprintf(w, "  step lag  median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f)\n", o.StepLagP50Ms, o.StepLagP10Ms, o.StepLagP90Ms, o.StepLagMean)
+	} else {
+		fmt.Fprintln(w, "no step lag: the workers report no engine steps (only the sim target's in-process engines do)")
+	}
+	fmt.Fprintf(w, "%s: real − virtual (engine_lag_ms %.2f) over %d requests\n", o.Trial, o.EngineLagMs, o.Pairs)
 	fmt.Fprintf(w, "  TTFT  median %+.3f ms  (p10 %+.3f, p90 %+.3f)\n", o.TTFTP50Ms, o.TTFTP10Ms, o.TTFTP90Ms)
 	fmt.Fprintf(w, "  E2E   median %+.3f ms\n", o.E2EP50Ms)
 	fmt.Fprintf(w, "  TPOT  median %+.4f ms\n", o.TPOTP50Ms)
@@ -108,6 +119,7 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 	}
 	fmt.Fprintf(w, "http_overhead_ms: %.2f   # put in the spec (clock: virtual) or pass --http-overhead-ms\n", o.HTTPOverheadMs)
 	fmt.Fprintf(w, "http_inbound_ms: %.2f    # the part before the engine; or pass --http-inbound-ms\n", o.HTTPInboundMs)
+	fmt.Fprintf(w, "engine_lag_ms: %.2f      # the engines' median step lag; or pass --engine-lag-ms\n", o.EngineLagMs)
 	return nil
 }
 

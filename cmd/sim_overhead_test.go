@@ -65,8 +65,16 @@ func TestSimOverheadPairsEveryRequest(t *testing.T) {
 		t.Errorf("spec values: http_overhead_ms %v, http_inbound_ms %v (TTFT diff p50 %v): want the rounded median and inbound <= total",
 			o.HTTPOverheadMs, o.HTTPInboundMs, o.TTFTP50Ms)
 	}
+	// The engines report their steps too: engine_lag_ms is the rounded
+	// median step lag.
+	if o.Steps == 0 || o.StepLagP10Ms < 0 || o.StepLagP10Ms > o.StepLagP50Ms || o.StepLagP50Ms > o.StepLagP90Ms ||
+		o.EngineLagMs != math.Round(100*o.StepLagP50Ms)/100 {
+		t.Errorf("step lag over %d steps: p10/p50/p90 %.3f/%.3f/%.3f, engine_lag_ms %v: want steps, ordered quantiles, the rounded median",
+			o.Steps, o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms, o.EngineLagMs)
+	}
 	code, out, _ = run(t, "sim", "overhead", spec, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
 	if code != ExitOK || !strings.Contains(out, "http_overhead_ms: ") || !strings.Contains(out, "http_inbound_ms: ") ||
+		!strings.Contains(out, "engine_lag_ms: ") || !strings.Contains(out, "step lag  median") ||
 		!strings.Contains(out, "over 30 requests") || !strings.Contains(out, "inbound ") {
 		t.Errorf("table output (exit %d):\n%s", code, out)
 	}

@@ -58,6 +58,8 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 			stderrHas: []string{"--http-inbound-ms: is the part of http_overhead_ms before the engine: must be at most http_overhead_ms (1), got 1.5"}},
 		{name: "negative inbound", args: []string{"--http-inbound-ms", "-1"}, code: ExitUsage, stderrHas: []string{"--http-inbound-ms: must be between 0 and 1000 ms, got -1"}},
 		{name: "virtual with a split path", args: []string{"--clock", "virtual", "--http-overhead-ms", "1", "--http-inbound-ms", "0.4"}, code: ExitOK, stdoutHas: "ci-smoke"},
+		{name: "negative engine lag", args: []string{"--engine-lag-ms", "-1"}, code: ExitUsage, stderrHas: []string{"--engine-lag-ms: must be between 0 and 100 ms, got -1"}},
+		{name: "virtual with an engine lag", args: []string{"--clock", "virtual", "--engine-lag-ms", "0.5"}, code: ExitOK, stdoutHas: "ci-smoke"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -114,5 +116,37 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrialRunEngineLagReachesTheRun: --engine-lag-ms reaches the virtual
+// run (the same spec and seed give later first tokens with the lag) and
+// its row's hardware_config, where predictions with different lags never
+// compete.
+func TestTrialRunEngineLagReachesTheRun(t *testing.T) {
+	t.Parallel()
+	const spec = "../trials/examples/ci-smoke.yaml"
+	row := func(lag string) ledger.Trial {
+		db := filepath.Join(t.TempDir(), "ledger.db")
+		if code, out, errs := run(t, "trial", "run", spec, "--ledger", db, "--clock", "virtual", "--engine-lag-ms", lag); code != ExitOK {
+			t.Fatalf("--engine-lag-ms %s: exit %d\n%s\n%s", lag, code, out, errs)
+		}
+		l, err := ledger.Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		tr, err := l.Get(context.Background(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	none, lagged := row("0"), row("2")
+	if !(lagged.P50TTFTMs > none.P50TTFTMs) {
+		t.Errorf("TTFT p50 %v ms with a 2 ms engine lag, %v without: want later", lagged.P50TTFTMs, none.P50TTFTMs)
+	}
+	if !strings.Contains(string(lagged.HardwareConfig), `"engine_lag_ms":2`) || strings.Contains(string(none.HardwareConfig), "engine_lag_ms") {
+		t.Errorf("hardware_config with the lag %s, without %s: want engine_lag_ms 2 in the first only", lagged.HardwareConfig, none.HardwareConfig)
 	}
 }

@@ -21,11 +21,11 @@ const realRepeats = 3
 
 // BenchmarkQuickstartVirtualVsReal is issue 20's acceptance 1: the
 // quickstart sweep (round_robin vs cache_aware) once on the virtual clock,
-// with the HTTP path `sim overhead` measured beforehand on a separate pair
-// of runs of the first trial (its total and the part before the engine;
-// the split of both trials' real TTFT into inbound, engine and outbound is
-// printed), and realRepeats times in real time, same spec and seed, into
-// one ledger.
+// with the HTTP path and engine lag `sim overhead` measured beforehand on a
+// separate pair of runs of the first trial (the path's total and the part
+// before the engine, the engines' median step lag; the split of both
+// trials' real TTFT into inbound, engine and outbound is printed), and
+// realRepeats times in real time, same spec and seed, into one ledger.
 // It prints, per policy and metric, the virtual value, the real runs'
 // values, their spread ((max − min) / mean), the ratio virtual / real mean,
 // the difference real mean − virtual (the HTTP and scheduling overhead a
@@ -59,6 +59,8 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 		}
 		say("%s: `sim overhead` on a separate pair of runs: TTFT real − virtual median %+.3f ms (p10 %+.3f, p90 %+.3f)",
 			n, o.TTFTP50Ms, o.TTFTP10Ms, o.TTFTP90Ms)
+		say("  engine step lag over %d steps: median %.3f ms (p10 %.3f, p90 %.3f, mean %.3f): engine_lag_ms %.2f, modelled by the virtual run",
+			o.Steps, o.StepLagP50Ms, o.StepLagP10Ms, o.StepLagP90Ms, o.StepLagMean, o.EngineLagMs)
 		say("  split over %d requests: inbound median %.3f ms (p10 %.3f, p90 %.3f), outbound %.3f (p10 %.3f, p90 %.3f), engine real − virtual %+.3f (p10 %+.3f, p90 %+.3f)",
 			o.Split, o.InboundP50Ms, o.InboundP10Ms, o.InboundP90Ms, o.OutboundP50Ms, o.OutboundP10Ms, o.OutboundP90Ms,
 			o.EngineDiffP50Ms, o.EngineDiffP10Ms, o.EngineDiffP90Ms)
@@ -66,10 +68,11 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 			measuredPath = o
 		}
 	}
-	overhead, inbound := measuredPath.HTTPOverheadMs, measuredPath.HTTPInboundMs
-	say("the virtual sweep uses %s's: http_overhead_ms %.2f, http_inbound_ms %.2f", names[0], overhead, inbound)
+	overhead, inbound, lag := measuredPath.HTTPOverheadMs, measuredPath.HTTPInboundMs, measuredPath.EngineLagMs
+	say("the virtual sweep uses %s's: http_overhead_ms %.2f, http_inbound_ms %.2f, engine_lag_ms %.2f", names[0], overhead, inbound, lag)
 	for b.Loop() {
-		run("--clock", "virtual", "--http-overhead-ms", fmt.Sprint(overhead), "--http-inbound-ms", fmt.Sprint(inbound))
+		run("--clock", "virtual", "--http-overhead-ms", fmt.Sprint(overhead), "--http-inbound-ms", fmt.Sprint(inbound),
+			"--engine-lag-ms", fmt.Sprint(lag))
 		for range realRepeats {
 			run()
 		}

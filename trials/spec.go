@@ -37,9 +37,16 @@ type Spec struct {
 	// this long after it was sent, and its tokens reach the client
 	// HTTPOverheadMs − HTTPInboundMs after the engine emitted them. At most
 	// HTTPOverheadMs; left out of a real trial's spec hash.
-	HTTPInboundMs float64  `yaml:"http_inbound_ms" json:"http_inbound_ms,omitempty"`
-	Target        Target   `yaml:"target" json:"target"`
-	Topology      Topology `yaml:"topology" json:"topology"`
+	HTTPInboundMs float64 `yaml:"http_inbound_ms" json:"http_inbound_ms,omitempty"`
+	// EngineLagMs is, on the virtual clock, how late each simulated
+	// engine's loop runs behind its modelled schedule in real time (timer
+	// and goroutine wake-up): a step's tokens are emitted this long after
+	// its planned end, the next step is planned then, and an idle engine
+	// starts this long after the arrival that wakes it. Measure it with
+	// `autoinfer sim overhead SPEC`; left out of a real trial's spec hash.
+	EngineLagMs float64  `yaml:"engine_lag_ms" json:"engine_lag_ms,omitempty"`
+	Target      Target   `yaml:"target" json:"target"`
+	Topology    Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one
 	// replica without prefill/decode disaggregation.
 	Router   Router   `yaml:"router" json:"router"`

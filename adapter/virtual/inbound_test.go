@@ -21,6 +21,13 @@ import (
 // profile, no prefix cache, with the given HTTP path and client cap.
 func runTrace(t *testing.T, trace string, limit int, overhead, inbound time.Duration) []metrics.RequestRecord {
 	t.Helper()
+	return runTraceLag(t, trace, limit, overhead, inbound, 0)
+}
+
+// runTraceLag is runTrace with the engine's loop modelled lag late
+// (engine_lag_ms).
+func runTraceLag(t *testing.T, trace string, limit int, overhead, inbound, lag time.Duration) []metrics.RequestRecord {
+	t.Helper()
 	prof, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +40,9 @@ func runTrace(t *testing.T, trace string, limit int, overhead, inbound time.Dura
 	d, err := virtual.New([]virtual.Worker{{URL: "http://virtual-only", Options: sim.Options{Profile: prof,
 		Engine: engine.Config{Model: "sim-model", EnablePrefixCaching: &off}}}}, nil, 1)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Fleet().SetLag(lag); err != nil {
 		t.Fatal(err)
 	}
 	dc := driver.Config{BaseURL: "http://virtual:1", Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 1,

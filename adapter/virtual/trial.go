@@ -3,6 +3,7 @@ package virtual
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/target"
@@ -18,7 +19,8 @@ const BaseURL = "http://virtual.invalid:1"
 // FromTrial builds t's deployment: one simulated engine per topology slot
 // with the target's resolved profile and the spec's engine settings (as the
 // sim target provisions them), named by URLs that sort in slot order, and
-// the spec's router configuration over them when a router is launched.
+// the spec's router configuration over them when a router is launched,
+// its engines late by the spec's engine_lag_ms.
 func FromTrial(t trials.Trial) (*Deployment, error) {
 	so, ok := t.Target.Options.(*simtarget.Options)
 	if !ok {
@@ -49,5 +51,12 @@ func FromTrial(t trials.Trial) (*Deployment, error) {
 		}
 		rcfg = &c
 	}
-	return New(ws, rcfg, uint64(t.Seed))
+	d, err := New(ws, rcfg, uint64(t.Seed))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.fleet.SetLag(time.Duration(t.EngineLagMs * float64(time.Millisecond))); err != nil {
+		return nil, fmt.Errorf("engine_lag_ms: %w", err)
+	}
+	return d, nil
 }

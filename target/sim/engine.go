@@ -36,7 +36,8 @@ type engine struct {
 	loadTime time.Duration // CPU-tier loads of the step being planned
 
 	wake    chan struct{}
-	pulling atomic.Int32 // decode requests pulling KV: counted as waiting
+	pulling atomic.Int32                     // decode requests pulling KV: counted as waiting
+	steps   atomic.Pointer[func(StepTiming)] // ObserveSteps
 }
 
 type stepItem struct {
@@ -111,11 +112,7 @@ func (e *engine) run(ctx context.Context) {
 				return
 			}
 		}
-		start := now
-		if !lastEnd.IsZero() && now.Sub(lastEnd) < maxCatchUp {
-			start = lastEnd
-		}
-		end := start.Add(dur)
+		end := stepStart(now, lastEnd).Add(dur)
 		if wait := end.Sub(now); wait > 0 {
 			timer.Reset(wait)
 			select {
@@ -131,7 +128,22 @@ func (e *engine) run(ctx context.Context) {
 		e.complete(done)
 		e.mu.Unlock()
 		e.m.stepLag(dur, done.Sub(end))
+		if obs := e.steps.Load(); obs != nil {
+			(*obs)(StepTiming{End: end, Done: done})
+		}
 	}
+}
+
+// stepStart is when a step planned at now starts, given the planned end of
+// the step before it (zero after idling): that end when the loop is less
+// than maxCatchUp behind it, so a late wake-up does not lengthen the next
+// step's schedule, else now. The live loop and the virtual fleet (with its
+// modelled lag) both plan with it, so their rules cannot drift apart.
+func stepStart(now, lastEnd time.Time) time.Time {
+	if !lastEnd.IsZero() && now.Sub(lastEnd) < maxCatchUp {
+		return lastEnd
+	}
+	return now
 }
 
 // complete applies the planned step at its end time now: computed KV,

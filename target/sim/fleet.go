@@ -53,11 +53,18 @@ type FleetRequest struct {
 // submits requests at virtual times and advances the clock from one event
 // to the next: step ends come from Next, arrivals are the caller's.
 //
-// Same-instant order is total and fixed: step ends complete in rank order
-// (workers in the order given, ranks within a worker), then the caller's
-// arrivals, then Plan starts a step on every idle rank with work, in rank
-// order. Nothing reads the wall clock, so a run is a pure function of its
-// inputs.
+// Same-instant order is total and fixed: step ends (and lagged wake-ups)
+// complete in rank order (workers in the order given, ranks within a
+// worker), then the caller's arrivals, then Plan starts a step on every
+// idle rank with work, in rank order. Nothing reads the wall clock, so a
+// run is a pure function of its inputs.
+//
+// A fleet may model the live loop's lateness with one constant lag
+// (SetLag): a step completes and emits its tokens lag after its planned
+// end, the next step is planned at that moment (so what arrived in between
+// joins it) and scheduled from the planned end by the live loop's own
+// catch-up rule (stepStart), and an idle rank starts planning lag after
+// the arrival that wakes it.
 type Fleet struct {
 	servers []*Server
 	ranks   []*engine
@@ -65,10 +72,14 @@ type Fleet struct {
 	obs     FleetObserver
 
 	now   time.Time
-	busy  []bool
+	busy  []bool // a step runs, or the rank is waking (lag)
 	dirty []bool
 	todo  []int // ranks marked dirty, to plan
 	ends  stepEnds
+
+	lag     time.Duration // modelled loop lateness (SetLag)
+	lastEnd []time.Time   // per rank: planned end of its last step; zero after idling
+	awake   []bool        // per rank: the loop is awake, it plans at once
 
 	steps    int
 	busyTime time.Duration
@@ -100,7 +111,24 @@ func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
 	}
 	f.busy = make([]bool, len(f.ranks))
 	f.dirty = make([]bool, len(f.ranks))
+	f.lastEnd = make([]time.Time, len(f.ranks))
+	f.awake = make([]bool, len(f.ranks))
 	return f, nil
+}
+
+// SetLag sets the modelled lateness of every rank's loop (0: none, the
+// default): how long after a step's planned end the live loop completes it,
+// and after an arrival an idle loop wakes (engine_lag_ms). Set it before
+// the first Submit.
+func (f *Fleet) SetLag(lag time.Duration) error {
+	if lag < 0 {
+		return fmt.Errorf("sim fleet: lag %v is negative", lag)
+	}
+	if f.steps > 0 || len(f.ends) > 0 {
+		return errors.New("sim fleet: lag set after the fleet started")
+	}
+	f.lag = lag
+	return nil
 }
 
 // Ranks is the number of data-parallel ranks of worker w.
@@ -189,26 +217,31 @@ func (f *Fleet) Next() (time.Duration, bool) {
 	return f.ends[0].at.Sub(fleetBase), true
 }
 
-// Complete applies every step that ends at at, in rank order; the observer
-// hears each token and finish.
+// Complete applies every step that ends at at (its planned end plus the
+// lag), and every lagged wake-up due, in rank order; the observer hears
+// each token and finish.
 func (f *Fleet) Complete(at time.Duration) error {
 	if err := f.advance(at); err != nil {
 		return err
 	}
 	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
-		g := heap.Pop(&f.ends).(stepEnd).rank
-		e := f.ranks[g]
-		e.mu.Lock()
-		e.complete(f.now)
-		e.mu.Unlock()
-		f.busy[g] = false
-		f.mark(g)
+		x := heap.Pop(&f.ends).(stepEnd)
+		if !x.wake {
+			e := f.ranks[x.rank]
+			e.mu.Lock()
+			e.complete(f.now)
+			e.mu.Unlock()
+		}
+		// Either way the loop is awake now: it plans at this instant.
+		f.busy[x.rank], f.awake[x.rank] = false, true
+		f.mark(x.rank)
 	}
 	return nil
 }
 
 // Plan starts a step on every idle rank that changed since its last plan
-// and has work, in rank order.
+// and has work, in rank order. With a lag, an idle rank that was asleep
+// wakes lag later and plans then.
 func (f *Fleet) Plan() {
 	slices.Sort(f.todo)
 	for _, g := range f.todo {
@@ -216,17 +249,27 @@ func (f *Fleet) Plan() {
 		if f.busy[g] {
 			continue
 		}
+		if f.lag > 0 && !f.awake[g] {
+			f.busy[g] = true
+			heap.Push(&f.ends, stepEnd{at: f.now.Add(f.lag), rank: g, wake: true})
+			continue
+		}
+		f.awake[g] = false
 		e := f.ranks[g]
 		e.mu.Lock()
 		dur := e.plan(f.now)
 		work := len(e.items) > 0
 		e.mu.Unlock()
-		if work {
-			f.busy[g] = true
-			heap.Push(&f.ends, stepEnd{at: f.now.Add(dur), rank: g})
-			f.steps++
-			f.busyTime += dur
+		if !work {
+			f.lastEnd[g] = time.Time{}
+			continue
 		}
+		end := stepStart(f.now, f.lastEnd[g]).Add(dur)
+		f.lastEnd[g] = end
+		f.busy[g] = true
+		heap.Push(&f.ends, stepEnd{at: end.Add(f.lag), rank: g})
+		f.steps++
+		f.busyTime += dur
 	}
 	f.todo = f.todo[:0]
 }
@@ -260,10 +303,12 @@ func (f *Fleet) finished(s *seq, now time.Time) {
 		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
 }
 
-// stepEnd is a running step; they order by end time, then rank.
+// stepEnd is a running step's completion, or a sleeping rank's lagged
+// wake-up (wake); they order by time, then rank (a rank has one at most).
 type stepEnd struct {
 	at   time.Time
 	rank int
+	wake bool
 }
 
 type stepEnds []stepEnd

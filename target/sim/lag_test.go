@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -59,6 +60,51 @@ func TestStepLagIsMeasuredAndExported(t *testing.T) {
 		}
 		if got := m.Sum("autoinfer:sim_modelled_busy_seconds_total", map[string]string{"engine": "0"}); !near(got, busy.Seconds()) {
 			t.Errorf("modelled busy %v s, want %v", got, busy.Seconds())
+		}
+	})
+}
+
+// ObserveSteps hears every step of the live loop with its planned end and
+// its completion: with timers 1 ms late, each step completes 1 ms after its
+// planned end, and the planned ends follow the modelled step times from
+// the first step's start (the loop catches up instead of drifting).
+func TestObserveStepsReportsEachLag(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const lag, tokens, plen = time.Millisecond, 6, 64
+		n := simtest.NewNetwork()
+		c := n.Client()
+		off := false
+		w := simtest.StartPipe(t, n, sim.Options{Profile: timing, Clock: lateClock{lag: lag},
+			Engine: engine.Config{EnablePrefixCaching: &off}})
+		var steps []sim.StepTiming
+		var mu sync.Mutex
+		w.Server().ObserveSteps(func(st sim.StepTiming) {
+			mu.Lock()
+			steps = append(steps, st)
+			mu.Unlock()
+		})
+		start := time.Now()
+		code, raw := postVia(t, c, w.URL+"/v1/completions", map[string]any{"model": model,
+			"prompt": prompt(5, plen), "max_tokens": tokens, "ignore_eos": true, "temperature": 0})
+		if code != 200 {
+			t.Fatalf("completion: %d %s", code, raw)
+		}
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(steps) != tokens {
+			t.Fatalf("%d steps observed, want %d", len(steps), tokens)
+		}
+		end := start.Add(timing.StepTime(plen, 0, 0))
+		for k, st := range steps {
+			if k > 0 {
+				end = end.Add(timing.StepTime(0, 1, plen+k-1))
+			}
+			if !st.End.Equal(end) || st.Done.Sub(st.End) != lag {
+				t.Errorf("step %d: planned end %v, done %v after it; want %v and %v",
+					k, st.End.Sub(start), st.Done.Sub(st.End), end.Sub(start), lag)
+			}
 		}
 	})
 }

@@ -44,3 +44,24 @@ func (e *engine) timing(sq *seq, received time.Time, id string) RequestTiming {
 	return RequestTiming{ID: id, Role: e.cfg.role, Received: received, Queued: sq.arrival,
 		First: sq.firstTok, Last: sq.lastTok, Tokens: sq.generated()}
 }
+
+// StepTiming is one engine step of the live loop, on the engine's clock:
+// its planned end and when the loop completed it (its tokens' emission
+// time). Done − End is the step's lag, the timer and goroutine wake-up the
+// virtual clock models with one constant (engine_lag_ms, docs/whatif.md).
+type StepTiming struct {
+	End, Done time.Time
+}
+
+// ObserveSteps calls fn for every step every rank completes (nil: none),
+// on the rank's loop goroutine after the step's tokens were emitted. fn
+// must be safe for concurrent use and return quickly.
+func (s *Server) ObserveSteps(fn func(StepTiming)) {
+	for _, e := range s.ranks {
+		if fn == nil {
+			e.steps.Store(nil)
+			continue
+		}
+		e.steps.Store(&fn)
+	}
+}

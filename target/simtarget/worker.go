@@ -20,10 +20,12 @@ type simWorker struct {
 	addr   string
 	opts   sim.Options
 
-	// mu guards srv and observe between ObserveRequests and a restart.
+	// mu guards srv, observe and steps between ObserveRequests,
+	// ObserveSteps and a restart.
 	mu      sync.Mutex
 	srv     *sim.Server
 	observe func(sim.RequestTiming)
+	steps   func(sim.StepTiming)
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when Serve returned
 	err     error         // Serve's result, valid after done
@@ -45,6 +47,7 @@ func (w *simWorker) start(ctx context.Context, ln net.Listener) error {
 	w.mu.Lock()
 	w.srv, w.cancel, w.done = srv, cancel, done
 	srv.ObserveRequests(w.observe)
+	srv.ObserveSteps(w.steps)
 	w.mu.Unlock()
 	go func() {
 		w.err = srv.Serve(sctx, ln)
@@ -113,6 +116,18 @@ func (w *simWorker) ObserveRequests(fn func(sim.RequestTiming)) {
 	w.observe = fn
 	if w.srv != nil {
 		w.srv.ObserveRequests(fn)
+	}
+}
+
+// ObserveSteps passes every engine step's planned end and completion to fn
+// (sim.Server.ObserveSteps), also from an engine a restart serves; nil
+// stops.
+func (w *simWorker) ObserveSteps(fn func(sim.StepTiming)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.steps = fn
+	if w.srv != nil {
+		w.srv.ObserveSteps(fn)
 	}
 }
 
