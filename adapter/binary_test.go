@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,7 +36,22 @@ var builtBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// parallelTests is how many tests run at once unless -test.parallel is
+// given. The trials here lift the host-overload bounds (newTestRunner), so
+// more of them than GOMAXPROCS can share the machine: the long chaos trial
+// starts with the others instead of queueing behind them.
+const parallelTests = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallelTests)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	dir, err := os.MkdirTemp("", "autoinfer-adapter-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -32,6 +32,7 @@ gate: {reference: sim, prompts: 2}
 // real HTTP path costs time (TTFT and E2E later than on the virtual clock)
 // and does not change how the engine spaces tokens by as much.
 func TestSimOverheadPairsEveryRequest(t *testing.T) {
+	t.Parallel()
 	spec := filepath.Join(t.TempDir(), "oh.yaml")
 	if err := os.WriteFile(spec, []byte(overheadSpec), 0o644); err != nil {
 		t.Fatal(err)
