@@ -175,10 +175,12 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 
 // leaseRenewal is how often the kubelet renews its Lease; the harness's
 // node lifecycle controller declares a node lost after nodeGracePeriod
-// without a renewal.
+// without a renewal. The node-lost test waits out the grace period, so it
+// is short; a healthy node stays Ready through a 5 s stall of its
+// renewals.
 const (
-	leaseRenewal    = 2 * time.Second
-	nodeGracePeriod = 8 * time.Second
+	leaseRenewal    = time.Second
+	nodeGracePeriod = 6 * time.Second
 )
 
 // renewLease keeps the node's Lease fresh unless the node is lost.
