@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +33,25 @@ var builtBinary = sync.OnceValues(func() (string, error) {
 	return clitest.Build(binDir)
 })
 
+// parallelTests is how many tests run at once unless -test.parallel is
+// given. The trials here lift the host-overload bounds (newTestRunner), so
+// more of them than GOMAXPROCS can share the machine: the long chaos trial
+// starts with the others instead of queueing behind them. Under the race
+// detector every request costs several times the CPU (and the chaos
+// trial's 0.1 s health probes time out when six trials share two cores),
+// so there GOMAXPROCS (go test's default) run at once.
+const parallelTests = 6
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && !raceDetector {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallelTests)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	dir, err := os.MkdirTemp("", "autoinfer-adapter-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

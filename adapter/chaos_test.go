@@ -97,7 +97,7 @@ gate: {reference: none}
 	s := out.Summary
 	t.Logf("%d completed, %d failed, errors by type %v, by status %v", s.Completed, s.Failed, s.ErrorsByType, s.ErrorsByStatus)
 	if s.Completed+s.Failed != requests {
-		t.Fatalf("%d completed + %d failed, want %d requests accounted for", s.Completed, s.Failed, requests)
+		t.Fatalf("%d completed + %d failed, want %d requests accounted for (status %s, failure %v)", s.Completed, s.Failed, requests, out.Status, out.Failure)
 	}
 	if s.ErrorsByType["timeout"] == 0 {
 		t.Error("no request was cancelled by its client: the stalled worker got no traffic")

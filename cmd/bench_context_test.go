@@ -18,6 +18,7 @@ import (
 // limit, before any request is sent; a server with a longer context runs
 // it.
 func TestBenchRefusesARequestLongerThanTheContext(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "custom.jsonl")
 	data := `{"prompt":"a short prompt","output_tokens":4}
 {"prompt":"another short prompt","output_tokens":4}

@@ -33,6 +33,7 @@ search:
 // gives every metric's prediction, measurement and ratio; ledger compare
 // --predicted lists the same two pairs.
 func TestSearchConfirmPairs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec, db := filepath.Join(dir, "s.yaml"), filepath.Join(dir, "l.db")
 	if err := os.WriteFile(spec, []byte(confirmSpec), 0o644); err != nil {

@@ -34,6 +34,7 @@ gate: {reference: sim, prompts: 2}
 // and does not change how the engine spaces tokens by as much; the engines'
 // timings split every request's TTFT.
 func TestSimOverheadPairsEveryRequest(t *testing.T) {
+	t.Parallel()
 	spec := filepath.Join(t.TempDir(), "oh.yaml")
 	if err := os.WriteFile(spec, []byte(overheadSpec), 0o644); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func TestTrialRunRefusesSpecThatDoesNotFit(t *testing.T) {
 topology:
   replicas: 2
   engine: {model: m, max_model_len: 2000000, num_gpu_blocks_override: 16000000}
-workload: {kind: random, num_prompts: 10000000, input_len: 1000000, output_len: 16}
+workload: {kind: random, num_prompts: 1000000, input_len: 1000000, output_len: 16}
 `)
 	db := filepath.Join(t.TempDir(), "ledger.db")
 	code, _, errs := run(t, "trial", "run", spec, "--ledger", db)

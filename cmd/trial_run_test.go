@@ -37,8 +37,10 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 		stdoutHas string
 	}{
 		{name: "passes", args: []string{"--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitOK, stdoutHas: "ci-smoke"},
+		// The summary's notes list every violation: on a loaded host the
+		// spec's own p99_ttft_ms < 1000 can be the first, which stderr names.
 		{name: "violated assertion", args: []string{"--assert", "p99_ttft_ms < 0.001", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitFailed,
-			stderrHas: []string{"AssertionViolated", "p99_ttft_ms = ", "want < 0.001"}},
+			stderrHas: []string{"AssertionViolated", "p99_ttft_ms = "}, stdoutHas: "want < 0.001"},
 		// A baseline far better than anything this machine can do.
 		{name: "violated baseline", seed: func(t *testing.T, db string) { seedBaseline(t, db, "impossible-baseline", 1e9, 0.001) },
 			args: []string{"--baseline", "impossible-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitFailed,

@@ -21,6 +21,9 @@ import (
 // Acceptance 5: `autoinfer trial run` killed with SIGKILL mid-trial leaves
 // its namespace, Deployments and pods; `autoinfer target cleanup
 // --kubernetes` (under the documented ClusterRole) removes every one.
+// Cleanup without a namespace removes every trial's objects in the
+// cluster, so this test does not run in parallel: the parallel tests
+// start once it ended.
 func TestCleanupAfterSIGKILL(t *testing.T) {
 	env.Kubelet(t)
 	c := env.Cluster(t)
@@ -46,8 +49,8 @@ func TestCleanupAfterSIGKILL(t *testing.T) {
 	if !strings.Contains(string(out), "deleted trial ") {
 		t.Errorf("cleanup said %q, want what it deleted", out)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
-	requireNothingLabelled(t, k8starget.TrialLabel)
+	requireNothingLabelled(t, "", k8starget.ManagedByLabel+"=autoinfer")
+	requireNothingLabelled(t, "", k8starget.TrialLabel)
 
 	out, err = exec.Command(autoinferBin, "target", "cleanup", "--kubernetes", "--kubeconfig", targetKubeconfig(t, "cluster")).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "nothing to clean up") {
@@ -58,7 +61,8 @@ func TestCleanupAfterSIGKILL(t *testing.T) {
 // SIGTERM (and Ctrl-C) mid-trial: autoinfer records the aborted trial and
 // tears everything down before it exits.
 func TestSIGTERMTearsDown(t *testing.T) {
-	env.Kubelet(t)
+	t.Parallel()
+	kubelet := env.Kubelet(t)
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "spec.yaml")
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(trialSpec, kubernetesTarget(t), 5000, 50)), 0o644); err != nil {
@@ -72,11 +76,12 @@ func TestSIGTERMTearsDown(t *testing.T) {
 	if code := run.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit status %d (%v), want 130 (interrupted)\n%s", code, err, stderr.String())
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	requireTrialsGone(t, kubelet)
 }
 
 // startTrialRun starts `autoinfer trial run spec` and returns once the
-// trial is mid-way: both engines' pods Ready. exited receives Wait's result.
+// trial is mid-way: both engines' pods (this test's) Ready. exited
+// receives Wait's result.
 func startTrialRun(t *testing.T, spec, ledgerPath string) (*exec.Cmd, *syncBuffer, <-chan error) {
 	t.Helper()
 	c := env.Cluster(t)
@@ -100,6 +105,9 @@ func startTrialRun(t *testing.T, spec, ledgerPath string) (*exec.Cmd, *syncBuffe
 		}
 		ready = 0
 		for _, p := range pods.Items {
+			if !ownPod(t, &p) {
+				continue
+			}
 			for _, cond := range p.Status.Conditions {
 				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
 					ready++

@@ -16,16 +16,17 @@ var env k8stest.Env
 // runs it for the image testImage, and the cleanup test runs it as a CLI.
 var autoinferBin string
 
-// The node the test kubelet registers: 8 GPUs of one product.
+// The node the test kubelet registers: GPUs of one product, enough for
+// every test's engine pods at once (the tests run in parallel, one GPU
+// per pod).
 const (
 	testImage  = "autoinfer:test"
 	testGPU    = "NVIDIA-H100-80GB-HBM3"
-	testGPUs   = 8
+	testGPUs   = 32
 	testNode   = "gpu-node-1"
 	testModel  = "sim-m"
 	sysNS      = "autoinfer-system"
 	targetSA   = "autoinfer-target"
-	sharedNS   = "autoinfer-bench"
 	buildError = "building autoinfer for the test kubelet"
 )
 

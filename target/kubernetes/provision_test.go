@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -16,20 +17,21 @@ import (
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/engine"
 	k8starget "github.com/autoinfer/autoinfer/target/kubernetes"
+	"github.com/autoinfer/autoinfer/target/kubernetes/k8stest"
 )
 
 // simOptions is an engine template that runs `autoinfer sim serve` (the
 // test kubelet maps testImage to the built binary) on the pod's IP, in
-// sharedNS under the docs' namespaced Role (the trial tests use a fresh
-// namespace under the ClusterRole).
-func simOptions(t *testing.T) k8starget.Options {
+// namespace (a testNamespace) under the docs' namespaced Role (the trial
+// tests use a fresh namespace under the ClusterRole).
+func simOptions(t *testing.T, namespace string) k8starget.Options {
 	t.Helper()
 	port, err := target.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := k8starget.Options{
-		Kubeconfig: targetKubeconfig(t, "namespaced"), Namespace: sharedNS, Image: testImage,
+		Kubeconfig: targetKubeconfig(t, "namespaced"), Namespace: namespace, Image: testImage,
 		Command: []string{"autoinfer", "sim", "serve"},
 		Args: []string{"--host", "$(POD_IP)", "--port", "{port}", "--model", "{model}", "--role", "{role}",
 			"--profile", "fast", "{engine_args}"},
@@ -65,36 +67,40 @@ func trialOf(t *testing.T, w target.Worker) string {
 	return p.Labels[k8starget.TrialLabel]
 }
 
-// requireNothingLabelled fails when any namespace, Deployment, ReplicaSet
-// or Pod carries selector's labels (checked as the harness's admin).
-func requireNothingLabelled(t *testing.T, selector string) {
+// requireNothingLabelled fails when any Deployment, ReplicaSet or Pod in
+// namespace ("": any namespace, and then namespaces too) carries
+// selector's labels (checked as the harness's admin). Tests run in
+// parallel, so a selector or a namespace picks the test's own objects.
+func requireNothingLabelled(t *testing.T, namespace, selector string) {
 	t.Helper()
 	c := env.Cluster(t)
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: selector}
 	var left []string
-	nss, err := c.Client.CoreV1().Namespaces().List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
+	if namespace == "" {
+		nss, err := c.Client.CoreV1().Namespaces().List(ctx, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nss.Items {
+			left = append(left, "namespace "+n.Name)
+		}
 	}
-	for _, n := range nss.Items {
-		left = append(left, "namespace "+n.Name)
-	}
-	deps, err := c.Client.AppsV1().Deployments("").List(ctx, sel)
+	deps, err := c.Client.AppsV1().Deployments(namespace).List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range deps.Items {
 		left = append(left, "deployment "+d.Namespace+"/"+d.Name)
 	}
-	rss, err := c.Client.ReplicaSets("").List(ctx, sel)
+	rss, err := c.Client.ReplicaSets(namespace).List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rss.Items {
 		left = append(left, "replicaset "+r.Namespace+"/"+r.Name)
 	}
-	pods, err := c.Client.CoreV1().Pods("").List(ctx, sel)
+	pods, err := c.Client.CoreV1().Pods(namespace).List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +116,9 @@ func requireNothingLabelled(t *testing.T, selector string) {
 // node's hardware identity, report a killed container as an exit naming
 // the pod, and are gone after Close.
 func TestProvisionCollocatedInGivenNamespace(t *testing.T) {
+	t.Parallel()
 	kubelet := env.Kubelet(t)
-	o := simOptions(t)
+	o := simOptions(t, testNamespace(t))
 	dep, err := provision(t, o, target.Topology{Replicas: 2, Engine: engine.Config{Model: testModel, MaxNumSeqs: 16}})
 	if err != nil {
 		t.Fatal(err)
@@ -165,20 +172,22 @@ func TestProvisionCollocatedInGivenNamespace(t *testing.T) {
 	if err := dep.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	requireNothingLabelled(t, k8starget.TrialLabel+"="+trial)
+	requireNothingLabelled(t, "", k8starget.TrialLabel+"="+trial)
 }
 
 // What the API shows fails provisioning at once with a typed error that
 // names the cause, and nothing is left behind.
 func TestProvisionTypedFailures(t *testing.T) {
+	t.Parallel()
 	env.Kubelet(t)
+	ns := testNamespace(t)
 	topo := target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}}
 	cases := []struct {
 		name  string
 		edit  func(*k8starget.Options)
 		check func(t *testing.T, err error)
 	}{
-		{"insufficient gpus", func(o *k8starget.Options) { o.Resources.Limits["nvidia.com/gpu"] = "16" }, func(t *testing.T, err error) {
+		{"insufficient gpus", func(o *k8starget.Options) { o.Resources.Limits["nvidia.com/gpu"] = fmt.Sprint(testGPUs + 1) }, func(t *testing.T, err error) {
 			var u *k8starget.Unschedulable
 			if !errors.As(err, &u) || !strings.Contains(u.Message, "Insufficient nvidia.com/gpu") {
 				t.Fatalf("got %v, want Unschedulable naming nvidia.com/gpu", err)
@@ -208,7 +217,7 @@ func TestProvisionTypedFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := simOptions(t)
+			o := simOptions(t, ns)
 			tc.edit(&o)
 			began := time.Now()
 			dep, err := provision(t, o, topo)
@@ -222,7 +231,7 @@ func TestProvisionTypedFailures(t *testing.T) {
 				t.Fatalf("%v is not a *target.StartupError", err)
 			}
 			tc.check(t, err)
-			requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+			requireNothingLabelled(t, ns, k8starget.ManagedByLabel+"=autoinfer")
 		})
 	}
 }
@@ -236,27 +245,24 @@ func listManaged() metav1.ListOptions {
 // cannot create them, and the Deployment's ReplicaFailure condition is a
 // typed Refused carrying the API's message.
 func TestProvisionRefusedByQuota(t *testing.T) {
+	t.Parallel()
 	env.Kubelet(t)
 	c := env.Cluster(t)
 	ctx := context.Background()
-	o := simOptions(t)
+	ns := testNamespace(t)
+	o := simOptions(t, ns)
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "no-gpus"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("0")}},
 	}
-	if _, err := c.Client.ResourceQuotas(sharedNS).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		if err := c.Client.ResourceQuotas(sharedNS).Delete(ctx, quota.Name, metav1.DeleteOptions{}); err != nil {
-			t.Error(err)
-		}
-	}()
 	// Admission enforces a quota once the quota controller has counted it.
 	for q := quota; len(q.Status.Hard) == 0; {
 		time.Sleep(20 * time.Millisecond) // polling the quota's status
 		var err error
-		if q, err = c.Client.ResourceQuotas(sharedNS).Get(ctx, quota.Name, metav1.GetOptions{}); err != nil {
+		if q, err = c.Client.ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -271,16 +277,26 @@ func TestProvisionRefusedByQuota(t *testing.T) {
 	if !errors.As(err, &r) || !strings.Contains(r.Message, "exceeded quota") || !strings.Contains(r.Message, "nvidia.com/gpu") {
 		t.Fatalf("got %v, want Refused with the quota message", err)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	requireNothingLabelled(t, ns, k8starget.ManagedByLabel+"=autoinfer")
 }
 
 // A node lost under a running deployment (its heartbeats stop; the node
 // lifecycle controller marks its pods not Ready) is a worker exit naming
-// the pod and the node.
+// the pod and the node. The node is this test's own, tainted so that the
+// other tests' pods, which run meanwhile, stay off it.
 func TestNodeLostIsAnExit(t *testing.T) {
-	kubelet := env.Kubelet(t)
+	t.Parallel()
+	env.Kubelet(t)
+	const node, taint = "gpu-node-lost", "k8stest/node-lost"
+	kubelet := env.AddNode(t, k8stest.KubeletOptions{
+		Node: node, GPUs: 1, GPUProduct: testGPU, Images: map[string]string{testImage: autoinferBin},
+		Taints: []corev1.Taint{{Key: taint, Effect: corev1.TaintEffectNoSchedule}},
+	})
 	ctx := context.Background()
-	dep, err := provision(t, simOptions(t), target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}})
+	o := simOptions(t, testNamespace(t))
+	o.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	o.Tolerations = []k8starget.Toleration{{Key: taint, Operator: "Exists", Effect: "NoSchedule"}}
+	dep, err := provision(t, o, target.Topology{Replicas: 1, Engine: engine.Config{Model: testModel}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,8 +318,8 @@ func TestNodeLostIsAnExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(exits) != 1 || exits[0].Worker.Name != dep.Workers[0].Name || !strings.Contains(exits[0].Reason, "no longer Ready") ||
-		!strings.Contains(exits[0].Reason, testNode) {
-		t.Fatalf("exits %+v, want pod %s no longer Ready on %s", exits, dep.Workers[0].Name, testNode)
+		!strings.Contains(exits[0].Reason, node) {
+		t.Fatalf("exits %+v, want pod %s no longer Ready on %s", exits, dep.Workers[0].Name, node)
 	}
 	t.Logf("node lost reported after %s: %s", lostFor.Round(time.Millisecond), exits[0].Reason)
 }

@@ -2,12 +2,15 @@ package kubernetes_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	k8starget "github.com/autoinfer/autoinfer/target/kubernetes"
 )
 
 // The tests run the target as it would run on a real cluster: under a
@@ -28,7 +33,8 @@ var (
 
 // targetKubeconfig returns a kubeconfig authenticating as a ServiceAccount
 // bound to the docs' RBAC block ("cluster": the ClusterRole for fresh
-// namespaces; "namespaced": the Role in sharedNS plus node reading).
+// namespaces; "namespaced": node reading here, the Role in each
+// testNamespace).
 func targetKubeconfig(t *testing.T, block string) string {
 	t.Helper()
 	c := env.Cluster(t)
@@ -38,10 +44,8 @@ func targetKubeconfig(t *testing.T, block string) string {
 		return p
 	}
 	ctx := context.Background()
-	for _, ns := range []string{sysNS, sharedNS} {
-		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sysNS}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
 	sa := targetSA + "-" + block
 	if _, err := c.Client.ServiceAccounts(sysNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -58,13 +62,7 @@ func targetKubeconfig(t *testing.T, block string) string {
 					RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: o.Name},
 				}, metav1.CreateOptions{})
 			}
-		case *rbacv1.Role:
-			if _, err = c.Client.Roles(sharedNS).Create(ctx, o, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-				_, err = c.Client.RoleBindings(sharedNS).Create(ctx, &rbacv1.RoleBinding{
-					ObjectMeta: metav1.ObjectMeta{Name: sa}, Subjects: subject,
-					RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: o.Name},
-				}, metav1.CreateOptions{})
-			}
+		case *rbacv1.Role: // made in each testNamespace
 		default:
 			t.Fatalf("docs rbac block %s: unexpected %T", block, obj)
 		}
@@ -89,6 +87,66 @@ func targetKubeconfig(t *testing.T, block string) string {
 	kubeconfigs[block] = path
 	return path
 }
+
+// testNamespace makes a namespace for this test alone, with the docs'
+// namespaced Role bound to the "namespaced" ServiceAccount, and deletes
+// it when the test ends (without waiting: the namespace controller takes
+// seconds). Tests that provision into a given namespace use it, so they
+// can run in parallel.
+func testNamespace(t *testing.T) string {
+	t.Helper()
+	c := env.Cluster(t)
+	kubeconfig := targetKubeconfig(t, "namespaced")
+	ctx := context.Background()
+	suffix := make([]byte, 2)
+	_, _ = rand.Read(suffix)
+	base := strings.Trim(nonName.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	ns := fmt.Sprintf("%.50s-%x", base, suffix)
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting test namespace %s: %v", ns, err)
+		}
+	})
+	sa := targetSA + "-namespaced"
+	for _, obj := range docsRBAC(t, c.Client.RBACDecoder(), "namespaced") {
+		o, ok := obj.(*rbacv1.Role)
+		if !ok {
+			continue
+		}
+		if _, err := c.Client.Roles(ns).Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Client.RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: sa},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: sysNS}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: o.Name},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The apiserver's authorizer learns of a new binding from its watch:
+	// wait until the ServiceAccount may list Deployments here.
+	client, err := k8starget.Client(kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		_, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		switch {
+		case err == nil:
+			return ns
+		case !apierrors.IsForbidden(err) || time.Now().After(deadline):
+			t.Fatalf("the namespaced ServiceAccount listing deployments in %s: %v", ns, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the authorizer
+	}
+}
+
+// nonName matches what a namespace name cannot hold.
+var nonName = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // docsRBAC decodes the YAML documents between the block's markers in
 // docs/targets.md.

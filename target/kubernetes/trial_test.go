@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,10 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/target"
 	k8starget "github.com/autoinfer/autoinfer/target/kubernetes"
+	"github.com/autoinfer/autoinfer/target/kubernetes/k8stest"
 	"github.com/autoinfer/autoinfer/trials"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // trialSpec is a small two-replica trial; %s is the target section.
@@ -42,8 +46,8 @@ gate: {reference: none}
 `
 
 // kubernetesTarget is the target section running `autoinfer sim serve`
-// pods with the fast profile under the docs' ClusterRole (fresh namespace);
-// extra lines are added to it.
+// pods with the fast profile under the docs' ClusterRole (fresh namespace),
+// tagged with the test's name (caseEnv); extra lines are added to it.
 func kubernetesTarget(t *testing.T, extra ...string) string {
 	t.Helper()
 	port, err := target.FreePort("127.0.0.1")
@@ -58,7 +62,50 @@ func kubernetesTarget(t *testing.T, extra ...string) string {
   args: [--host, "$(POD_IP)", --port, "{port}", --model, "{model}", --role, "{role}", --profile, fast, "{engine_args}"]
   port: %d
   resources: {limits: {nvidia.com/gpu: "1"}}
-  startup_timeout: 5m`, targetKubeconfig(t, "cluster"), testImage, port) + strings.Join(append([]string{""}, extra...), "\n  ")
+  env: {%s: %q}
+  startup_timeout: 5m`, targetKubeconfig(t, "cluster"), testImage, port, caseEnv, t.Name()) + strings.Join(append([]string{""}, extra...), "\n  ")
+}
+
+// caseEnv is the engine containers' variable kubernetesTarget sets to the
+// test's name: the tests run in parallel on one kubelet, and each tells
+// its own pods (and so its trials) from the others' by it.
+const caseEnv = "K8STEST_CASE"
+
+// ownPod reports whether p is an engine pod of this test.
+func ownPod(t *testing.T, p *corev1.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == caseEnv && e.Value == t.Name() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownTrials returns the ids of this test's trials that ran pods on the
+// kubelet, failing when none did.
+func ownTrials(t *testing.T, kubelet *k8stest.Kubelet) []string {
+	t.Helper()
+	var ids []string
+	for _, p := range kubelet.Started() {
+		if id := p.Labels[k8starget.TrialLabel]; ownPod(t, p) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatal("the kubelet ran no pod of this test")
+	}
+	return ids
+}
+
+// requireTrialsGone fails when anything labelled with one of this test's
+// trials remains, namespaces included.
+func requireTrialsGone(t *testing.T, kubelet *k8stest.Kubelet) {
+	t.Helper()
+	for _, id := range ownTrials(t, kubelet) {
+		requireNothingLabelled(t, "", k8starget.TrialLabel+"="+id)
+	}
 }
 
 func parse(t *testing.T, spec string) trials.Trial {
@@ -95,8 +142,8 @@ func runner(t *testing.T, progress func(driver.Progress), asserts ...trials.Asse
 // target's for the same spec, with the hardware identity read from the
 // node's labels; nothing labelled is left.
 func TestTrialMatchesSimTarget(t *testing.T) {
+	t.Parallel()
 	kubelet := env.Kubelet(t)
-	before := len(kubelet.Started())
 	ctx := context.Background()
 	r, led := runner(t, nil)
 	k8s, err := r.Run(ctx, parse(t, fmt.Sprintf(trialSpec, kubernetesTarget(t, "runner: in-cluster", "runner_image: "+testImage), 24, 200)))
@@ -106,10 +153,16 @@ func TestTrialMatchesSimTarget(t *testing.T) {
 	if k8s.Status != ledger.StatusOK {
 		t.Fatalf("kubernetes trial: %s %v", k8s.Status, k8s.Failure)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
-	ran := kubelet.Started()[before:]
-	if len(ran) != 3 || !strings.HasSuffix(ran[2], "-runner") {
-		t.Errorf("pods run: %v, want two engines, then the runner", ran)
+	requireTrialsGone(t, kubelet)
+	trials := ownTrials(t, kubelet)
+	var ran []string
+	for _, p := range kubelet.Started() {
+		if slices.Contains(trials, p.Labels[k8starget.TrialLabel]) {
+			ran = append(ran, p.Namespace+"/"+p.Name)
+		}
+	}
+	if len(trials) != 1 || len(ran) != 3 || !strings.HasSuffix(ran[2], "-runner") {
+		t.Errorf("trials %v ran pods %v, want one trial: two engines, then the runner", trials, ran)
 	}
 	sim, err := r.Run(ctx, parse(t, fmt.Sprintf(trialSpec, "{kind: sim, profile: fast}", 24, 200)))
 	if err != nil || sim.Status != ledger.StatusOK {
@@ -168,8 +221,32 @@ func columnDiff(t *testing.T, a, b ledger.Trial) []string {
 	return diff
 }
 
+// columns says which of the row's columns are set. A nullable column (a
+// pointer field) is set when it is not NULL, even at 0: kv_usage_mean of
+// this tiny trial is a measured 0 unless a 200 ms KV sample happens to
+// land during its fraction of a second of traffic, which a slower run (the
+// in-cluster runner, a loaded host) makes likely on one row and not the
+// other. Other columns are set when not zero.
 func columns(t *testing.T, row ledger.Trial) map[string]bool {
 	t.Helper()
+	nullable := map[string]bool{}
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case f.Anonymous && f.Type.Kind() == reflect.Struct:
+				walk(f.Type)
+			case f.Type.Kind() == reflect.Pointer && name != "" && name != "-":
+				nullable[name] = true
+			}
+		}
+	}
+	walk(reflect.TypeFor[ledger.Trial]())
+	if !nullable["kv_usage_mean"] {
+		t.Fatal("ledger.Trial's kv_usage_mean is no longer a nullable column: revisit columns")
+	}
 	raw, err := json.Marshal(row)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +263,7 @@ func columns(t *testing.T, row ledger.Trial) map[string]bool {
 		case string:
 			out[k] = x != ""
 		case float64:
-			out[k] = x != 0
+			out[k] = x != 0 || nullable[k]
 		case bool:
 			out[k] = x
 		default:
@@ -199,6 +276,7 @@ func columns(t *testing.T, row ledger.Trial) map[string]bool {
 // Acceptance 4, the fourth case: a container killed in the measured window
 // is a WorkerCrashed naming its pod.
 func TestCrashInMeasuredWindow(t *testing.T) {
+	t.Parallel()
 	kubelet := env.Kubelet(t)
 	c := env.Cluster(t)
 	var once sync.Once
@@ -210,13 +288,20 @@ func TestCrashInMeasuredWindow(t *testing.T) {
 		}
 		once.Do(func() {
 			pods, err := c.Client.CoreV1().Pods("").List(context.Background(), listManaged())
-			if err != nil || len(pods.Items) == 0 {
-				killErr = fmt.Errorf("finding a pod to kill: %v (%d pods)", err, len(pods.Items))
+			if err != nil {
+				killErr = fmt.Errorf("finding a pod to kill: %w", err)
 				return
 			}
-			p := pods.Items[0]
+			i := slices.IndexFunc(pods.Items, func(p corev1.Pod) bool { return ownPod(t, &p) })
+			if i < 0 {
+				killErr = fmt.Errorf("finding a pod to kill: none of %d is this test's", len(pods.Items))
+				return
+			}
+			p := pods.Items[i]
 			killed = p.Namespace + "/" + p.Name
-			killErr = kubelet.Kill(p.Namespace, p.Name)
+			if killErr = kubelet.Kill(p.Namespace, p.Name); killErr == nil {
+				killErr = waitRestarted(c, &p)
+			}
 		})
 	}
 	r, _ := runner(t, progress)
@@ -230,13 +315,39 @@ func TestCrashInMeasuredWindow(t *testing.T) {
 	if out.Failure == nil || out.Failure.Kind() != failure.KindWorkerCrashed || !strings.Contains(out.Failure.Error(), killed) {
 		t.Fatalf("failure %v, want WorkerCrashed naming pod %s", out.Failure, killed)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	requireTrialsGone(t, kubelet)
+}
+
+// waitRestarted waits until the API shows that p's container restarted.
+// The crash test holds the driver's progress callback in it, so that the
+// measured window is still open when the target's informer learns of the
+// exit, however slow a loaded host makes the kubelet's status write.
+func waitRestarted(c *k8stest.Cluster, p *corev1.Pod) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		cur, err := c.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("waiting for pod %s/%s to restart: %w", p.Namespace, p.Name, err)
+		}
+		for _, cs := range cur.Status.ContainerStatuses {
+			if cs.RestartCount > 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s/%s did not restart: %w", p.Namespace, p.Name, ctx.Err())
+		case <-time.After(20 * time.Millisecond): // polling the API
+		}
+	}
 }
 
 // Acceptance 3: a 1P1D trial on the kubernetes target runs end to end:
 // one Deployment per role, every request through both legs.
 func TestPDTrial(t *testing.T) {
-	env.Kubelet(t)
+	t.Parallel()
+	kubelet := env.Kubelet(t)
 	ctx := context.Background()
 	r, led := runner(t, nil)
 	out, err := r.Run(ctx, parse(t, fmt.Sprintf(`
@@ -283,13 +394,14 @@ gate: {reference: none}
 	if len(row.PolicyDecisions) != 2 {
 		t.Errorf("decisions %v, want the prefill and the decode pod", row.PolicyDecisions)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	requireTrialsGone(t, kubelet)
 }
 
 // A declared target.hardware that disagrees with the nodes fails the
 // trial before any traffic, naming both.
 func TestDeclaredHardwareMustAgree(t *testing.T) {
-	env.Kubelet(t)
+	t.Parallel()
+	kubelet := env.Kubelet(t)
 	r, _ := runner(t, nil)
 	tgt := strings.Replace(kubernetesTarget(t), "kind: kubernetes", "kind: kubernetes\n  hardware: 8xA100-SXM", 1)
 	out, err := r.Run(context.Background(), parse(t, fmt.Sprintf(trialSpec, tgt, 24, 200)))
@@ -300,13 +412,14 @@ func TestDeclaredHardwareMustAgree(t *testing.T) {
 		!strings.Contains(out.Failure.Error(), "1x"+testGPU) || out.Summary.Completed != 0 {
 		t.Fatalf("status %s failure %v completed %d, want a failure naming both labels before traffic", out.Status, out.Failure, out.Summary.Completed)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	requireTrialsGone(t, kubelet)
 }
 
 // The caller's --assert reaches the in-cluster runner: a bound no trial
 // can meet fails the row recorded locally, naming the metric.
 func TestInClusterRunnerChecksCallerAssertions(t *testing.T) {
-	env.Kubelet(t)
+	t.Parallel()
+	kubelet := env.Kubelet(t)
 	r, led := runner(t, nil, trials.Assertion{Metric: "p99_ttft_ms", Op: "<", Value: 0.001})
 	out, err := r.Run(context.Background(), parse(t, fmt.Sprintf(trialSpec, kubernetesTarget(t, "runner: in-cluster", "runner_image: "+testImage), 24, 200)))
 	if err != nil {
@@ -320,5 +433,5 @@ func TestInClusterRunnerChecksCallerAssertions(t *testing.T) {
 	if err != nil || row.FailureKind != failure.KindAssertionViolated || row.Completed != 24 {
 		t.Fatalf("row %v: failure %s completed %d", err, row.FailureKind, row.Completed)
 	}
-	requireNothingLabelled(t, k8starget.ManagedByLabel+"=autoinfer")
+	requireTrialsGone(t, kubelet)
 }

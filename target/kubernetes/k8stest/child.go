@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // child is one control plane process owned by the harness: started with
@@ -55,18 +54,12 @@ func (c *child) exited() bool {
 	}
 }
 
-// stop sends SIGTERM, then SIGKILL after grace, and waits for the end.
-func (c *child) stop(grace time.Duration) error {
+// stop kills the process and waits for its end. The control plane's
+// state is a scratch directory removed next, so a graceful shutdown (over
+// a second for the apiserver) would buy nothing.
+func (c *child) stop() error {
 	if c.exited() {
 		return nil
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-c.done:
-		return nil
-	case <-t.C:
 	}
 	if err := c.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("killing %s: %w", c.name, err)

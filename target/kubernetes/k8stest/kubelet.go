@@ -41,6 +41,9 @@ type KubeletOptions struct {
 	Images map[string]string
 	// Dir receives one log file per container run.
 	Dir string
+	// Taints are the node's own taints (pods without a toleration stay
+	// off it); the node counts as schedulable with exactly these.
+	Taints []corev1.Taint
 }
 
 // Kubelet is the test-side kubelet: it registers a Node, renews its Lease,
@@ -60,15 +63,25 @@ type Kubelet struct {
 	mu      sync.Mutex
 	pods    map[string]*podRun // by namespace/name
 	nextIP  int
-	started []string // every pod run, namespace/name, in order
-	lost    bool     // heartbeats stopped (SetNodeLost)
+	started []*corev1.Pod // every pod run, as first seen, in order
+	lost    bool          // heartbeats stopped (SetNodeLost)
 }
 
 // StartKubelet registers the node and returns once the node is Ready and
 // the scheduler may use it (the controllers removed their not-ready
 // taints). Stop ends it.
 func StartKubelet(ctx context.Context, client *Admin, opts KubeletOptions) (*Kubelet, error) {
-	k := &Kubelet{opts: opts, client: client, ipA: 100 + rand.IntN(150), pods: map[string]*podRun{}}
+	return startKubelet(ctx, client, opts, 100+rand.IntN(ipOctets))
+}
+
+// ipOctets is how many second octets pod IPs (127.ipA.x.y) may use, from
+// 100 on.
+const ipOctets = 150
+
+// startKubelet is StartKubelet with the second octet of the pod IPs
+// given, so that kubelets of one control plane never share a pod IP.
+func startKubelet(ctx context.Context, client *Admin, opts KubeletOptions, ipA int) (*Kubelet, error) {
+	k := &Kubelet{opts: opts, client: client, ipA: ipA, pods: map[string]*podRun{}}
 	srv, port, err := k.serveLogs()
 	if err != nil {
 		return nil, err
@@ -100,7 +113,7 @@ func (k *Kubelet) register(ctx context.Context) error {
 		"kubernetes.io/os":       "linux",
 		GPUProductLabel:          k.opts.GPUProduct,
 		"nvidia.com/gpu.count":   fmt.Sprint(k.opts.GPUs),
-	}}}
+	}}, Spec: corev1.NodeSpec{Taints: k.opts.Taints}}
 	if _, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("registering node %s: %w", k.opts.Node, err)
 	}
@@ -162,10 +175,12 @@ func (k *Kubelet) updateNodeStatus(ctx context.Context) error {
 
 // leaseRenewal is how often the kubelet renews its Lease; the harness's
 // node lifecycle controller declares a node lost after nodeGracePeriod
-// without a renewal.
+// without a renewal. The node-lost test waits out the grace period, so it
+// is short; a healthy node stays Ready through a 5 s stall of its
+// renewals.
 const (
-	leaseRenewal    = 2 * time.Second
-	nodeGracePeriod = 8 * time.Second
+	leaseRenewal    = time.Second
+	nodeGracePeriod = 6 * time.Second
 )
 
 // renewLease keeps the node's Lease fresh unless the node is lost.
@@ -208,11 +223,15 @@ func (k *Kubelet) renewOnce(ctx context.Context) error {
 	return nil
 }
 
-// waitSchedulable waits until the node is Ready without taints.
+// waitSchedulable waits until the node is Ready with no taints but its
+// own (the controllers remove their not-ready and unreachable ones).
 func (k *Kubelet) waitSchedulable(ctx context.Context) error {
+	own := func(t corev1.Taint) bool {
+		return slices.ContainsFunc(k.opts.Taints, func(o corev1.Taint) bool { return o.MatchTaint(&t) })
+	}
 	for {
 		n, err := k.client.CoreV1().Nodes().Get(ctx, k.opts.Node, metav1.GetOptions{})
-		if err == nil && len(n.Spec.Taints) == 0 {
+		if err == nil && !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return !own(t) }) {
 			return nil
 		}
 		select {
@@ -268,7 +287,7 @@ func (k *Kubelet) sync(ctx context.Context, obj any) {
 		ip := fmt.Sprintf("127.%d.%d.%d", k.ipA, k.nextIP/250, k.nextIP%250+1)
 		run = newPodRun(k, p, ip)
 		k.pods[key] = run
-		k.started = append(k.started, key)
+		k.started = append(k.started, p.DeepCopy())
 		k.wg.Go(func() { run.run(ctx) })
 	case run != nil && p.DeletionTimestamp != nil:
 		run.terminate()
@@ -317,12 +336,21 @@ func (k *Kubelet) Kill(namespace, name string) error {
 	return run.kill()
 }
 
-// Started lists every pod this kubelet ran (namespace/name), in order.
-func (k *Kubelet) Started() []string {
+// Started lists every pod this kubelet ran, as it was when first seen
+// (tests running in parallel pick theirs by labels or environment), in
+// start order. The pods are copies.
+func (k *Kubelet) Started() []*corev1.Pod {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return slices.Clone(k.started)
+	out := make([]*corev1.Pod, len(k.started))
+	for i, p := range k.started {
+		out[i] = p.DeepCopy()
+	}
+	return out
 }
+
+// Node is the name of the node this kubelet registered.
+func (k *Kubelet) Node() string { return k.opts.Node }
 
 // Stop ends every pod's processes and the kubelet's loops. The node stays
 // registered; its pods are left as they are in the API.
