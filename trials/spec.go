@@ -41,12 +41,17 @@ type Spec struct {
 	// EngineLagMs is, on the virtual clock, how late each simulated
 	// engine's loop runs behind its modelled schedule in real time (timer
 	// and goroutine wake-up): a step's tokens are emitted this long after
-	// its planned end, the next step is planned then, and an idle engine
-	// starts this long after the arrival that wakes it. Measure it with
+	// its planned end and the next step is planned then. Measure it with
 	// `autoinfer sim overhead SPEC`; left out of a real trial's spec hash.
-	EngineLagMs float64  `yaml:"engine_lag_ms" json:"engine_lag_ms,omitempty"`
-	Target      Target   `yaml:"target" json:"target"`
-	Topology    Topology `yaml:"topology" json:"topology"`
+	EngineLagMs float64 `yaml:"engine_lag_ms" json:"engine_lag_ms,omitempty"`
+	// EngineWakeMs is, on the virtual clock, how long after the arrival
+	// that wakes it an idle simulated engine plans its next step (the live
+	// loop's channel receive, much shorter than a step's timer lag).
+	// Measured by `autoinfer sim overhead SPEC`; left out of a real
+	// trial's spec hash.
+	EngineWakeMs float64  `yaml:"engine_wake_ms" json:"engine_wake_ms,omitempty"`
+	Target       Target   `yaml:"target" json:"target"`
+	Topology     Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one
 	// replica without prefill/decode disaggregation.
 	Router   Router   `yaml:"router" json:"router"`

@@ -53,18 +53,18 @@ type FleetRequest struct {
 // submits requests at virtual times and advances the clock from one event
 // to the next: step ends come from Next, arrivals are the caller's.
 //
-// Same-instant order is total and fixed: step ends (and lagged wake-ups)
+// Same-instant order is total and fixed: step ends (and delayed wake-ups)
 // complete in rank order (workers in the order given, ranks within a
 // worker), then the caller's arrivals, then Plan starts a step on every
 // idle rank with work, in rank order. Nothing reads the wall clock, so a
 // run is a pure function of its inputs.
 //
-// A fleet may model the live loop's lateness with one constant lag
-// (SetLag): a step completes and emits its tokens lag after its planned
-// end, the next step is planned at that moment (so what arrived in between
-// joins it) and scheduled from the planned end by the live loop's own
-// catch-up rule (stepStart), and an idle rank starts planning lag after
-// the arrival that wakes it.
+// A fleet may model the live loop's lateness with two constants (SetLag):
+// a step completes and emits its tokens lag after its planned end, the
+// next step is planned at that moment (so what arrived in between joins
+// it) and scheduled from the planned end by the live loop's own catch-up
+// rule (stepStart); an idle rank starts planning wake after the arrival
+// that wakes it (the live loop's channel receive, not a timer).
 type Fleet struct {
 	servers []*Server
 	ranks   []*engine
@@ -72,12 +72,13 @@ type Fleet struct {
 	obs     FleetObserver
 
 	now   time.Time
-	busy  []bool // a step runs, or the rank is waking (lag)
+	busy  []bool // a step runs, or the rank is waking (wake)
 	dirty []bool
 	todo  []int // ranks marked dirty, to plan
 	ends  stepEnds
 
-	lag     time.Duration // modelled loop lateness (SetLag)
+	lag     time.Duration // modelled step lateness (SetLag)
+	wake    time.Duration // modelled idle wake-up delay (SetLag)
 	lastEnd []time.Time   // per rank: planned end of its last step; zero after idling
 	awake   []bool        // per rank: the loop is awake, it plans at once
 
@@ -117,17 +118,20 @@ func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
 }
 
 // SetLag sets the modelled lateness of every rank's loop (0: none, the
-// default): how long after a step's planned end the live loop completes it,
-// and after an arrival an idle loop wakes (engine_lag_ms). Set it before
-// the first Submit.
-func (f *Fleet) SetLag(lag time.Duration) error {
+// default): lag, how long after a step's planned end the live loop
+// completes it (engine_lag_ms), and wake, how long after an arrival an
+// idle loop plans (engine_wake_ms). Set it before the first Submit.
+func (f *Fleet) SetLag(lag, wake time.Duration) error {
 	if lag < 0 {
 		return fmt.Errorf("sim fleet: lag %v is negative", lag)
+	}
+	if wake < 0 {
+		return fmt.Errorf("sim fleet: wake %v is negative", wake)
 	}
 	if f.steps > 0 || len(f.ends) > 0 {
 		return errors.New("sim fleet: lag set after the fleet started")
 	}
-	f.lag = lag
+	f.lag, f.wake = lag, wake
 	return nil
 }
 
@@ -218,7 +222,7 @@ func (f *Fleet) Next() (time.Duration, bool) {
 }
 
 // Complete applies every step that ends at at (its planned end plus the
-// lag), and every lagged wake-up due, in rank order; the observer hears
+// lag), and every delayed wake-up due, in rank order; the observer hears
 // each token and finish.
 func (f *Fleet) Complete(at time.Duration) error {
 	if err := f.advance(at); err != nil {
@@ -240,8 +244,8 @@ func (f *Fleet) Complete(at time.Duration) error {
 }
 
 // Plan starts a step on every idle rank that changed since its last plan
-// and has work, in rank order. With a lag, an idle rank that was asleep
-// wakes lag later and plans then.
+// and has work, in rank order. With a wake delay, an idle rank that was
+// asleep wakes that much later and plans then.
 func (f *Fleet) Plan() {
 	slices.Sort(f.todo)
 	for _, g := range f.todo {
@@ -249,9 +253,9 @@ func (f *Fleet) Plan() {
 		if f.busy[g] {
 			continue
 		}
-		if f.lag > 0 && !f.awake[g] {
+		if f.wake > 0 && !f.awake[g] {
 			f.busy[g] = true
-			heap.Push(&f.ends, stepEnd{at: f.now.Add(f.lag), rank: g, wake: true})
+			heap.Push(&f.ends, stepEnd{at: f.now.Add(f.wake), rank: g, wake: true})
 			continue
 		}
 		f.awake[g] = false
@@ -303,7 +307,7 @@ func (f *Fleet) finished(s *seq, now time.Time) {
 		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
 }
 
-// stepEnd is a running step's completion, or a sleeping rank's lagged
+// stepEnd is a running step's completion, or a sleeping rank's delayed
 // wake-up (wake); they order by time, then rank (a rank has one at most).
 type stepEnd struct {
 	at   time.Time

@@ -46,11 +46,29 @@ func (e *engine) timing(sq *seq, received time.Time, id string) RequestTiming {
 }
 
 // StepTiming is one engine step of the live loop, on the engine's clock:
-// its planned end and when the loop completed it (its tokens' emission
-// time). Done − End is the step's lag, the timer and goroutine wake-up the
-// virtual clock models with one constant (engine_lag_ms, docs/whatif.md).
+// when the loop planned it, its planned end and when the loop completed it
+// (its tokens' emission time). Done − End is the step's lag, the timer and
+// goroutine wake-up the virtual clock models with one constant
+// (engine_lag_ms, docs/whatif.md).
 type StepTiming struct {
-	End, Done time.Time
+	Planned, End, Done time.Time
+	// Woken is set on a step planned right after the loop idled: when the
+	// request whose submit woke it was submitted (the earliest one the
+	// loop found waiting). Planned − Woken is the idle loop's wake-up
+	// delay, a channel receive rather than a timer, which the virtual
+	// clock models with its own constant (engine_wake_ms). Zero when the
+	// step followed another step, or the loop was woken by something
+	// other than a submit (a released KV hold).
+	Woken time.Time
+}
+
+// WakeDelay is Planned − Woken, and false when the step did not follow a
+// wake-up by a submit.
+func (st StepTiming) WakeDelay() (time.Duration, bool) {
+	if st.Woken.IsZero() {
+		return 0, false
+	}
+	return st.Planned.Sub(st.Woken), true
 }
 
 // ObserveSteps calls fn for every step every rank completes (nil: none),
