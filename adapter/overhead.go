@@ -68,6 +68,13 @@ type Overhead struct {
 	WakeP50Ms  float64 `json:"wake_p50_ms"`
 	WakeP90Ms  float64 `json:"wake_p90_ms"`
 	WakeMeanMs float64 `json:"wake_mean_ms"`
+	// WokenLag* are those steps' own lags (completion − planned end),
+	// shown beside every step's: engine_lag_ms models them all with the
+	// median of every step, which a woken step need not share.
+	WokenLagP10Ms  float64 `json:"woken_lag_p10_ms"`
+	WokenLagP50Ms  float64 `json:"woken_lag_p50_ms"`
+	WokenLagP90Ms  float64 `json:"woken_lag_p90_ms"`
+	WokenLagMeanMs float64 `json:"woken_lag_mean_ms"`
 
 	// HTTPOverheadMs, HTTPInboundMs, EngineLagMs and EngineWakeMs are the
 	// spec values to use: http_overhead_ms the median TTFT difference
@@ -170,13 +177,14 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 // tokens land; a few long stalls (a GC pause, the host scheduler) pull the
 // mean up, and as a constant they would delay every step of the virtual
 // run.
-func (o *Overhead) stepDelays(lags, wakes []time.Duration) {
+func (o *Overhead) stepDelays(lags, wakes, wokenLags []time.Duration) {
 	o.Steps = len(lags)
 	o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms, o.StepLagMean = spread(lags)
 	o.EngineLagMs = min(round2(o.StepLagP50Ms), trials.MaxEngineLagMs)
 	o.Wakes = len(wakes)
 	o.WakeP10Ms, o.WakeP50Ms, o.WakeP90Ms, o.WakeMeanMs = spread(wakes)
 	o.EngineWakeMs = min(round2(o.WakeP50Ms), trials.MaxEngineWakeMs)
+	o.WokenLagP10Ms, o.WokenLagP50Ms, o.WokenLagP90Ms, o.WokenLagMeanMs = spread(wokenLags)
 }
 
 // spread is the p10, median, p90 and mean of ds in milliseconds; all 0

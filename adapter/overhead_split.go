@@ -64,12 +64,12 @@ func (p *splitProbe) step(st sim.StepTiming) {
 // (from its start to the last measured answer; warm-up and the drain after
 // it are left out), their lags (completion − planned end, 0 when on time)
 // and, for those planned right after an idle loop was woken by a submit,
-// the wake-up delays (planned − submitted).
-func (p *splitProbe) stepDelays() (lags, wakes []time.Duration) {
+// the wake-up delays (planned − submitted) and those steps' own lags.
+func (p *splitProbe) stepDelays() (lags, wakes, wokenLags []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.result == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	start := p.result.Start
 	end := start
@@ -82,12 +82,13 @@ func (p *splitProbe) stepDelays() (lags, wakes []time.Duration) {
 		if st.Done.Before(start) || st.Done.After(end) {
 			continue
 		}
-		lags = append(lags, max(0, st.Done.Sub(st.End)))
+		lag := max(0, st.Done.Sub(st.End))
+		lags = append(lags, lag)
 		if w, ok := st.WakeDelay(); ok {
-			wakes = append(wakes, max(0, w))
+			wakes, wokenLags = append(wakes, max(0, w)), append(wokenLags, lag)
 		}
 	}
-	return lags, wakes
+	return lags, wakes, wokenLags
 }
 
 // done keeps the driver's result, whose records the timings match.

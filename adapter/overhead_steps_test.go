@@ -34,7 +34,7 @@ func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 	step(41*time.Millisecond, 9*time.Millisecond, 6*time.Millisecond) // after the last answer
 	// The last answer: sent at 10 ms, 30 ms end to end.
 	p.done(&driver.Result{Start: start, Requests: []metrics.RequestRecord{{SendMs: 0, E2ELMs: 5}, {SendMs: 10, E2ELMs: 30}}})
-	lags, wakes := p.stepDelays()
+	lags, wakes, wokenLags := p.stepDelays()
 	want := []time.Duration{100 * time.Microsecond, 300 * time.Microsecond, 0, 200 * time.Microsecond}
 	if len(lags) != len(want) {
 		t.Fatalf("lags %v, want %v", lags, want)
@@ -47,12 +47,18 @@ func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 	if len(wakes) != 2 || wakes[0] != 70*time.Microsecond || wakes[1] != 30*time.Microsecond {
 		t.Fatalf("wakes %v, want [70µs 30µs]", wakes)
 	}
+	if len(wokenLags) != 2 || wokenLags[0] != 100*time.Microsecond || wokenLags[1] != 200*time.Microsecond {
+		t.Fatalf("woken steps' lags %v, want [100µs 200µs]", wokenLags)
+	}
 	var o Overhead
-	o.stepDelays(lags, wakes)
+	o.stepDelays(lags, wakes, wokenLags)
 	if o.Steps != 4 || o.StepLagP50Ms != 0.2 || o.EngineLagMs != 0.2 || o.StepLagP10Ms != 0 || o.StepLagP90Ms != 0.3 || math.Abs(o.StepLagMean-0.15) > 1e-9 {
 		t.Errorf("figures %+v: want 4 steps, p10/p50/p90 0/0.2/0.3, mean 0.15, engine_lag_ms 0.2", o)
 	}
 	if o.Wakes != 2 || o.WakeP50Ms != 0.07 || o.EngineWakeMs != 0.07 || o.WakeP10Ms != 0.03 || math.Abs(o.WakeMeanMs-0.05) > 1e-9 {
 		t.Errorf("wake figures %+v: want 2 wakes, median 0.07, p10 0.03, mean 0.05, engine_wake_ms 0.07", o)
+	}
+	if o.WokenLagP10Ms != 0.1 || o.WokenLagP50Ms != 0.2 || math.Abs(o.WokenLagMeanMs-0.15) > 1e-9 {
+		t.Errorf("woken steps' lag figures %+v: want p10 0.1, median 0.2, mean 0.15", o)
 	}
 }

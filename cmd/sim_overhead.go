@@ -107,6 +107,8 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 		if o.Wakes > 0 {
 			fmt.Fprintf(w, "  wake-up   median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f) over %d steps planned after idling (planned − submitted)\n",
 				o.WakeP50Ms, o.WakeP10Ms, o.WakeP90Ms, o.WakeMeanMs, o.Wakes)
+			fmt.Fprintf(w, "  their lag median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f): modelled with engine_lag_ms as every step's\n",
+				o.WokenLagP50Ms, o.WokenLagP10Ms, o.WokenLagP90Ms, o.WokenLagMeanMs)
 		} else {
 			fmt.Fprintln(w, "  wake-up   none: no step was planned after an idle engine was woken by a request")
 		}
