@@ -61,26 +61,23 @@ type Overhead struct {
 	StepLagP90Ms float64 `json:"step_lag_p90_ms"`
 	StepLagMean  float64 `json:"step_lag_mean_ms"`
 	// Wakes counts those steps planned right after an idle loop was woken
-	// by a submit; Wake* are their wake-up delays (planned − submitted:
-	// the loop's channel receive), 0 when Wakes is 0.
-	Wakes      int     `json:"wakes"`
-	WakeP10Ms  float64 `json:"wake_p10_ms"`
-	WakeP50Ms  float64 `json:"wake_p50_ms"`
-	WakeP90Ms  float64 `json:"wake_p90_ms"`
-	WakeMeanMs float64 `json:"wake_mean_ms"`
-	// WokenLag* are those steps' own lags (completion − planned end),
-	// shown beside every step's: engine_lag_ms models them all with the
-	// median of every step, which a woken step need not share.
-	WokenLagP10Ms  float64 `json:"woken_lag_p10_ms"`
-	WokenLagP50Ms  float64 `json:"woken_lag_p50_ms"`
-	WokenLagP90Ms  float64 `json:"woken_lag_p90_ms"`
-	WokenLagMeanMs float64 `json:"woken_lag_mean_ms"`
+	// by a submit; Wake* are their lateness (completion − the submit − the
+	// step's modelled time: the loop's wake-up and the step's own lag),
+	// WakePlanP50Ms the median of its first part (planned − submitted, a
+	// channel receive); 0 when Wakes is 0.
+	Wakes         int     `json:"wakes"`
+	WakeP10Ms     float64 `json:"wake_p10_ms"`
+	WakeP50Ms     float64 `json:"wake_p50_ms"`
+	WakeP90Ms     float64 `json:"wake_p90_ms"`
+	WakeMeanMs    float64 `json:"wake_mean_ms"`
+	WakePlanP50Ms float64 `json:"wake_plan_p50_ms"`
 
 	// HTTPOverheadMs, HTTPInboundMs, EngineLagMs and EngineWakeMs are the
 	// spec values to use: http_overhead_ms the median TTFT difference
 	// (≥ 0), http_inbound_ms the median inbound, at most http_overhead_ms
 	// (0 without a split), engine_lag_ms the median step lag (0 without
-	// steps), engine_wake_ms the median wake-up delay (0 without wakes).
+	// steps), engine_wake_ms the median woken step's lateness (0 without
+	// wakes).
 	HTTPOverheadMs float64 `json:"http_overhead_ms"`
 	HTTPInboundMs  float64 `json:"http_inbound_ms"`
 	EngineLagMs    float64 `json:"engine_lag_ms"`
@@ -92,7 +89,8 @@ type Overhead struct {
 // through rows), and returns the per-request differences. During the real
 // run the sim target's engines report their request timings, which split
 // it (Overhead), and their steps' lags, whose median is engine_lag_ms,
-// and idle wake-ups, whose median is engine_wake_ms: the virtual run
+// and the lateness of steps planned on waking from idle, whose median is
+// engine_wake_ms: the virtual run
 // models both, so the median TTFT difference that remains is
 // the http_overhead_ms that makes the virtual clock's latencies the real
 // path's. A real-time run
@@ -173,18 +171,18 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 
 // stepDelays fills the step-lag and wake-up figures, engine_lag_ms and
 // engine_wake_ms. Medians, not means: each constant stands for a typical
-// step's (or wake-up's) lateness, which sets where the typical request's
+// step's (or woken step's) lateness, which sets where the typical request's
 // tokens land; a few long stalls (a GC pause, the host scheduler) pull the
 // mean up, and as a constant they would delay every step of the virtual
 // run.
-func (o *Overhead) stepDelays(lags, wakes, wokenLags []time.Duration) {
+func (o *Overhead) stepDelays(lags, plans, wakes []time.Duration) {
 	o.Steps = len(lags)
 	o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms, o.StepLagMean = spread(lags)
 	o.EngineLagMs = min(round2(o.StepLagP50Ms), trials.MaxEngineLagMs)
 	o.Wakes = len(wakes)
 	o.WakeP10Ms, o.WakeP50Ms, o.WakeP90Ms, o.WakeMeanMs = spread(wakes)
 	o.EngineWakeMs = min(round2(o.WakeP50Ms), trials.MaxEngineWakeMs)
-	o.WokenLagP10Ms, o.WokenLagP50Ms, o.WokenLagP90Ms, o.WokenLagMeanMs = spread(wokenLags)
+	_, o.WakePlanP50Ms, _, _ = spread(plans)
 }
 
 // spread is the p10, median, p90 and mean of ds in milliseconds; all 0

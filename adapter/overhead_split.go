@@ -64,8 +64,9 @@ func (p *splitProbe) step(st sim.StepTiming) {
 // (from its start to the last measured answer; warm-up and the drain after
 // it are left out), their lags (completion − planned end, 0 when on time)
 // and, for those planned right after an idle loop was woken by a submit,
-// the wake-up delays (planned − submitted) and those steps' own lags.
-func (p *splitProbe) stepDelays() (lags, wakes, wokenLags []time.Duration) {
+// how long after the submit the loop planned them (plans) and how late
+// they completed beyond the submit plus their modelled time (wakes).
+func (p *splitProbe) stepDelays() (lags, plans, wakes []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.result == nil {
@@ -82,13 +83,12 @@ func (p *splitProbe) stepDelays() (lags, wakes, wokenLags []time.Duration) {
 		if st.Done.Before(start) || st.Done.After(end) {
 			continue
 		}
-		lag := max(0, st.Done.Sub(st.End))
-		lags = append(lags, lag)
-		if w, ok := st.WakeDelay(); ok {
-			wakes, wokenLags = append(wakes, max(0, w)), append(wokenLags, lag)
+		lags = append(lags, max(0, st.Done.Sub(st.End)))
+		if plan, late, ok := st.Wake(); ok {
+			plans, wakes = append(plans, max(0, plan)), append(wakes, max(0, late))
 		}
 	}
-	return lags, wakes, wokenLags
+	return lags, plans, wakes
 }
 
 // done keeps the driver's result, whose records the timings match.

@@ -13,8 +13,9 @@ import (
 // TestStepLagsMeasuredPhaseOnly: the probe keeps the lags of the steps
 // completed from the measured phase's start to its last answer (warm-up
 // and the drain after it are left out), an early step counts as 0, and
-// engine_lag_ms is the rounded median; the wake-up delays are those of the
-// kept steps planned after idling, and engine_wake_ms is their median.
+// engine_lag_ms is the rounded median; the kept steps planned on waking
+// give their planning delay and lateness (planning delay + own lag), and
+// engine_wake_ms is the lateness's median.
 func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 	start := time.Unix(100, 0)
 	p := newSplitProbe()
@@ -34,7 +35,7 @@ func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 	step(41*time.Millisecond, 9*time.Millisecond, 6*time.Millisecond) // after the last answer
 	// The last answer: sent at 10 ms, 30 ms end to end.
 	p.done(&driver.Result{Start: start, Requests: []metrics.RequestRecord{{SendMs: 0, E2ELMs: 5}, {SendMs: 10, E2ELMs: 30}}})
-	lags, wakes, wokenLags := p.stepDelays()
+	lags, plans, wakes := p.stepDelays()
 	want := []time.Duration{100 * time.Microsecond, 300 * time.Microsecond, 0, 200 * time.Microsecond}
 	if len(lags) != len(want) {
 		t.Fatalf("lags %v, want %v", lags, want)
@@ -44,21 +45,18 @@ func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 			t.Fatalf("lags %v, want %v", lags, want)
 		}
 	}
-	if len(wakes) != 2 || wakes[0] != 70*time.Microsecond || wakes[1] != 30*time.Microsecond {
-		t.Fatalf("wakes %v, want [70µs 30µs]", wakes)
+	if len(plans) != 2 || plans[0] != 70*time.Microsecond || plans[1] != 30*time.Microsecond {
+		t.Fatalf("planning delays %v, want [70µs 30µs]", plans)
 	}
-	if len(wokenLags) != 2 || wokenLags[0] != 100*time.Microsecond || wokenLags[1] != 200*time.Microsecond {
-		t.Fatalf("woken steps' lags %v, want [100µs 200µs]", wokenLags)
+	if len(wakes) != 2 || wakes[0] != 170*time.Microsecond || wakes[1] != 230*time.Microsecond {
+		t.Fatalf("woken steps' lateness %v, want [170µs 230µs] (planning delay + lag)", wakes)
 	}
 	var o Overhead
-	o.stepDelays(lags, wakes, wokenLags)
+	o.stepDelays(lags, plans, wakes)
 	if o.Steps != 4 || o.StepLagP50Ms != 0.2 || o.EngineLagMs != 0.2 || o.StepLagP10Ms != 0 || o.StepLagP90Ms != 0.3 || math.Abs(o.StepLagMean-0.15) > 1e-9 {
 		t.Errorf("figures %+v: want 4 steps, p10/p50/p90 0/0.2/0.3, mean 0.15, engine_lag_ms 0.2", o)
 	}
-	if o.Wakes != 2 || o.WakeP50Ms != 0.07 || o.EngineWakeMs != 0.07 || o.WakeP10Ms != 0.03 || math.Abs(o.WakeMeanMs-0.05) > 1e-9 {
-		t.Errorf("wake figures %+v: want 2 wakes, median 0.07, p10 0.03, mean 0.05, engine_wake_ms 0.07", o)
-	}
-	if o.WokenLagP10Ms != 0.1 || o.WokenLagP50Ms != 0.2 || math.Abs(o.WokenLagMeanMs-0.15) > 1e-9 {
-		t.Errorf("woken steps' lag figures %+v: want p10 0.1, median 0.2, mean 0.15", o)
+	if o.Wakes != 2 || o.WakeP50Ms != 0.23 || o.EngineWakeMs != 0.23 || o.WakeP10Ms != 0.17 || math.Abs(o.WakeMeanMs-0.2) > 1e-9 || o.WakePlanP50Ms != 0.07 {
+		t.Errorf("wake figures %+v: want 2 wakes, median 0.23, p10 0.17, mean 0.2, planning median 0.07, engine_wake_ms 0.23", o)
 	}
 }

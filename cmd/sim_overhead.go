@@ -37,9 +37,9 @@ i is the same bytes at the same intended time in each.
 
 The real run's engines report each step's lag behind its planned end (the
 timer and goroutine wake-up), whose median is the spec's engine_lag_ms, and
-for each step planned after idling how long after the waking request's
-submit the loop planned it, whose median is engine_wake_ms; the virtual run
-then models both. The per-request differences left (real
+for each step planned on waking from idle how late it completed beyond the
+waking request's submit plus the step's time, whose median is
+engine_wake_ms; the virtual run then models both. The per-request differences left (real
 minus virtual) are what the HTTP path and the router hop add; their median
 TTFT difference is the spec's http_overhead_ms, and the engines' timings
 split it into the part before the engine (http_inbound_ms) and after. With
@@ -105,12 +105,11 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 		fmt.Fprintf(w, "real run, engine step lag (completion − planned end) over %d steps:\n", o.Steps)
 		fmt.Fprintf(w, "  step lag  median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f)\n", o.StepLagP50Ms, o.StepLagP10Ms, o.StepLagP90Ms, o.StepLagMean)
 		if o.Wakes > 0 {
-			fmt.Fprintf(w, "  wake-up   median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f) over %d steps planned after idling (planned − submitted)\n",
+			fmt.Fprintf(w, "  woken     median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f) over %d steps planned on waking from idle\n",
 				o.WakeP50Ms, o.WakeP10Ms, o.WakeP90Ms, o.WakeMeanMs, o.Wakes)
-			fmt.Fprintf(w, "  their lag median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f): modelled with engine_lag_ms as every step's\n",
-				o.WokenLagP50Ms, o.WokenLagP10Ms, o.WokenLagP90Ms, o.WokenLagMeanMs)
+			fmt.Fprintf(w, "            (completion − the waking submit − the step's time; of which planned − submitted median %.3f ms)\n", o.WakePlanP50Ms)
 		} else {
-			fmt.Fprintln(w, "  wake-up   none: no step was planned after an idle engine was woken by a request")
+			fmt.Fprintln(w, "  woken     none: no step was planned after an idle engine was woken by a request")
 		}
 	} else {
 		fmt.Fprintln(w, "no step lag: the workers report no engine steps (only the sim target's in-process engines do)")
@@ -130,7 +129,7 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 	fmt.Fprintf(w, "http_overhead_ms: %.2f   # put in the spec (clock: virtual) or pass --http-overhead-ms\n", o.HTTPOverheadMs)
 	fmt.Fprintf(w, "http_inbound_ms: %.2f    # the part before the engine; or pass --http-inbound-ms\n", o.HTTPInboundMs)
 	fmt.Fprintf(w, "engine_lag_ms: %.2f      # the engines' median step lag; or pass --engine-lag-ms\n", o.EngineLagMs)
-	fmt.Fprintf(w, "engine_wake_ms: %.2f     # the idle engines' median wake-up; or pass --engine-wake-ms\n", o.EngineWakeMs)
+	fmt.Fprintf(w, "engine_wake_ms: %.2f     # the median woken step's lateness; or pass --engine-wake-ms\n", o.EngineWakeMs)
 	return nil
 }
 

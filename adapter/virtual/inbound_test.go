@@ -25,7 +25,7 @@ func runTrace(t *testing.T, trace string, limit int, overhead, inbound time.Dura
 }
 
 // runTraceLag is runTrace with the engine's steps modelled lag late
-// (engine_lag_ms) and an idle engine waking wake after an arrival
+// (engine_lag_ms), and wake late those an idle engine plans on an arrival
 // (engine_wake_ms).
 func runTraceLag(t *testing.T, trace string, limit int, overhead, inbound, lag, wake time.Duration) []metrics.RequestRecord {
 	t.Helper()

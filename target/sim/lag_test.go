@@ -134,8 +134,9 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // it with that request's submit time: the first step of each of two
 // requests sent apart (the loop idles in between), and no other step — not
 // the one that takes in a third request sent while the second's first step
-// runs. On the bubble's clock a channel receive takes no time, so each
-// wake-up delay is 0; on a host it is the loop's wake-up (engine_wake_ms).
+// runs. On the bubble's clock a channel receive takes no time, so each is
+// planned at its submit, and completes late by the timer's 1 ms: the
+// woken step's lateness that engine_wake_ms models.
 func TestObserveStepsMarksWakeUps(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -178,10 +179,10 @@ func TestObserveStepsMarksWakeUps(t *testing.T) {
 		defer mu.Unlock()
 		var woken []time.Time
 		for k, st := range steps {
-			if d, ok := st.WakeDelay(); ok {
+			if plan, late, ok := st.Wake(); ok {
 				woken = append(woken, st.Woken)
-				if d != 0 {
-					t.Errorf("step %d: wake-up delay %v on the bubble's clock, want 0", k, d)
+				if plan != 0 || late != time.Millisecond {
+					t.Errorf("step %d: planned %v after the submit, completed %v late; want 0 and the timers' 1 ms", k, plan, late)
 				}
 			}
 		}

@@ -54,21 +54,24 @@ type StepTiming struct {
 	Planned, End, Done time.Time
 	// Woken is set on a step planned right after the loop idled: when the
 	// request whose submit woke it was submitted (the earliest one the
-	// loop found waiting). Planned − Woken is the idle loop's wake-up
-	// delay, a channel receive rather than a timer, which the virtual
-	// clock models with its own constant (engine_wake_ms). Zero when the
-	// step followed another step, or the loop was woken by something
-	// other than a submit (a released KV hold).
+	// loop found waiting). Zero when the step followed another step, or
+	// the loop was woken by something other than a submit (a released KV
+	// hold).
 	Woken time.Time
 }
 
-// WakeDelay is Planned − Woken, and false when the step did not follow a
-// wake-up by a submit.
-func (st StepTiming) WakeDelay() (time.Duration, bool) {
+// Wake splits a woken step's lateness (false when Woken is zero): plan,
+// how long after the waking submit the loop planned it (a channel
+// receive), and late, how much later than that submit plus the step's
+// modelled duration it completed (plan + the step's own lag). The
+// virtual clock models late with one constant (engine_wake_ms): a woken
+// step's first token lands that long after the arrival and the step's
+// time.
+func (st StepTiming) Wake() (plan, late time.Duration, ok bool) {
 	if st.Woken.IsZero() {
-		return 0, false
+		return 0, 0, false
 	}
-	return st.Planned.Sub(st.Woken), true
+	return st.Planned.Sub(st.Woken), st.Done.Sub(st.Woken) - st.End.Sub(st.Planned), true
 }
 
 // ObserveSteps calls fn for every step every rank completes (nil: none),
