@@ -68,9 +68,9 @@ const MaxHTTPOverheadMs = 1000
 // check refuses, not a lag to model.
 const MaxEngineLagMs = 100
 
-// MaxEngineWakeMs bounds engine_wake_ms: an idle sim engine's loop wakes
-// (a channel receive) a fraction of a millisecond after the arrival that
-// pokes it; 100 ms is a host too loaded to measure on.
+// MaxEngineWakeMs bounds engine_wake_ms: a step an idle sim engine
+// planned on waking completes about a millisecond late at most on a quiet
+// host; 100 ms is a host too loaded to measure on.
 const MaxEngineWakeMs = 100
 
 // Flags that override the modelled HTTP path and engine lateness.

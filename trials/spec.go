@@ -44,9 +44,11 @@ type Spec struct {
 	// its planned end and the next step is planned then. Measure it with
 	// `autoinfer sim overhead SPEC`; left out of a real trial's spec hash.
 	EngineLagMs float64 `yaml:"engine_lag_ms" json:"engine_lag_ms,omitempty"`
-	// EngineWakeMs is, on the virtual clock, how long after the arrival
-	// that wakes it an idle simulated engine plans its next step (the live
-	// loop's channel receive, much shorter than a step's timer lag).
+	// EngineWakeMs is, on the virtual clock, how late a step completes
+	// that an idle simulated engine planned when an arrival woke it: the
+	// step starts at the arrival and its tokens are emitted this long after
+	// its planned end, instead of EngineLagMs (a woken loop plans within
+	// microseconds, and that step's timer is late by its own amount).
 	// Measured by `autoinfer sim overhead SPEC`; left out of a real
 	// trial's spec hash.
 	EngineWakeMs float64  `yaml:"engine_wake_ms" json:"engine_wake_ms,omitempty"`
