@@ -56,16 +56,20 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 }
 
 // hardwareConfig is a sim trial's hardware identity: the resolved profile
-// and, on the virtual clock, the modelled HTTP path and engine lag when
-// set (the path's total and the part before the engine), so predictions
-// with different values are not the same hardware (they never compete,
-// and the row says which it used).
+// and, on the virtual clock, the modelled HTTP path and engine lateness
+// when set (the path's total and the part before the engine; the step lag
+// and the idle wake-up), so predictions with different values are not the
+// same hardware (they never compete, and the row says which it used).
+// When either lateness is set both are written, 0 included: rows from
+// before engine_wake_ms existed woke idle engines engine_lag_ms late, and
+// carried engine_lag_ms alone.
 func hardwareConfig(p sim.Profile, t trials.Trial) (json.RawMessage, error) {
 	coeffs, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encoding sim profile: %w", err)
 	}
-	if !t.Virtual() || t.HTTPOverheadMs == 0 && t.EngineLagMs == 0 {
+	late := t.EngineLagMs != 0 || t.EngineWakeMs != 0
+	if !t.Virtual() || t.HTTPOverheadMs == 0 && !late {
 		return coeffs, nil
 	}
 	var doc map[string]any
@@ -78,8 +82,8 @@ func hardwareConfig(p sim.Profile, t trials.Trial) (json.RawMessage, error) {
 	if t.HTTPInboundMs != 0 {
 		doc["http_inbound_ms"] = t.HTTPInboundMs
 	}
-	if t.EngineLagMs != 0 {
-		doc["engine_lag_ms"] = t.EngineLagMs
+	if late {
+		doc["engine_lag_ms"], doc["engine_wake_ms"] = t.EngineLagMs, t.EngineWakeMs
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

@@ -91,17 +91,20 @@ func TestHardwareConfigCarriesTheHTTPPath(t *testing.T) {
 }
 
 // TestHardwareConfigCarriesTheEngineLag: a virtual row's hardware config
-// holds engine_lag_ms when set (with or without an HTTP path), so
-// predictions with different lags never compete; a real row's does not.
+// holds engine_lag_ms and engine_wake_ms, both, when either is set (with or
+// without an HTTP path), so predictions with different lags or wake-ups
+// never compete, and a row with a lag alone is told from one written
+// before engine_wake_ms existed (whose idle engines woke the lag late); a
+// real row's holds neither.
 func TestHardwareConfigCarriesTheEngineLag(t *testing.T) {
 	p, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := func(clock string, overhead, lag float64) map[string]any {
+	doc := func(clock string, overhead, lag, wake float64) map[string]any {
 		t.Helper()
 		var tr trials.Trial
-		tr.Clock, tr.HTTPOverheadMs, tr.EngineLagMs = clock, overhead, lag
+		tr.Clock, tr.HTTPOverheadMs, tr.EngineLagMs, tr.EngineWakeMs = clock, overhead, lag, wake
 		raw, err := hardwareConfig(p, tr)
 		if err != nil {
 			t.Fatal(err)
@@ -112,16 +115,20 @@ func TestHardwareConfigCarriesTheEngineLag(t *testing.T) {
 		}
 		return d
 	}
-	if d := doc(trials.ClockVirtual, 0, 0.4); d["engine_lag_ms"] != 0.4 || d["http_overhead_ms"] != nil {
-		t.Errorf("virtual, lag 0.4 alone: engine_lag_ms %v, http_overhead_ms %v (want 0.4, absent)", d["engine_lag_ms"], d["http_overhead_ms"])
+	if d := doc(trials.ClockVirtual, 0, 0.4, 0); d["engine_lag_ms"] != 0.4 || d["engine_wake_ms"] != 0.0 || d["http_overhead_ms"] != nil {
+		t.Errorf("virtual, lag 0.4 alone: engine_lag_ms %v, engine_wake_ms %v, http_overhead_ms %v (want 0.4, 0, absent)",
+			d["engine_lag_ms"], d["engine_wake_ms"], d["http_overhead_ms"])
 	}
-	if d := doc(trials.ClockVirtual, 1.5, 0.4); d["engine_lag_ms"] != 0.4 || d["http_overhead_ms"] != 1.5 {
-		t.Errorf("virtual, 1.5 ms path and lag 0.4: %v", d)
+	if d := doc(trials.ClockVirtual, 0, 0, 0.1); d["engine_lag_ms"] != 0.0 || d["engine_wake_ms"] != 0.1 {
+		t.Errorf("virtual, wake-up 0.1 alone: %v, want engine_lag_ms 0 and engine_wake_ms 0.1", d)
 	}
-	if d := doc(trials.ClockVirtual, 1.5, 0); d["engine_lag_ms"] != nil {
-		t.Errorf("virtual without a lag: engine_lag_ms %v, want absent", d["engine_lag_ms"])
+	if d := doc(trials.ClockVirtual, 1.5, 0.4, 0.1); d["engine_lag_ms"] != 0.4 || d["engine_wake_ms"] != 0.1 || d["http_overhead_ms"] != 1.5 {
+		t.Errorf("virtual, 1.5 ms path, lag 0.4, wake-up 0.1: %v", d)
 	}
-	if d := doc("", 1.5, 0.4); d["engine_lag_ms"] != nil {
-		t.Errorf("real clock: the lag is in the hardware identity: %v", d)
+	if d := doc(trials.ClockVirtual, 1.5, 0, 0); d["engine_lag_ms"] != nil || d["engine_wake_ms"] != nil {
+		t.Errorf("virtual without lateness: engine_lag_ms %v, engine_wake_ms %v, want both absent", d["engine_lag_ms"], d["engine_wake_ms"])
+	}
+	if d := doc("", 1.5, 0.4, 0.1); d["engine_lag_ms"] != nil || d["engine_wake_ms"] != nil {
+		t.Errorf("real clock: the lateness is in the hardware identity: %v", d)
 	}
 }

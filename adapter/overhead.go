@@ -60,23 +60,38 @@ type Overhead struct {
 	StepLagP50Ms float64 `json:"step_lag_p50_ms"`
 	StepLagP90Ms float64 `json:"step_lag_p90_ms"`
 	StepLagMean  float64 `json:"step_lag_mean_ms"`
+	// Wakes counts those steps planned right after an idle loop was woken
+	// by a submit; Wake* are their lateness (completion − the submit − the
+	// step's modelled time: the loop's wake-up and the step's own lag),
+	// WakePlanP50Ms the median of its first part (planned − submitted, a
+	// channel receive); 0 when Wakes is 0.
+	Wakes         int     `json:"wakes"`
+	WakeP10Ms     float64 `json:"wake_p10_ms"`
+	WakeP50Ms     float64 `json:"wake_p50_ms"`
+	WakeP90Ms     float64 `json:"wake_p90_ms"`
+	WakeMeanMs    float64 `json:"wake_mean_ms"`
+	WakePlanP50Ms float64 `json:"wake_plan_p50_ms"`
 
-	// HTTPOverheadMs, HTTPInboundMs and EngineLagMs are the spec values
-	// to use: http_overhead_ms the median TTFT difference (≥ 0),
-	// http_inbound_ms the median inbound, at most http_overhead_ms (0
-	// without a split), engine_lag_ms the median step lag (0 without
-	// steps).
+	// HTTPOverheadMs, HTTPInboundMs, EngineLagMs and EngineWakeMs are the
+	// spec values to use: http_overhead_ms the median TTFT difference
+	// (≥ 0), http_inbound_ms the median inbound, at most http_overhead_ms
+	// (0 without a split), engine_lag_ms the median step lag (0 without
+	// steps), engine_wake_ms the median woken step's lateness (0 without
+	// wakes).
 	HTTPOverheadMs float64 `json:"http_overhead_ms"`
 	HTTPInboundMs  float64 `json:"http_inbound_ms"`
 	EngineLagMs    float64 `json:"engine_lag_ms"`
+	EngineWakeMs   float64 `json:"engine_wake_ms"`
 }
 
 // MeasureOverhead runs t once in real time and then once on the virtual
 // clock without an HTTP path, both recorded by r's ledger (read back
 // through rows), and returns the per-request differences. During the real
 // run the sim target's engines report their request timings, which split
-// it (Overhead), and their steps' lags, whose median is engine_lag_ms: the
-// virtual run models it, so the median TTFT difference that remains is
+// it (Overhead), and their steps' lags, whose median is engine_lag_ms,
+// and the lateness of steps planned on waking from idle, whose median is
+// engine_wake_ms: the virtual run
+// models both, so the median TTFT difference that remains is
 // the http_overhead_ms that makes the virtual clock's latencies the real
 // path's. A real-time run
 // that does not end ok (HostOverloaded on a busy host, failed checks)
@@ -109,8 +124,11 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 			// The virtual run models the engines' lateness the real run
 			// measured, so the differences are what is left: the path.
 			p = nil
-			o.stepLag(probe.stepLags())
+			o.stepDelays(probe.stepDelays())
 			if err := trials.SetEngineLag(ts[1:], o.EngineLagMs); err != nil {
+				return Overhead{}, err
+			}
+			if err := trials.SetEngineWake(ts[1:], o.EngineWakeMs); err != nil {
 				return Overhead{}, err
 			}
 			tt = ts[1]
@@ -151,24 +169,35 @@ func (r *Runner) MeasureOverhead(ctx context.Context, t trials.Trial, rows reque
 	return o, nil
 }
 
-// stepLag fills the step-lag figures and engine_lag_ms. The median, not
-// the mean: the constant stands for a typical step's lateness, which sets
-// where the typical request's tokens land; a few long stalls (a GC pause,
-// the host scheduler) pull the mean up, and as a constant they would delay
-// every step of the virtual run.
-func (o *Overhead) stepLag(lags []time.Duration) {
-	if o.Steps = len(lags); o.Steps == 0 {
-		return
+// stepDelays fills the step-lag and wake-up figures, engine_lag_ms and
+// engine_wake_ms. Medians, not means: each constant stands for a typical
+// step's (or woken step's) lateness, which sets where the typical request's
+// tokens land; a few long stalls (a GC pause, the host scheduler) pull the
+// mean up, and as a constant they would delay every step of the virtual
+// run.
+func (o *Overhead) stepDelays(lags, plans, wakes []time.Duration) {
+	o.Steps = len(lags)
+	o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms, o.StepLagMean = spread(lags)
+	o.EngineLagMs = min(round2(o.StepLagP50Ms), trials.MaxEngineLagMs)
+	o.Wakes = len(wakes)
+	o.WakeP10Ms, o.WakeP50Ms, o.WakeP90Ms, o.WakeMeanMs = spread(wakes)
+	o.EngineWakeMs = min(round2(o.WakeP50Ms), trials.MaxEngineWakeMs)
+	_, o.WakePlanP50Ms, _, _ = spread(plans)
+}
+
+// spread is the p10, median, p90 and mean of ds in milliseconds; all 0
+// when ds is empty.
+func spread(ds []time.Duration) (p10, p50, p90, mean float64) {
+	if len(ds) == 0 {
+		return 0, 0, 0, 0
 	}
-	xs := make([]float64, len(lags))
+	xs := make([]float64, len(ds))
 	sum := 0.0
-	for i, l := range lags {
-		xs[i] = ms(l)
+	for i, d := range ds {
+		xs[i] = ms(d)
 		sum += xs[i]
 	}
-	o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms = quantile(xs, 0.1), quantile(xs, 0.5), quantile(xs, 0.9)
-	o.StepLagMean = sum / float64(len(xs))
-	o.EngineLagMs = min(round2(o.StepLagP50Ms), trials.MaxEngineLagMs)
+	return quantile(xs, 0.1), quantile(xs, 0.5), quantile(xs, 0.9), sum / float64(len(xs))
 }
 
 // split fills the inbound, outbound and engine figures from the real run's

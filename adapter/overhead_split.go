@@ -60,14 +60,17 @@ func (p *splitProbe) step(st sim.StepTiming) {
 	p.mu.Unlock()
 }
 
-// stepLags are the lags (completion − planned end, 0 when on time) of the
-// engine steps completed in the measured phase: from its start to the last
-// measured answer. Warm-up and the drain after it are left out.
-func (p *splitProbe) stepLags() []time.Duration {
+// stepDelays are, for the engine steps completed in the measured phase
+// (from its start to the last measured answer; warm-up and the drain after
+// it are left out), their lags (completion − planned end, 0 when on time)
+// and, for those planned right after an idle loop was woken by a submit,
+// how long after the submit the loop planned them (plans) and how late
+// they completed beyond the submit plus their modelled time (wakes).
+func (p *splitProbe) stepDelays() (lags, plans, wakes []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.result == nil {
-		return nil
+		return nil, nil, nil
 	}
 	start := p.result.Start
 	end := start
@@ -76,14 +79,16 @@ func (p *splitProbe) stepLags() []time.Duration {
 			end = t
 		}
 	}
-	var out []time.Duration
 	for _, st := range p.steps {
 		if st.Done.Before(start) || st.Done.After(end) {
 			continue
 		}
-		out = append(out, max(0, st.Done.Sub(st.End)))
+		lags = append(lags, max(0, st.Done.Sub(st.End)))
+		if plan, late, ok := st.Wake(); ok {
+			plans, wakes = append(plans, max(0, plan)), append(wakes, max(0, late))
+		}
 	}
-	return out
+	return lags, plans, wakes
 }
 
 // done keeps the driver's result, whose records the timings match.

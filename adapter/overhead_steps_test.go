@@ -13,23 +13,29 @@ import (
 // TestStepLagsMeasuredPhaseOnly: the probe keeps the lags of the steps
 // completed from the measured phase's start to its last answer (warm-up
 // and the drain after it are left out), an early step counts as 0, and
-// engine_lag_ms is the rounded median.
+// engine_lag_ms is the rounded median; the kept steps planned on waking
+// give their planning delay and lateness (planning delay + own lag), and
+// engine_wake_ms is the lateness's median.
 func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 	start := time.Unix(100, 0)
 	p := newSplitProbe()
-	step := func(doneAfterStart, lag time.Duration) {
+	step := func(doneAfterStart, lag, wake time.Duration) {
 		done := start.Add(doneAfterStart)
-		p.step(sim.StepTiming{End: done.Add(-lag), Done: done})
+		st := sim.StepTiming{Planned: done.Add(-lag - 500*time.Microsecond), End: done.Add(-lag), Done: done}
+		if wake != 0 {
+			st.Woken = st.Planned.Add(-wake)
+		}
+		p.step(st)
 	}
-	step(-time.Millisecond, 9*time.Millisecond) // warm-up
-	step(time.Millisecond, 100*time.Microsecond)
-	step(2*time.Millisecond, 300*time.Microsecond)
-	step(3*time.Millisecond, -50*time.Microsecond) // early: on time
-	step(40*time.Millisecond, 200*time.Microsecond)
-	step(41*time.Millisecond, 9*time.Millisecond) // after the last answer
+	step(-time.Millisecond, 9*time.Millisecond, 5*time.Millisecond) // warm-up
+	step(time.Millisecond, 100*time.Microsecond, 70*time.Microsecond)
+	step(2*time.Millisecond, 300*time.Microsecond, 0)
+	step(3*time.Millisecond, -50*time.Microsecond, 0) // early: on time
+	step(40*time.Millisecond, 200*time.Microsecond, 30*time.Microsecond)
+	step(41*time.Millisecond, 9*time.Millisecond, 6*time.Millisecond) // after the last answer
 	// The last answer: sent at 10 ms, 30 ms end to end.
 	p.done(&driver.Result{Start: start, Requests: []metrics.RequestRecord{{SendMs: 0, E2ELMs: 5}, {SendMs: 10, E2ELMs: 30}}})
-	lags := p.stepLags()
+	lags, plans, wakes := p.stepDelays()
 	want := []time.Duration{100 * time.Microsecond, 300 * time.Microsecond, 0, 200 * time.Microsecond}
 	if len(lags) != len(want) {
 		t.Fatalf("lags %v, want %v", lags, want)
@@ -39,9 +45,18 @@ func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 			t.Fatalf("lags %v, want %v", lags, want)
 		}
 	}
+	if len(plans) != 2 || plans[0] != 70*time.Microsecond || plans[1] != 30*time.Microsecond {
+		t.Fatalf("planning delays %v, want [70µs 30µs]", plans)
+	}
+	if len(wakes) != 2 || wakes[0] != 170*time.Microsecond || wakes[1] != 230*time.Microsecond {
+		t.Fatalf("woken steps' lateness %v, want [170µs 230µs] (planning delay + lag)", wakes)
+	}
 	var o Overhead
-	o.stepLag(lags)
+	o.stepDelays(lags, plans, wakes)
 	if o.Steps != 4 || o.StepLagP50Ms != 0.2 || o.EngineLagMs != 0.2 || o.StepLagP10Ms != 0 || o.StepLagP90Ms != 0.3 || math.Abs(o.StepLagMean-0.15) > 1e-9 {
 		t.Errorf("figures %+v: want 4 steps, p10/p50/p90 0/0.2/0.3, mean 0.15, engine_lag_ms 0.2", o)
+	}
+	if o.Wakes != 2 || o.WakeP50Ms != 0.23 || o.EngineWakeMs != 0.23 || o.WakeP10Ms != 0.17 || math.Abs(o.WakeMeanMs-0.2) > 1e-9 || o.WakePlanP50Ms != 0.07 {
+		t.Errorf("wake figures %+v: want 2 wakes, median 0.23, p10 0.17, mean 0.2, planning median 0.07, engine_wake_ms 0.23", o)
 	}
 }

@@ -36,8 +36,10 @@ into a temporary ledger. Both runs send the same request stream, so request
 i is the same bytes at the same intended time in each.
 
 The real run's engines report each step's lag behind its planned end (the
-timer and goroutine wake-up); their median is the spec's engine_lag_ms,
-which the virtual run then models. The per-request differences left (real
+timer and goroutine wake-up), whose median is the spec's engine_lag_ms, and
+for each step planned on waking from idle how late it completed beyond the
+waking request's submit plus the step's time, whose median is
+engine_wake_ms; the virtual run then models both. The per-request differences left (real
 minus virtual) are what the HTTP path and the router hop add; their median
 TTFT difference is the spec's http_overhead_ms, and the engines' timings
 split it into the part before the engine (http_inbound_ms) and after. With
@@ -102,10 +104,17 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 	if o.Steps > 0 {
 		fmt.Fprintf(w, "real run, engine step lag (completion − planned end) over %d steps:\n", o.Steps)
 		fmt.Fprintf(w, "  step lag  median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f)\n", o.StepLagP50Ms, o.StepLagP10Ms, o.StepLagP90Ms, o.StepLagMean)
+		if o.Wakes > 0 {
+			fmt.Fprintf(w, "  woken     median %.3f ms  (p10 %.3f, p90 %.3f, mean %.3f) over %d steps planned on waking from idle\n",
+				o.WakeP50Ms, o.WakeP10Ms, o.WakeP90Ms, o.WakeMeanMs, o.Wakes)
+			fmt.Fprintf(w, "            (completion − the waking submit − the step's time; of which planned − submitted median %.3f ms)\n", o.WakePlanP50Ms)
+		} else {
+			fmt.Fprintln(w, "  woken     none: no step was planned after an idle engine was woken by a request")
+		}
 	} else {
 		fmt.Fprintln(w, "no step lag: the workers report no engine steps (only the sim target's in-process engines do)")
 	}
-	fmt.Fprintf(w, "%s: real − virtual (engine_lag_ms %.2f) over %d requests\n", o.Trial, o.EngineLagMs, o.Pairs)
+	fmt.Fprintf(w, "%s: real − virtual (engine_lag_ms %.2f, engine_wake_ms %.2f) over %d requests\n", o.Trial, o.EngineLagMs, o.EngineWakeMs, o.Pairs)
 	fmt.Fprintf(w, "  TTFT  median %+.3f ms  (p10 %+.3f, p90 %+.3f)\n", o.TTFTP50Ms, o.TTFTP10Ms, o.TTFTP90Ms)
 	fmt.Fprintf(w, "  E2E   median %+.3f ms\n", o.E2EP50Ms)
 	fmt.Fprintf(w, "  TPOT  median %+.4f ms\n", o.TPOTP50Ms)
@@ -120,6 +129,7 @@ func runSimOverhead(c *cobra.Command, spec string, f overheadFlags) error {
 	fmt.Fprintf(w, "http_overhead_ms: %.2f   # put in the spec (clock: virtual) or pass --http-overhead-ms\n", o.HTTPOverheadMs)
 	fmt.Fprintf(w, "http_inbound_ms: %.2f    # the part before the engine; or pass --http-inbound-ms\n", o.HTTPInboundMs)
 	fmt.Fprintf(w, "engine_lag_ms: %.2f      # the engines' median step lag; or pass --engine-lag-ms\n", o.EngineLagMs)
+	fmt.Fprintf(w, "engine_wake_ms: %.2f     # the median woken step's lateness; or pass --engine-wake-ms\n", o.EngineWakeMs)
 	return nil
 }
 

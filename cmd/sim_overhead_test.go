@@ -73,9 +73,18 @@ func TestSimOverheadPairsEveryRequest(t *testing.T) {
 		t.Errorf("step lag over %d steps: p10/p50/p90 %.3f/%.3f/%.3f, engine_lag_ms %v: want steps, ordered quantiles, the rounded median",
 			o.Steps, o.StepLagP10Ms, o.StepLagP50Ms, o.StepLagP90Ms, o.EngineLagMs)
 	}
+	// At 40 requests/s over two engines most requests find theirs idle:
+	// engine_wake_ms is the rounded median lateness of the steps their
+	// engines planned on waking, which includes the planning delay.
+	if o.Wakes == 0 || o.Wakes > o.Steps || o.WakeP10Ms < 0 || o.WakeP10Ms > o.WakeP50Ms || o.WakeP50Ms > o.WakeP90Ms ||
+		o.EngineWakeMs != math.Round(100*o.WakeP50Ms)/100 || o.WakePlanP50Ms < 0 {
+		t.Errorf("wake-ups over %d of %d steps: p10/p50/p90 %.3f/%.3f/%.3f, engine_wake_ms %v: want some, ordered quantiles, the rounded median",
+			o.Wakes, o.Steps, o.WakeP10Ms, o.WakeP50Ms, o.WakeP90Ms, o.EngineWakeMs)
+	}
 	code, out, _ = run(t, "sim", "overhead", spec, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
 	if code != ExitOK || !strings.Contains(out, "http_overhead_ms: ") || !strings.Contains(out, "http_inbound_ms: ") ||
 		!strings.Contains(out, "engine_lag_ms: ") || !strings.Contains(out, "step lag  median") ||
+		!strings.Contains(out, "engine_wake_ms: ") || !strings.Contains(out, "woken     median") ||
 		!strings.Contains(out, "over 30 requests") || !strings.Contains(out, "inbound ") {
 		t.Errorf("table output (exit %d):\n%s", code, out)
 	}

@@ -43,6 +43,7 @@ type trialRunFlags struct {
 	httpOverheadMs float64
 	httpInboundMs  float64
 	engineLagMs    float64
+	engineWakeMs   float64
 	// recordDecisions is the file for the virtual-clock trials' routing
 	// decisions (JSON lines); empty: none recorded.
 	recordDecisions string
@@ -89,7 +90,8 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.StringVar(&f.clock, "clock", "", "run on this clock, overriding the specs': real, or virtual (a sim-target deployment simulated in one process, no HTTP; rows labelled virtual, see docs/whatif.md)")
 	fl.Float64Var(&f.httpOverheadMs, "http-overhead-ms", 0, "on the virtual clock, add this many milliseconds to every request's TTFT and E2E (the real HTTP path's cost; measure it with 'autoinfer sim overhead SPEC'); overrides the specs' http_overhead_ms")
 	fl.Float64Var(&f.httpInboundMs, "http-inbound-ms", 0, "on the virtual clock, the part of the HTTP overhead before the engine: a request reaches the router and its engine this many milliseconds after it was sent (at most --http-overhead-ms); overrides the specs' http_inbound_ms")
-	fl.Float64Var(&f.engineLagMs, "engine-lag-ms", 0, "on the virtual clock, how late each simulated engine's loop runs in real time: a step's tokens are emitted this many milliseconds after its planned end and an idle engine starts this long after the arrival that wakes it (measure it with 'autoinfer sim overhead SPEC'); overrides the specs' engine_lag_ms")
+	fl.Float64Var(&f.engineLagMs, "engine-lag-ms", 0, "on the virtual clock, how late each simulated engine's loop runs in real time: a step's tokens are emitted this many milliseconds after its planned end (measure it with 'autoinfer sim overhead SPEC'); overrides the specs' engine_lag_ms")
+	fl.Float64Var(&f.engineWakeMs, "engine-wake-ms", 0, "on the virtual clock, how many milliseconds after its planned end a step completes that an idle simulated engine planned when an arrival woke it (instead of --engine-lag-ms; measure it with 'autoinfer sim overhead SPEC'); overrides the specs' engine_wake_ms")
 	fl.StringVar(&f.recordDecisions, "record-decisions", "", "write every routing decision of the (virtual-clock) trials to FILE as JSON lines: trial, request id, worker and rank, prefill worker and rank when PD, policy outcome (see docs/whatif.md)")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
@@ -134,6 +136,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	if c.Flags().Changed("engine-lag-ms") {
 		if err := trials.SetEngineLag(ts, f.engineLagMs); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	if c.Flags().Changed("engine-wake-ms") {
+		if err := trials.SetEngineWake(ts, f.engineWakeMs); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}

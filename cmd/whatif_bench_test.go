@@ -61,6 +61,8 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 			n, o.TTFTP50Ms, o.TTFTP10Ms, o.TTFTP90Ms)
 		say("  engine step lag over %d steps: median %.3f ms (p10 %.3f, p90 %.3f, mean %.3f): engine_lag_ms %.2f, modelled by the virtual run",
 			o.Steps, o.StepLagP50Ms, o.StepLagP10Ms, o.StepLagP90Ms, o.StepLagMean, o.EngineLagMs)
+		say("  idle wake-up over %d steps planned after idling: median %.3f ms (p10 %.3f, p90 %.3f, mean %.3f): engine_wake_ms %.2f, modelled by the virtual run",
+			o.Wakes, o.WakeP50Ms, o.WakeP10Ms, o.WakeP90Ms, o.WakeMeanMs, o.EngineWakeMs)
 		say("  split over %d requests: inbound median %.3f ms (p10 %.3f, p90 %.3f), outbound %.3f (p10 %.3f, p90 %.3f), engine real − virtual %+.3f (p10 %+.3f, p90 %+.3f)",
 			o.Split, o.InboundP50Ms, o.InboundP10Ms, o.InboundP90Ms, o.OutboundP50Ms, o.OutboundP10Ms, o.OutboundP90Ms,
 			o.EngineDiffP50Ms, o.EngineDiffP10Ms, o.EngineDiffP90Ms)
@@ -68,11 +70,11 @@ func BenchmarkQuickstartVirtualVsReal(b *testing.B) {
 			measuredPath = o
 		}
 	}
-	overhead, inbound, lag := measuredPath.HTTPOverheadMs, measuredPath.HTTPInboundMs, measuredPath.EngineLagMs
-	say("the virtual sweep uses %s's: http_overhead_ms %.2f, http_inbound_ms %.2f, engine_lag_ms %.2f", names[0], overhead, inbound, lag)
+	overhead, inbound, lag, wake := measuredPath.HTTPOverheadMs, measuredPath.HTTPInboundMs, measuredPath.EngineLagMs, measuredPath.EngineWakeMs
+	say("the virtual sweep uses %s's: http_overhead_ms %.2f, http_inbound_ms %.2f, engine_lag_ms %.2f, engine_wake_ms %.2f", names[0], overhead, inbound, lag, wake)
 	for b.Loop() {
 		run("--clock", "virtual", "--http-overhead-ms", fmt.Sprint(overhead), "--http-inbound-ms", fmt.Sprint(inbound),
-			"--engine-lag-ms", fmt.Sprint(lag))
+			"--engine-lag-ms", fmt.Sprint(lag), "--engine-wake-ms", fmt.Sprint(wake))
 		for range realRepeats {
 			run()
 		}

@@ -40,6 +40,9 @@ func validateClock(s *Spec, p *problems) {
 	if l := s.EngineLagMs; !(l >= 0 && l <= MaxEngineLagMs) {
 		p.add("engine_lag_ms", "must be between 0 and %g ms, got %g", float64(MaxEngineLagMs), l)
 	}
+	if w := s.EngineWakeMs; !(w >= 0 && w <= MaxEngineWakeMs) {
+		p.add("engine_wake_ms", "must be between 0 and %g ms, got %g", float64(MaxEngineWakeMs), w)
+	}
 	switch s.Clock {
 	case "", ClockReal:
 		return
@@ -65,12 +68,31 @@ const MaxHTTPOverheadMs = 1000
 // check refuses, not a lag to model.
 const MaxEngineLagMs = 100
 
-// Flags that override the modelled HTTP path and engine lag.
+// MaxEngineWakeMs bounds engine_wake_ms: a step an idle sim engine
+// planned on waking completes about a millisecond late at most on a quiet
+// host; 100 ms is a host too loaded to measure on.
+const MaxEngineWakeMs = 100
+
+// Flags that override the modelled HTTP path and engine lateness.
 const (
 	FlagHTTPOverhead = "--http-overhead-ms"
 	FlagHTTPInbound  = "--http-inbound-ms"
 	FlagEngineLag    = "--engine-lag-ms"
+	FlagEngineWake   = "--engine-wake-ms"
 )
+
+// SetEngineWake overrides every trial's engine_wake_ms (the
+// --engine-wake-ms flag) and recomputes the spec hashes of virtual trials,
+// which cover it. A value out of bounds is an error naming the flag.
+func SetEngineWake(ts []Trial, wakeMs float64) error {
+	if !(wakeMs >= 0 && wakeMs <= MaxEngineWakeMs) { // NaN fails both
+		return field.Errorf(FlagEngineWake, "must be between 0 and %g ms, got %g", float64(MaxEngineWakeMs), wakeMs)
+	}
+	for i := range ts {
+		ts[i].EngineWakeMs = wakeMs
+	}
+	return rehash(ts)
+}
 
 // SetEngineLag overrides every trial's engine_lag_ms (the --engine-lag-ms
 // flag) and recomputes the spec hashes of virtual trials, which cover it.

@@ -48,3 +48,50 @@ func TestEngineLagBounds(t *testing.T) {
 		t.Errorf("a refused flag changed the trial: engine_lag_ms %v", ts[0].EngineLagMs)
 	}
 }
+
+// TestEngineWakeInTheVirtualHashOnly: engine_wake_ms changes a virtual
+// trial's spec hash (apart from engine_lag_ms of the same value) and
+// leaves a real one's as if it were absent; the flag gives the spec key's
+// hash.
+func TestEngineWakeInTheVirtualHashOnly(t *testing.T) {
+	plain := mustParse(t, minimal)[0]
+	if realT := mustParse(t, minimal+"engine_wake_ms: 0.1\n")[0]; realT.SpecHash != plain.SpecHash {
+		t.Errorf("real clock: engine_wake_ms changed the spec hash")
+	}
+	virt := mustParse(t, minimal+"clock: virtual\n")[0]
+	virtW := mustParse(t, minimal+"clock: virtual\nengine_wake_ms: 0.1\n")[0]
+	virtL := mustParse(t, minimal+"clock: virtual\nengine_lag_ms: 0.1\n")[0]
+	if virtW.SpecHash == virt.SpecHash || virtW.SpecHash == virtL.SpecHash || virtW.EngineWakeMs != 0.1 {
+		t.Errorf("virtual clock: engine_wake_ms 0.1 kept the hash (%v), matched engine_lag_ms 0.1's (%v) or was not read (%v)",
+			virtW.SpecHash == virt.SpecHash, virtW.SpecHash == virtL.SpecHash, virtW.EngineWakeMs)
+	}
+	ts := []Trial{virt}
+	if err := SetEngineWake(ts, 0.1); err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].SpecHash != virtW.SpecHash {
+		t.Errorf("--engine-wake-ms 0.1 gave hash %s, the spec key %s", ts[0].SpecHash, virtW.SpecHash)
+	}
+}
+
+// TestEngineWakeBounds: engine_wake_ms outside [0, 100] ms (or NaN) is
+// refused, naming the key and its line in a spec and the flag from
+// --engine-wake-ms, which then changes nothing.
+func TestEngineWakeBounds(t *testing.T) {
+	for _, bad := range []string{"engine_wake_ms: -0.1\n", "engine_wake_ms: 101\n", "engine_wake_ms: .nan\n"} {
+		fields := specErr(t, minimal+bad)
+		if len(fields) != 1 || fields[0].Path != "engine_wake_ms" || fields[0].Line != 12 {
+			t.Errorf("%q: errors %v, want one on engine_wake_ms at line 12", bad, fields)
+		}
+	}
+	mustParse(t, minimal+"engine_wake_ms: 100\n")
+	ts := []Trial{mustParse(t, minimal+"clock: virtual\nengine_wake_ms: 0.3\n")[0]}
+	for _, bad := range []float64{-1, 100.5} {
+		if err := SetEngineWake(ts, bad); err == nil || !strings.Contains(err.Error(), "--engine-wake-ms") {
+			t.Errorf("--engine-wake-ms %v: %v, want an error naming the flag", bad, err)
+		}
+	}
+	if ts[0].EngineWakeMs != 0.3 {
+		t.Errorf("a refused flag changed the trial: engine_wake_ms %v", ts[0].EngineWakeMs)
+	}
+}

@@ -259,7 +259,7 @@ func within(path, base string) bool {
 // order, map keys sorted by encoding/json).
 func (s Spec) Hash() (string, error) {
 	if !s.Virtual() {
-		s.HTTPOverheadMs, s.HTTPInboundMs, s.EngineLagMs = 0, 0, 0 // a real-time trial does not use them
+		s.HTTPOverheadMs, s.HTTPInboundMs, s.EngineLagMs, s.EngineWakeMs = 0, 0, 0, 0 // a real-time trial does not use them
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

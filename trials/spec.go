@@ -41,12 +41,19 @@ type Spec struct {
 	// EngineLagMs is, on the virtual clock, how late each simulated
 	// engine's loop runs behind its modelled schedule in real time (timer
 	// and goroutine wake-up): a step's tokens are emitted this long after
-	// its planned end, the next step is planned then, and an idle engine
-	// starts this long after the arrival that wakes it. Measure it with
+	// its planned end and the next step is planned then. Measure it with
 	// `autoinfer sim overhead SPEC`; left out of a real trial's spec hash.
-	EngineLagMs float64  `yaml:"engine_lag_ms" json:"engine_lag_ms,omitempty"`
-	Target      Target   `yaml:"target" json:"target"`
-	Topology    Topology `yaml:"topology" json:"topology"`
+	EngineLagMs float64 `yaml:"engine_lag_ms" json:"engine_lag_ms,omitempty"`
+	// EngineWakeMs is, on the virtual clock, how late a step completes
+	// that an idle simulated engine planned when an arrival woke it: the
+	// step starts at the arrival and its tokens are emitted this long after
+	// its planned end, instead of EngineLagMs (a woken loop plans within
+	// microseconds, and that step's timer is late by its own amount).
+	// Measured by `autoinfer sim overhead SPEC`; left out of a real
+	// trial's spec hash.
+	EngineWakeMs float64  `yaml:"engine_wake_ms" json:"engine_wake_ms,omitempty"`
+	Target       Target   `yaml:"target" json:"target"`
+	Topology     Topology `yaml:"topology" json:"topology"`
 	// Router is ignored (and zeroed) when no router is launched: one
 	// replica without prefill/decode disaggregation.
 	Router   Router   `yaml:"router" json:"router"`

@@ -21,12 +21,13 @@ import (
 // profile, no prefix cache, with the given HTTP path and client cap.
 func runTrace(t *testing.T, trace string, limit int, overhead, inbound time.Duration) []metrics.RequestRecord {
 	t.Helper()
-	return runTraceLag(t, trace, limit, overhead, inbound, 0)
+	return runTraceLag(t, trace, limit, overhead, inbound, 0, 0)
 }
 
-// runTraceLag is runTrace with the engine's loop modelled lag late
-// (engine_lag_ms).
-func runTraceLag(t *testing.T, trace string, limit int, overhead, inbound, lag time.Duration) []metrics.RequestRecord {
+// runTraceLag is runTrace with the engine's steps modelled lag late
+// (engine_lag_ms), and wake late those an idle engine plans on an arrival
+// (engine_wake_ms).
+func runTraceLag(t *testing.T, trace string, limit int, overhead, inbound, lag, wake time.Duration) []metrics.RequestRecord {
 	t.Helper()
 	prof, err := sim.LookupProfile("fast")
 	if err != nil {
@@ -42,7 +43,7 @@ func runTraceLag(t *testing.T, trace string, limit int, overhead, inbound, lag t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Fleet().SetLag(lag); err != nil {
+	if err := d.Fleet().SetLag(lag, wake); err != nil {
 		t.Fatal(err)
 	}
 	dc := driver.Config{BaseURL: "http://virtual:1", Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 1,

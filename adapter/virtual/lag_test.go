@@ -15,31 +15,33 @@ import (
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
-// TestEngineLagExactTimes: with the engine's loop 0.4 ms late, on one
-// idle engine (fast profile, no prefix cache):
-//   - A (100 prompt tokens, 2 output) arrives at 0; the sleeping loop wakes
-//     at L and plans A's prefill from there, which completes (A's first
-//     token) at L + s1 + L;
+// TestEngineLagExactTimes: with the engine's steps L = 0.4 ms late and a
+// step planned on waking from idle W = 0.1 ms late, on one idle engine
+// (fast profile, no prefix cache):
+//   - A (100 prompt tokens, 2 output) arrives at 0; the sleeping loop
+//     plans A's prefill at once, which completes (A's first token) at
+//     s1 + W;
 //   - B (50 prompt, 1 output) arrives after step 1's planned end but
 //     before the late loop plans step 2, so it joins step 2 (its prefill
 //     with A's decode), which is scheduled from step 1's planned end (the
-//     catch-up rule) and emits at L + s1 + s2 + L: A's last token and B's
+//     catch-up rule) and emits at s1 + s2 + L: A's last token and B's
 //     only one;
 //   - the engine then idles; C (30 prompt, 1 output) arrives 1 ms later,
 //     inside the catch-up window of step 2's planned end, yet starts fresh
-//     L after its arrival (an idle loop restarts from its wake-up):
-//     its TTFT is L + s3 + L.
+//     at its arrival (an idle loop restarts from its wake-up): its TTFT is
+//     s3 + W.
 //
-// Without the lag B would miss step 2, which is the check that it joined.
+// Without the lag B would miss step 2, which is the check that it joined;
+// with W and L swapped A's and C's first tokens move.
 func TestEngineLagExactTimes(t *testing.T) {
-	const lag = 400 * time.Microsecond
+	const lag, wake = 400 * time.Microsecond, 100 * time.Microsecond
 	prof, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s1 := prof.StepTime(100, 0, 0)
-	end1 := lag + s1
-	sendB := end1 + lag/2
+	end1 := s1
+	sendB := end1 + wake/2
 	s2 := prof.StepTime(50, 1, 101)
 	end2 := end1 + s2
 	sendC := end2 + lag + time.Millisecond
@@ -49,7 +51,7 @@ func TestEngineLagExactTimes(t *testing.T) {
 {"timestamp": %.6f, "input_length": 50, "output_length": 1}
 {"timestamp": %.6f, "input_length": 30, "output_length": 1}
 `, msf(sendB), msf(sendC))
-	recs := runTraceLag(t, trace, 0, 0, 0, lag)
+	recs := runTraceLag(t, trace, 0, 0, 0, lag, wake)
 	if len(recs) != 3 {
 		t.Fatalf("%d records, want 3", len(recs))
 	}
@@ -58,8 +60,8 @@ func TestEngineLagExactTimes(t *testing.T) {
 		t.Fatalf("prompt tokens %d, %d, %d: want 100, 50, 30", *a.PromptTokens, *b.PromptTokens, *c.PromptTokens)
 	}
 	within := func(got, want float64) bool { return got-want < 1e-6 && want-got < 1e-6 }
-	if want := msf(lag + s1 + lag); !within(a.TTFTMs, want) {
-		t.Errorf("A: TTFT %.6f ms, want %.6f (wake-up lag + prefill + completion lag)", a.TTFTMs, want)
+	if want := msf(s1 + wake); !within(a.TTFTMs, want) {
+		t.Errorf("A: TTFT %.6f ms, want %.6f (prefill planned at the arrival, completed the wake-up lateness late)", a.TTFTMs, want)
 	}
 	if want := msf(end2 + lag); !within(a.E2ELMs, want) {
 		t.Errorf("A: E2E %.6f ms, want %.6f (step 2 from step 1's planned end, emitted lag late)", a.E2ELMs, want)
@@ -67,15 +69,15 @@ func TestEngineLagExactTimes(t *testing.T) {
 	if want := msf(end2+lag) - b.SendMs; !within(b.TTFTMs, want) {
 		t.Errorf("B: sent at %.6f ms, TTFT %.6f ms, want %.6f (joined the late-planned step 2)", b.SendMs, b.TTFTMs, want)
 	}
-	if want := msf(lag + s3 + lag); !within(c.TTFTMs, want) {
-		t.Errorf("C: TTFT %.6f ms, want %.6f (an idle engine starts lag after the arrival)", c.TTFTMs, want)
+	if want := msf(s3 + wake); !within(c.TTFTMs, want) {
+		t.Errorf("C: TTFT %.6f ms, want %.6f (an idle engine starts at the arrival, its step the wake-up lateness late)", c.TTFTMs, want)
 	}
 
 	// Without the lag, B arrives after step 2 was planned (A's decode
 	// alone) and its prefill waits for step 3.
 	noLag := runTraceLag(t, fmt.Sprintf(`{"timestamp": 0, "input_length": 100, "output_length": 2}
 {"timestamp": %.6f, "input_length": 50, "output_length": 1}
-`, msf(s1+lag/2)), 0, 0, 0, 0)
+`, msf(sendB)), 0, 0, 0, 0, 0)
 	decodeA := prof.StepTime(0, 1, 101)
 	if want := msf(s1+decodeA+prof.StepTime(50, 0, 0)) - noLag[1].SendMs; !within(noLag[1].TTFTMs, want) {
 		t.Errorf("no lag: B's TTFT %.6f ms, want %.6f (after A's lone decode step)", noLag[1].TTFTMs, want)
@@ -86,7 +88,7 @@ func TestEngineLagExactTimes(t *testing.T) {
 // inputs (the same seed gives byte-identical records), and the lag moves
 // the records.
 func TestEngineLagDeterministic(t *testing.T) {
-	run := func(lag time.Duration) []byte {
+	run := func(lag, wake time.Duration) []byte {
 		ws := workers(t, 2, sim.RoleCollocated)
 		cfg := routerconfig.Default()
 		cfg.Policy = "cache_aware"
@@ -96,7 +98,7 @@ func TestEngineLagDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Fleet().SetLag(lag); err != nil {
+		if err := d.Fleet().SetLag(lag, wake); err != nil {
 			t.Fatal(err)
 		}
 		dc := sharedPrefix(5)
@@ -111,31 +113,38 @@ func TestEngineLagDeterministic(t *testing.T) {
 		}
 		return buf.Bytes()
 	}
-	lagged, again, none := run(300*time.Microsecond), run(300*time.Microsecond), run(0)
+	const lag, wake = 300 * time.Microsecond, 80 * time.Microsecond
+	lagged, again, none := run(lag, wake), run(lag, wake), run(0, 0)
 	if !bytes.Equal(lagged, again) {
-		t.Error("the same lag and seed twice gave different records")
+		t.Error("the same lag, wake-up and seed twice gave different records")
 	}
 	if bytes.Equal(lagged, none) {
-		t.Error("a 0.3 ms engine lag left the records unchanged")
+		t.Error("a 0.3 ms engine lag and 0.08 ms wake-up lateness left the records unchanged")
+	}
+	if bytes.Equal(lagged, run(lag, lag)) {
+		t.Error("a woken step 0.08 ms late gave the same records as one 0.3 ms late")
 	}
 }
 
-// TestSetLagRefused: a negative lag, or one set after the fleet started,
-// is an error.
+// TestSetLagRefused: a negative lag or wake-up, or one set after the fleet
+// started, is an error.
 func TestSetLagRefused(t *testing.T) {
 	d, err := virtual.New(workers(t, 1, sim.RoleCollocated), nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Fleet().SetLag(-time.Microsecond); err == nil {
+	if err := d.Fleet().SetLag(-time.Microsecond, 0); err == nil {
 		t.Error("a negative lag was accepted")
+	}
+	if err := d.Fleet().SetLag(0, -time.Microsecond); err == nil {
+		t.Error("a negative wake-up was accepted")
 	}
 	body := []byte(`{"model":"sim-model","prompt":"hello there","max_tokens":2}`)
 	if err := d.Send(0, driver.CompletionsEndpoint, nil, body, 0); err != nil {
 		t.Fatal(err)
 	}
 	d.Plan()
-	if err := d.Fleet().SetLag(time.Millisecond); err == nil {
+	if err := d.Fleet().SetLag(time.Millisecond, 0); err == nil {
 		t.Error("a lag set after a step started was accepted")
 	}
 }

@@ -20,7 +20,8 @@ const BaseURL = "http://virtual.invalid:1"
 // with the target's resolved profile and the spec's engine settings (as the
 // sim target provisions them), named by URLs that sort in slot order, and
 // the spec's router configuration over them when a router is launched,
-// its engines late by the spec's engine_lag_ms.
+// its engines late by the spec's engine_lag_ms (a step) and
+// engine_wake_ms (an idle engine's wake-up).
 func FromTrial(t trials.Trial) (*Deployment, error) {
 	so, ok := t.Target.Options.(*simtarget.Options)
 	if !ok {
@@ -55,8 +56,9 @@ func FromTrial(t trials.Trial) (*Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.fleet.SetLag(time.Duration(t.EngineLagMs * float64(time.Millisecond))); err != nil {
-		return nil, fmt.Errorf("engine_lag_ms: %w", err)
+	lag, wake := time.Duration(t.EngineLagMs*float64(time.Millisecond)), time.Duration(t.EngineWakeMs*float64(time.Millisecond))
+	if err := d.fleet.SetLag(lag, wake); err != nil {
+		return nil, fmt.Errorf("engine_lag_ms, engine_wake_ms: %w", err)
 	}
 	return d, nil
 }

@@ -34,6 +34,10 @@ type engine struct {
 	batch    Batch         // the current step's shape, reused
 	tier     *cpuTier      // nil: no CPU tier
 	loadTime time.Duration // CPU-tier loads of the step being planned
+	// submitted is when the earliest request still in incoming was
+	// submitted (zero when incoming is empty): after idling, the arrival
+	// whose poke woke the loop.
+	submitted time.Time
 
 	wake    chan struct{}
 	pulling atomic.Int32                     // decode requests pulling KV: counted as waiting
@@ -70,6 +74,9 @@ func (e *engine) submit(s *seq) bool {
 		e.mu.Unlock()
 		return false
 	}
+	if len(e.incoming) == 0 {
+		e.submitted = e.cfg.clock.Now()
+	}
 	e.incoming = append(e.incoming, s)
 	e.mu.Unlock()
 	e.poke()
@@ -98,13 +105,16 @@ func (e *engine) run(ctx context.Context) {
 	timer.Stop()
 	defer e.shutdown()
 	var lastEnd time.Time // planned end of the previous step; zero after idling
+	idled := false        // the loop slept on e.wake since its last step
 	for {
 		now := clock.Now()
 		e.mu.Lock()
+		woken := e.submitted
 		dur := e.plan(now)
 		e.mu.Unlock()
 		if len(e.items) == 0 {
 			lastEnd = time.Time{}
+			idled = true
 			select {
 			case <-e.wake:
 				continue
@@ -129,8 +139,13 @@ func (e *engine) run(ctx context.Context) {
 		e.mu.Unlock()
 		e.m.stepLag(dur, done.Sub(end))
 		if obs := e.steps.Load(); obs != nil {
-			(*obs)(StepTiming{End: end, Done: done})
+			st := StepTiming{Planned: now, End: end, Done: done}
+			if idled {
+				st.Woken = woken
+			}
+			(*obs)(st)
 		}
+		idled = false
 	}
 }
 

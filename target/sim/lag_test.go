@@ -129,3 +129,65 @@ func TestStepLagIsZeroOnTime(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// ObserveSteps marks the step a sleeping loop planned when a request woke
+// it with that request's submit time: the first step of each of two
+// requests sent apart (the loop idles in between), and no other step — not
+// the one that takes in a third request sent while the second's first step
+// runs. On the bubble's clock a channel receive takes no time, so each is
+// planned at its submit, and completes late by the timer's 1 ms: the
+// woken step's lateness that engine_wake_ms models.
+func TestObserveStepsMarksWakeUps(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const tokens, plen, gap = 3, 32, 5 * time.Millisecond
+		n := simtest.NewNetwork()
+		c := n.Client()
+		off := false
+		w := simtest.StartPipe(t, n, sim.Options{Profile: timing, Clock: lateClock{lag: time.Millisecond},
+			Engine: engine.Config{EnablePrefixCaching: &off}})
+		var steps []sim.StepTiming
+		var mu sync.Mutex
+		w.Server().ObserveSteps(func(st sim.StepTiming) {
+			mu.Lock()
+			steps = append(steps, st)
+			mu.Unlock()
+		})
+		post := func() {
+			code, raw := postVia(t, c, w.URL+"/v1/completions", map[string]any{"model": model,
+				"prompt": prompt(5, plen), "max_tokens": tokens, "ignore_eos": true, "temperature": 0})
+			if code != 200 {
+				t.Errorf("completion: %d %s", code, raw)
+			}
+		}
+		var sent []time.Time
+		for i := range 2 {
+			sent = append(sent, time.Now())
+			var wg sync.WaitGroup
+			if i == 1 {
+				wg.Go(func() {
+					time.Sleep(500 * time.Microsecond) // inside the first step: every step is 1 ms late
+					post()
+				})
+			}
+			post()
+			wg.Wait()
+			synctest.Wait()
+			time.Sleep(gap) // the loop idles
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var woken []time.Time
+		for k, st := range steps {
+			if plan, late, ok := st.Wake(); ok {
+				woken = append(woken, st.Woken)
+				if plan != 0 || late != time.Millisecond {
+					t.Errorf("step %d: planned %v after the submit, completed %v late; want 0 and the timers' 1 ms", k, plan, late)
+				}
+			}
+		}
+		if len(woken) != 2 || !woken[0].Equal(sent[0]) || !woken[1].Equal(sent[1]) {
+			t.Errorf("%d steps, wake-ups at %v; want two, at the sends %v", len(steps), woken, sent)
+		}
+	})
+}

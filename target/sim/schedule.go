@@ -16,6 +16,7 @@ func (e *engine) plan(now time.Time) time.Duration {
 	e.waiting = append(e.waiting, e.incoming...)
 	clear(e.incoming)
 	e.incoming = e.incoming[:0]
+	e.submitted = time.Time{}
 	e.dropAborted(now)
 	if len(e.resets) > 0 {
 		e.applyResets()

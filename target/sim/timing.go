@@ -46,11 +46,32 @@ func (e *engine) timing(sq *seq, received time.Time, id string) RequestTiming {
 }
 
 // StepTiming is one engine step of the live loop, on the engine's clock:
-// its planned end and when the loop completed it (its tokens' emission
-// time). Done − End is the step's lag, the timer and goroutine wake-up the
-// virtual clock models with one constant (engine_lag_ms, docs/whatif.md).
+// when the loop planned it, its planned end and when the loop completed it
+// (its tokens' emission time). Done − End is the step's lag, the timer and
+// goroutine wake-up the virtual clock models with one constant
+// (engine_lag_ms, docs/whatif.md).
 type StepTiming struct {
-	End, Done time.Time
+	Planned, End, Done time.Time
+	// Woken is set on a step planned right after the loop idled: when the
+	// request whose submit woke it was submitted (the earliest one the
+	// loop found waiting). Zero when the step followed another step, or
+	// the loop was woken by something other than a submit (a released KV
+	// hold).
+	Woken time.Time
+}
+
+// Wake splits a woken step's lateness (false when Woken is zero): plan,
+// how long after the waking submit the loop planned it (a channel
+// receive), and late, how much later than that submit plus the step's
+// modelled duration it completed (plan + the step's own lag). The
+// virtual clock models late with one constant (engine_wake_ms): a woken
+// step's first token lands that long after the arrival and the step's
+// time.
+func (st StepTiming) Wake() (plan, late time.Duration, ok bool) {
+	if st.Woken.IsZero() {
+		return 0, 0, false
+	}
+	return st.Planned.Sub(st.Woken), st.Done.Sub(st.Woken) - st.End.Sub(st.Planned), true
 }
 
 // ObserveSteps calls fn for every step every rank completes (nil: none),
