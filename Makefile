@@ -29,9 +29,16 @@ build:
 # every package a second time without the detector (about 120 s of CPU on a
 # cold cache). golangci-lint's own govet linter is off (.golangci.yml) for
 # the same reason. `make vet` runs go vet alone.
+#
+# golangci-lint asks `go list -export` for every package's export data,
+# which compiles the whole tree; GOFLAGS=-race makes that the race build
+# `unit` runs next, so a cold cache compiles each package once (measured
+# cold: lint + unit 468 s wall and 868 s CPU before, 372 s and 669 s after).
+# Under -race the `race` build tag is set: only the race_off files, which
+# hold one constant each, go unlinted.
 lint: $(GOLANGCI)
 	@out=$$(gofmt -l $$(git ls-files '*.go') ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GOLANGCI) run ./...
+	GOFLAGS=-race $(GOLANGCI) run ./...
 
 $(GOLANGCI):
 	@mkdir -p $(TOOLS_DIR)/gobin-$(GOLANGCI_VERSION)

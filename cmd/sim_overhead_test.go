@@ -81,12 +81,12 @@ func TestSimOverheadPairsEveryRequest(t *testing.T) {
 		t.Errorf("wake-ups over %d of %d steps: p10/p50/p90 %.3f/%.3f/%.3f, engine_wake_ms %v: want some, ordered quantiles, the rounded median",
 			o.Wakes, o.Steps, o.WakeP10Ms, o.WakeP50Ms, o.WakeP90Ms, o.EngineWakeMs)
 	}
-	code, out, _ = run(t, "sim", "overhead", spec, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
+	code, out, errs = run(t, "sim", "overhead", spec, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
 	if code != ExitOK || !strings.Contains(out, "http_overhead_ms: ") || !strings.Contains(out, "http_inbound_ms: ") ||
 		!strings.Contains(out, "engine_lag_ms: ") || !strings.Contains(out, "step lag  median") ||
 		!strings.Contains(out, "engine_wake_ms: ") || !strings.Contains(out, "woken     median") ||
 		!strings.Contains(out, "over 30 requests") || !strings.Contains(out, "inbound ") {
-		t.Errorf("table output (exit %d):\n%s", code, out)
+		t.Errorf("table output (exit %d):\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
 
