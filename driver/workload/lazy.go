@@ -86,8 +86,16 @@ func (r randomItems) At(i int) Item {
 // its prompt: the prompt's own count (At's InputTokens) is the prefix's plus
 // the input length, give or take the token a real tokenizer may merge at
 // their join.
+//
+// With range_ratio 0 every request has the spec's lengths and no draw is
+// needed: a million-prompt spec is then sized at once instead of seeding a
+// source per request (each request's source is its own, so not drawing
+// from it changes no other request).
 func (r randomItems) Sizes(i int) (in, out int) {
 	w := r.b.w
+	if w.RangeRatio == 0 {
+		return w.PrefixLen + max(w.InputLen, 1), max(w.OutputLen, 1)
+	}
 	rnd := r.b.src("request", i)
 	in, out = length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
 	return w.PrefixLen + in, out

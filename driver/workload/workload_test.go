@@ -212,3 +212,30 @@ func TestValidateAndParseNameTheKey(t *testing.T) {
 		t.Fatalf("valid workload: %+v, %v", w, err)
 	}
 }
+
+// TestSizesAgreeWithAt: the lengths Sizes reports without building a
+// request are the ones At draws, with drawn lengths (range_ratio 0.5) and
+// with fixed ones (range_ratio 0, which Sizes answers without a draw), and
+// with an input length of 0, which both read as 1.
+func TestSizesAgreeWithAt(t *testing.T) {
+	for _, w := range []Workload{
+		{Kind: Random, InputLen: 100, OutputLen: 20, RangeRatio: 0.5, PrefixLen: 30},
+		{Kind: Random, InputLen: 100, OutputLen: 20, PrefixLen: 30},
+		{Kind: Random, InputLen: 0, OutputLen: 7},
+	} {
+		items, err := BuildItems(w, 50, testSource(3), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := items.(interface{ Sizes(int) (int, int) })
+		if !ok {
+			t.Fatalf("random items of %+v have no Sizes", w)
+		}
+		for i := range items.Len() {
+			it := items.At(i)
+			if in, out := s.Sizes(i); in != it.InputTokens || out != it.OutputTokens {
+				t.Fatalf("%+v item %d: Sizes says %d in, %d out; At built %d in, %d out", w, i, in, out, it.InputTokens, it.OutputTokens)
+			}
+		}
+	}
+}
