@@ -14,21 +14,22 @@ import (
 	"github.com/autoinfer/autoinfer/target"
 )
 
-// chaosScale is the length of the long trial and the client's patience:
-// tens of thousands of streaming requests, bounded by the fast profile to
-// well under a minute, whose clients give up after 300 ms (a healthy
-// request takes a few). The race detector makes every request several
-// times dearer: the full trial would take minutes of CPU and healthy
-// requests could outlast 300 ms. Under it a twentieth of the trial, which still
-// crosses the restart, the injected errors and the client cancellations,
-// runs with clients that wait a second; the full length runs without the
-// detector. Either way, a request routed to the stalled worker is cancelled
-// by its client, whatever the machine's speed.
-func chaosScale() (requests int, timeout time.Duration) {
+// chaosScale is the length of the long trial, its concurrency and the
+// client's patience: tens of thousands of streaming requests, 144 at a time
+// (48 per engine, within max_num_seqs, so the trial takes about five
+// seconds rather than ten at 48), whose clients give up after 300 ms (a
+// healthy request takes a few). The race detector makes every request
+// several times dearer: the full trial would take minutes of CPU and
+// healthy requests could outlast 300 ms. Under it a twentieth of the trial,
+// 48 at a time, which still crosses the restart, the injected errors and
+// the client cancellations, runs with clients that wait a second; the full
+// length runs without the detector. Either way, a request routed to the
+// stalled worker is cancelled by its client, whatever the machine's speed.
+func chaosScale() (requests, concurrency int, timeout time.Duration) {
 	if raceDetector {
-		return 1000, time.Second
+		return 1000, 48, time.Second
 	}
-	return 20000, 300 * time.Millisecond
+	return 20000, 144, 300 * time.Millisecond
 }
 
 // Acceptance 7: a long streaming trial with injected worker errors, client
@@ -57,7 +58,7 @@ func TestLongChaoticTrialEndsWithZeroLoads(t *testing.T) {
 		// client mid-stream, whatever the machine's speed.
 		setFaults(ctx, t, d.Workers[2].URL, `{"error_rates": {"500": 0.02}, "stall": true, "stall_after_tokens": 2}`)
 	}
-	requests, timeout := chaosScale()
+	requests, concurrency, timeout := chaosScale()
 	r.hooks.driver = func(c *driver.Config) { c.Timeout = timeout }
 	r.opts.Progress = func(p driver.Progress) {
 		if p.Phase == "measured" && p.Done >= p.Total/2 {
@@ -82,10 +83,10 @@ workload:
   input_len: 24
   output_len: 12
   num_prompts: %d
-  arrival: {kind: inf, max_concurrency: 48}
+  arrival: {kind: inf, max_concurrency: %d}
 warmup: {requests: 0}
 gate: {reference: none}
-`, requests)
+`, requests, concurrency)
 	out, err := r.Run(ctx, parseSpec(t, spec)[0])
 	restarts.Wait()
 	if err != nil {
