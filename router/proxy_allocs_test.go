@@ -87,8 +87,9 @@ func (u *rawUpstream) serve(c net.Conn) {
 		_ = c.Close()
 	}()
 	br := bufio.NewReader(c)
+	var start [16]byte
 	for {
-		first, n, err := readRawHead(br)
+		first, n, err := readRawHead(br, start[:])
 		if err != nil {
 			return
 		}
@@ -106,10 +107,9 @@ func (u *rawUpstream) serve(c net.Conn) {
 }
 
 // readRawHead reads a message head from br and returns the first bytes of
-// its start line (valid until the next read) and its Content-Length (0
-// when absent), allocating nothing.
-func readRawHead(br *bufio.Reader) (start []byte, length int, err error) {
-	var first [16]byte
+// its start line (copied into buf) and its Content-Length (0 when absent),
+// allocating nothing.
+func readRawHead(br *bufio.Reader, buf []byte) (start []byte, length int, err error) {
 	for i := 0; ; i++ {
 		line, err := br.ReadSlice('\n')
 		if err != nil {
@@ -118,7 +118,7 @@ func readRawHead(br *bufio.Reader) (start []byte, length int, err error) {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case i == 0:
-			start = first[:copy(first[:], line)]
+			start = buf[:copy(buf, line)]
 		case len(line) == 0:
 			return start, length, nil
 		case len(line) > 15 && bytes.EqualFold(line[:15], []byte("Content-Length:")):
@@ -137,10 +137,11 @@ func readRawHead(br *bufio.Reader) (start []byte, length int, err error) {
 // rawClient sends the canned request over one kept-alive connection and
 // reads the answer, allocating nothing per request.
 type rawClient struct {
-	c    net.Conn
-	br   *bufio.Reader
-	req  []byte
-	body []byte
+	c     net.Conn
+	br    *bufio.Reader
+	req   []byte
+	body  []byte
+	start [16]byte
 }
 
 func newRawClient(tb testing.TB, base string) *rawClient {
@@ -162,7 +163,7 @@ func (rc *rawClient) do() error {
 	if _, err := rc.c.Write(rc.req); err != nil {
 		return err
 	}
-	start, n, err := readRawHead(rc.br)
+	start, n, err := readRawHead(rc.br, rc.start[:])
 	if err != nil {
 		return fmt.Errorf("reading answer head: %w", err)
 	}
