@@ -24,7 +24,8 @@ const DPRankHeader = "X-data-parallel-rank"
 // and released by the deferred call whatever happens. It returns nil once
 // the response went to the client.
 func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, t target) *attemptFailure {
-	g := pool.acquire(t)
+	var g guard
+	pool.hold(&g, t)
 	defer g.Release()
 	up, f := r.roundTrip(ctx, in, t)
 	if f != nil {
@@ -103,11 +104,11 @@ type upstream struct {
 // X-Request-Id. A transport error or a retryable status comes back as a
 // failure (fed to the circuit); anything else as the open response, which
 // the caller must close.
-func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstream, *attemptFailure) {
+func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream, *attemptFailure) {
 	t.w.series.processed.get(func() prometheus.Counter { return r.m.processed.WithLabelValues(t.w.url) }).Inc()
 	req, err := upstreamRequest(ctx, in, t.w)
 	if err != nil {
-		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
+		return upstream{}, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
 	forwardHeaders(req.Header, in.header, r.cfg.ForwardClientAuth)
 	req.Header.Set("X-Request-Id", in.reqID)
@@ -116,7 +117,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 	}
 	resp, err := r.upstream.RoundTrip(req)
 	if err != nil {
-		return nil, r.transportFailure(ctx, t.w, err)
+		return upstream{}, r.transportFailure(ctx, t.w, err)
 	}
 
 	status := resp.StatusCode
@@ -134,13 +135,13 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 		if status >= 500 {
 			r.recordOutcome(t.w, false)
 		}
-		return nil, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
+		return upstream{}, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
 	}
 	body := io.Reader(resp.Body)
 	if head != nil {
 		body = io.MultiReader(bytes.NewReader(head), resp.Body)
 	}
-	return &upstream{resp: resp, body: body, validation: validation}, nil
+	return upstream{resp: resp, body: body, validation: validation}, nil
 }
 
 func isSSE(h http.Header) bool {

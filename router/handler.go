@@ -93,11 +93,10 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 	}
 	in.policy = pr
 
-	release, err := r.limiter.acquire(req.Context())
-	if err != nil {
+	if err := r.limiter.acquire(req.Context()); err != nil {
 		return rejectErr(w, err)
 	}
-	defer release()
+	defer r.limiter.release()
 	in.admitted = true
 
 	ctx, cancel := context.WithTimeoutCause(req.Context(), secs(r.cfg.RequestTimeoutSecs), errRequestTimeout)
