@@ -111,7 +111,11 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream
 		return upstream{}, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
 	forwardHeaders(req.Header, in.header, r.cfg.ForwardClientAuth)
-	req.Header.Set("X-Request-Id", in.reqID)
+	if len(in.reqIDHeader) == 1 && in.reqIDHeader[0] == in.reqID {
+		req.Header["X-Request-Id"] = in.reqIDHeader
+	} else {
+		req.Header.Set("X-Request-Id", in.reqID)
+	}
 	if len(t.w.ranks) > 1 {
 		req.Header.Set(DPRankHeader, strconv.Itoa(t.rank))
 	}

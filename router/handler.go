@@ -36,7 +36,10 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 		start := time.Now()
 		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), url: req.URL, header: req.Header,
 			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: req.Header.Get(RunIDHeader)}
-		w.Header().Set("X-Request-Id", in.reqID)
+		// One value slice for the client's answer and the worker's
+		// request (roundTrip): neither is changed in place.
+		in.reqIDHeader = []string{in.reqID}
+		w.Header()["X-Request-Id"] = in.reqIDHeader
 		series.requests.get(func() prometheus.Counter { return r.m.requests.WithLabelValues(route) }).Inc()
 
 		errType := r.serveRouted(w, req, in, kind)

@@ -25,7 +25,11 @@ type inbound struct {
 	header http.Header
 	body   []byte
 	reqID  string
-	runID  string
+	// reqIDHeader is []string{reqID} as the client's answer carries it,
+	// shared by the request to the worker when its id is the same (a PD
+	// leg has its own).
+	reqIDHeader []string
+	runID       string
 	// admitted is set once the request passed validation and backpressure:
 	// only admitted requests are counted per run.
 	admitted bool

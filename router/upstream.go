@@ -3,6 +3,7 @@ package router
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 )
 
@@ -14,14 +15,49 @@ import (
 // parse per request.
 func upstreamRequest(ctx context.Context, in *inbound, w *Worker) (*http.Request, error) {
 	if w.base == nil || in.url == nil || in.url.Opaque != "" {
-		return http.NewRequestWithContext(ctx, in.method, w.url+in.uri, bytes.NewReader(in.body))
+		req, err := http.NewRequestWithContext(ctx, in.method, w.url+in.uri, nil)
+		if err != nil {
+			return nil, err
+		}
+		setBody(req, in.body)
+		return req, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, in.method, "", bytes.NewReader(in.body))
+	// An empty URL parses without error into an empty URL struct, which
+	// then takes the worker's URL: one URL allocated, not two.
+	req, err := http.NewRequestWithContext(ctx, in.method, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	u := *w.base
+	u := req.URL
+	*u = *w.base
 	u.Path, u.RawPath, u.RawQuery, u.ForceQuery = in.url.Path, in.url.RawPath, in.url.RawQuery, in.url.ForceQuery
-	req.URL, req.Host = &u, u.Host
+	req.Host = u.Host
+	setBody(req, in.body)
 	return req, nil
 }
+
+// setBody gives req the buffered body as http.NewRequest does for a
+// *bytes.Reader (ContentLength, a replayable GetBody, NoBody when empty),
+// with one reader that closes itself instead of a reader in a NopCloser.
+func setBody(req *http.Request, body []byte) {
+	req.ContentLength = int64(len(body))
+	if len(body) == 0 {
+		req.Body = http.NoBody
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return
+	}
+	req.Body = newBodyReader(body)
+	req.GetBody = func() (io.ReadCloser, error) { return newBodyReader(body), nil }
+}
+
+// bodyReader is a buffered request body sent to a worker.
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(b []byte) *bodyReader {
+	r := new(bodyReader)
+	r.Reset(b)
+	return r
+}
+
+// Close does nothing: the bytes stay with the request, for a retry.
+func (*bodyReader) Close() error { return nil }
