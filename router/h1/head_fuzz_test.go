@@ -104,10 +104,11 @@ func FuzzReadResponse(f *testing.F) {
 			req.Method = http.MethodHead
 		}
 		c := &conn{br: bufio.NewReader(bytes.NewReader(data))}
-		resp, err := c.readResponse(req)
+		a, err := c.readReply(req)
 		if err != nil {
 			return
 		}
+		resp := &a.resp
 		defer resp.Body.Close()
 		body, bodyErr := io.ReadAll(resp.Body)
 		std, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(data)), req)

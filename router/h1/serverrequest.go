@@ -72,7 +72,7 @@ func parseHead(head string, req *http.Request) (framing, error) {
 		}
 	}
 	h := make(http.Header, strings.Count(fields, "\n"))
-	if err := parseFields(fields, h); err != nil {
+	if err := parseFields(fields, h, nil); err != nil {
 		return framing{}, badRequest("malformed header field")
 	}
 	req.Method, req.RequestURI, req.URL, req.Header = method, target, u, h
