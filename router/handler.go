@@ -35,7 +35,7 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
 		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), url: req.URL, header: req.Header,
-			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: req.Header.Get(RunIDHeader)}
+			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: firstValue(req.Header, runIDKey)}
 		// One value slice for the client's answer and the worker's
 		// request (roundTrip): neither is changed in place.
 		in.reqIDHeader = []string{in.reqID}

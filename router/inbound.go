@@ -48,6 +48,18 @@ type inbound struct {
 // RunIDHeader carries the trial id; requests with it are counted per run.
 const RunIDHeader = "X-Run-ID"
 
+// runIDKey is RunIDHeader in http.Header's canonical form ("X-Run-Id"):
+// looked up directly, it is not canonicalised (and allocated) per request.
+const runIDKey = "X-Run-Id"
+
+// firstValue is h.Get(key) for a key already canonical.
+func firstValue(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
 // requestIDs makes the ids of requests that come without one: a random
 // prefix per router and a counter. They are unique across routers and
 // restarts like a random id per request, without reading crypto/rand for
