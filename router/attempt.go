@@ -31,7 +31,7 @@ func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound
 	if f != nil {
 		return f
 	}
-	defer up.resp.Body.Close()
+	defer up.close()
 
 	status := up.resp.StatusCode
 	src := up.body
@@ -98,15 +98,24 @@ type upstream struct {
 	resp       *http.Response
 	body       io.Reader // the whole body (a prefix may have been read to classify a 500)
 	validation bool      // a vLLM input-validation 500: the client's fault
+	req        *http.Request
+	out        *outbound // req's parts, given back by close
+}
+
+// close closes the answer's body, which ends the round trip, and gives the
+// request's parts back.
+func (u upstream) close() {
+	_ = u.resp.Body.Close()
+	u.out.release(u.req)
 }
 
 // roundTrip sends in's method, URI, body and headers to t with in.reqID as
 // X-Request-Id. A transport error or a retryable status comes back as a
 // failure (fed to the circuit); anything else as the open response, which
-// the caller must close.
+// the caller must close (upstream.close).
 func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream, *attemptFailure) {
 	t.w.series.processed.get(func() prometheus.Counter { return r.m.processed.WithLabelValues(t.w.url) }).Inc()
-	req, err := upstreamRequest(ctx, in, t.w)
+	req, out, err := upstreamRequest(ctx, in, t.w)
 	if err != nil {
 		return upstream{}, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
@@ -121,6 +130,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream
 	}
 	resp, err := r.upstream.RoundTrip(req)
 	if err != nil {
+		out.release(req)
 		return upstream{}, r.transportFailure(ctx, t.w, err)
 	}
 
@@ -136,6 +146,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream
 			head, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		}
 		resp.Body.Close()
+		out.release(req)
 		if status >= 500 {
 			r.recordOutcome(t.w, false)
 		}
@@ -145,7 +156,7 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream
 	if head != nil {
 		body = io.MultiReader(bytes.NewReader(head), resp.Body)
 	}
-	return upstream{resp: resp, body: body, validation: validation}, nil
+	return upstream{resp: resp, body: body, validation: validation, req: req, out: out}, nil
 }
 
 func isSSE(h http.Header) bool {
