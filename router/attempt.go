@@ -24,13 +24,14 @@ const DPRankHeader = "X-data-parallel-rank"
 // and released by the deferred call whatever happens. It returns nil once
 // the response went to the client.
 func (r *Router) attempt(ctx context.Context, w http.ResponseWriter, in *inbound, pool *Pool, t target) *attemptFailure {
-	g := pool.acquire(t)
+	var g guard
+	pool.hold(&g, t)
 	defer g.Release()
 	up, f := r.roundTrip(ctx, in, t)
 	if f != nil {
 		return f
 	}
-	defer up.resp.Body.Close()
+	defer up.close()
 
 	status := up.resp.StatusCode
 	src := up.body
@@ -97,26 +98,40 @@ type upstream struct {
 	resp       *http.Response
 	body       io.Reader // the whole body (a prefix may have been read to classify a 500)
 	validation bool      // a vLLM input-validation 500: the client's fault
+	req        *http.Request
+	out        *outbound // req's parts, given back by close
+}
+
+// close closes the answer's body, which ends the round trip, and gives the
+// request's parts back.
+func (u upstream) close() {
+	_ = u.resp.Body.Close()
+	u.out.release(u.req)
 }
 
 // roundTrip sends in's method, URI, body and headers to t with in.reqID as
 // X-Request-Id. A transport error or a retryable status comes back as a
 // failure (fed to the circuit); anything else as the open response, which
-// the caller must close.
-func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstream, *attemptFailure) {
+// the caller must close (upstream.close).
+func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream, *attemptFailure) {
 	t.w.series.processed.get(func() prometheus.Counter { return r.m.processed.WithLabelValues(t.w.url) }).Inc()
-	req, err := upstreamRequest(ctx, in, t.w)
+	req, out, err := upstreamRequest(ctx, in, t.w)
 	if err != nil {
-		return nil, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
+		return upstream{}, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
 	forwardHeaders(req.Header, in.header, r.cfg.ForwardClientAuth)
-	req.Header.Set("X-Request-Id", in.reqID)
+	if len(in.reqIDHeader) == 1 && in.reqIDHeader[0] == in.reqID {
+		req.Header["X-Request-Id"] = in.reqIDHeader
+	} else {
+		req.Header.Set("X-Request-Id", in.reqID)
+	}
 	if len(t.w.ranks) > 1 {
 		req.Header.Set(DPRankHeader, strconv.Itoa(t.rank))
 	}
 	resp, err := r.upstream.RoundTrip(req)
 	if err != nil {
-		return nil, r.transportFailure(ctx, t.w, err)
+		out.release(req)
+		return upstream{}, r.transportFailure(ctx, t.w, err)
 	}
 
 	status := resp.StatusCode
@@ -131,16 +146,17 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (*upstrea
 			head, _ = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		}
 		resp.Body.Close()
+		out.release(req)
 		if status >= 500 {
 			r.recordOutcome(t.w, false)
 		}
-		return nil, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
+		return upstream{}, &attemptFailure{kind: kind, worker: t.w.url, detail: fmt.Sprintf("status %d: %s", status, errorMessage(head))}
 	}
 	body := io.Reader(resp.Body)
 	if head != nil {
 		body = io.MultiReader(bytes.NewReader(head), resp.Body)
 	}
-	return &upstream{resp: resp, body: body, validation: validation}, nil
+	return upstream{resp: resp, body: body, validation: validation, req: req, out: out}, nil
 }
 
 func isSSE(h http.Header) bool {

@@ -33,7 +33,8 @@ func newBodyBudget(size int64, queueSize int, timeout time.Duration) *bodyBudget
 	return &bodyBudget{sem: semaphore.NewWeighted(size), size: size, maxWait: int64(queueSize), timeout: timeout}
 }
 
-// reservation is one request's share of the budget.
+// reservation is one request's share of the budget, held by value by the
+// request that owns it.
 type reservation struct {
 	b *bodyBudget
 	n int64
@@ -41,8 +42,8 @@ type reservation struct {
 
 // reserve waits for n bytes, or explains why not (an *apiError, or
 // errClientGone).
-func (b *bodyBudget) reserve(ctx context.Context, n int64) (*reservation, error) {
-	res := &reservation{b: b}
+func (b *bodyBudget) reserve(ctx context.Context, n int64) (reservation, error) {
+	res := reservation{b: b}
 	if n == 0 {
 		return res, nil
 	}
@@ -52,7 +53,7 @@ func (b *bodyBudget) reserve(ctx context.Context, n int64) (*reservation, error)
 	}
 	if b.waiting.Add(1) > b.maxWait {
 		b.waiting.Add(-1)
-		return nil, b.full()
+		return reservation{}, b.full()
 	}
 	qctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
@@ -63,9 +64,9 @@ func (b *bodyBudget) reserve(ctx context.Context, n int64) (*reservation, error)
 		res.add(n)
 		return res, nil
 	case ctx.Err() != nil:
-		return nil, errClientGone
+		return reservation{}, errClientGone
 	}
-	return nil, newAPIError(http.StatusRequestTimeout, ErrTypeQueueTimeout,
+	return reservation{}, newAPIError(http.StatusRequestTimeout, ErrTypeQueueTimeout,
 		fmt.Sprintf("waited %s for %d bytes of the router's body memory (max_body_memory %d)", b.timeout, n, b.size))
 }
 
@@ -94,9 +95,10 @@ func (r *reservation) add(n int64) {
 	}
 }
 
-// release gives the whole reservation back; later calls do nothing.
+// release gives the whole reservation back; later calls (and calls on a
+// zero reservation) do nothing.
 func (r *reservation) release() {
-	if r == nil || r.n == 0 {
+	if r.n == 0 {
 		return
 	}
 	r.b.held.Add(-r.n)
@@ -114,7 +116,7 @@ const chunkedStart = 64 << 10
 // 408 queue_timeout). A body without Content-Length grows its reservation
 // as it arrives and gets 429 when the budget runs out. The caller releases
 // the reservation when the request ends.
-func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte, res *reservation, err error) {
+func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte, res reservation, err error) {
 	defer func() {
 		if err != nil {
 			closeUnread(w, req)
@@ -123,14 +125,14 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 	limit := r.cfg.MaxPayloadSize
 	cl := req.ContentLength
 	if cl > limit {
-		return nil, nil, r.tooLarge()
+		return nil, reservation{}, r.tooLarge()
 	}
 	first := cl
 	if cl < 0 {
 		first = min(chunkedStart, limit+1)
 	}
 	if res, err = r.bodies.reserve(req.Context(), first); err != nil {
-		return nil, nil, err
+		return nil, reservation{}, err
 	}
 	rc := control{w}
 	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
@@ -139,13 +141,13 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 		body = make([]byte, cl)
 		_, err = io.ReadFull(req.Body, body)
 	} else {
-		body, err = readChunked(req.Body, res, limit)
+		body, err = readChunked(req.Body, &res, limit)
 	}
 	if err != nil {
 		// The deadline stays: the connection closes after the answer (the
 		// rest of the body would be taken for the next request).
 		res.release()
-		return nil, nil, r.bodyError(err)
+		return nil, reservation{}, r.bodyError(err)
 	}
 	// Cleared once the body is in: an expired deadline would end the
 	// front server's watch read and cancel a long response.

@@ -2,8 +2,8 @@ package router
 
 import "sync/atomic"
 
-// guard is the load held by one attempt on one target. Pool.acquire
-// increments the target's in-flight count; Release decrements it exactly
+// guard is the load held by one attempt on one target. Pool.acquire (or
+// Pool.hold) increments the target's in-flight count; Release decrements it exactly
 // once however often it is called, so the attempt's single
 // `defer g.Release()` covers every ending — success, error status, retry, timeout, client cancel, a
 // worker removed mid-stream — and no code path adjusts counts by hand.

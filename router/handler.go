@@ -35,8 +35,11 @@ func (r *Router) routed(route string, kind routeKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		start := time.Now()
 		in := &inbound{route: route, method: req.Method, uri: req.URL.RequestURI(), url: req.URL, header: req.Header,
-			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: req.Header.Get(RunIDHeader)}
-		w.Header().Set("X-Request-Id", in.reqID)
+			reqID: r.ids.of(req.Header, r.reqIDHeaders), runID: firstValue(req.Header, runIDKey)}
+		// One value slice for the client's answer and the worker's
+		// request (roundTrip): neither is changed in place.
+		in.reqIDHeader = []string{in.reqID}
+		w.Header()["X-Request-Id"] = in.reqIDHeader
 		series.requests.get(func() prometheus.Counter { return r.m.requests.WithLabelValues(route) }).Inc()
 
 		errType := r.serveRouted(w, req, in, kind)
@@ -93,11 +96,10 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 	}
 	in.policy = pr
 
-	release, err := r.limiter.acquire(req.Context())
-	if err != nil {
+	if err := r.limiter.acquire(req.Context()); err != nil {
 		return rejectErr(w, err)
 	}
-	defer release()
+	defer r.limiter.release()
 	in.admitted = true
 
 	ctx, cancel := context.WithTimeoutCause(req.Context(), secs(r.cfg.RequestTimeoutSecs), errRequestTimeout)

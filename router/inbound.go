@@ -25,7 +25,11 @@ type inbound struct {
 	header http.Header
 	body   []byte
 	reqID  string
-	runID  string
+	// reqIDHeader is []string{reqID} as the client's answer carries it,
+	// shared by the request to the worker when its id is the same (a PD
+	// leg has its own).
+	reqIDHeader []string
+	runID       string
 	// admitted is set once the request passed validation and backpressure:
 	// only admitted requests are counted per run.
 	admitted bool
@@ -43,6 +47,18 @@ type inbound struct {
 
 // RunIDHeader carries the trial id; requests with it are counted per run.
 const RunIDHeader = "X-Run-ID"
+
+// runIDKey is RunIDHeader in http.Header's canonical form ("X-Run-Id"):
+// looked up directly, it is not canonicalised (and allocated) per request.
+const runIDKey = "X-Run-Id"
+
+// firstValue is h.Get(key) for a key already canonical.
+func firstValue(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
 
 // requestIDs makes the ids of requests that come without one: a random
 // prefix per router and a counter. They are unique across routers and

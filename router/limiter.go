@@ -34,33 +34,40 @@ func newLimiter(maxInFlight, queueSize int, timeout time.Duration) *limiter {
 var errClientGone = errors.New("client went away")
 
 // acquire admits one request or explains why not (an *apiError, or
-// errClientGone). release must be called exactly once after success.
-func (l *limiter) acquire(ctx context.Context) (release func(), err error) {
+// errClientGone). After success, release must be called exactly once.
+func (l *limiter) acquire(ctx context.Context) error {
 	if l.sem == nil {
 		l.admitted.Add(1)
-		return func() { l.admitted.Add(-1) }, nil
+		return nil
 	}
-	release = func() { l.admitted.Add(-1); l.sem.Release(1) }
 	if l.sem.TryAcquire(1) { // fails while others queue: FIFO is kept
 		l.admitted.Add(1)
-		return release, nil
+		return nil
 	}
 	if l.waiting.Add(1) > l.queueSize {
 		l.waiting.Add(-1)
-		return nil, newAPIError(http.StatusTooManyRequests, ErrTypeQueueFull,
+		return newAPIError(http.StatusTooManyRequests, ErrTypeQueueFull,
 			fmt.Sprintf("router at its in-flight limit with %d requests queued", l.queueSize))
 	}
 	qctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	err = l.sem.Acquire(qctx, 1)
+	err := l.sem.Acquire(qctx, 1)
 	l.waiting.Add(-1)
 	switch {
 	case err == nil:
 		l.admitted.Add(1)
-		return release, nil
+		return nil
 	case ctx.Err() != nil:
-		return nil, errClientGone
+		return errClientGone
 	}
-	return nil, newAPIError(http.StatusRequestTimeout, ErrTypeQueueTimeout,
+	return newAPIError(http.StatusRequestTimeout, ErrTypeQueueTimeout,
 		fmt.Sprintf("waited %s in the router queue for a free slot", l.timeout))
+}
+
+// release ends one admission.
+func (l *limiter) release() {
+	l.admitted.Add(-1)
+	if l.sem != nil {
+		l.sem.Release(1)
+	}
 }

@@ -87,7 +87,7 @@ func (r *Router) prefillAttempt(ctx context.Context, leg *inbound, p target, res
 		}
 		return f
 	}
-	defer up.resp.Body.Close()
+	defer up.close()
 	raw, err := io.ReadAll(io.LimitReader(up.body, maxJSONBody))
 	if err != nil {
 		if tf := timedOut(); tf != nil {

@@ -189,6 +189,14 @@ func (p *Pool) pick(pol policy.Policy, req policy.Request, withQueue bool) (targ
 
 // acquire binds one attempt to t: the load is held until the guard is released.
 func (p *Pool) acquire(t target) *guard {
+	g := new(guard)
+	p.hold(g, t)
+	return g
+}
+
+// hold is acquire into a guard the caller owns (the attempt's, on its
+// stack: one allocation less per request).
+func (p *Pool) hold(g *guard, t target) {
 	t.w.ranks[t.rank].Add(1)
 	if t.w.removed.Load() {
 		// Picked just before a concurrent Remove: keep the load visible.
@@ -198,7 +206,7 @@ func (p *Pool) acquire(t target) *guard {
 		}
 		p.mu.Unlock()
 	}
-	return &guard{pool: p, t: t}
+	g.pool, g.t = p, t
 }
 
 // availability summarises the pool for pool_exhausted bodies and readiness.

@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"net/textproto"
 	"testing"
 )
 
@@ -24,5 +25,12 @@ func TestRequestIDs(t *testing.T) {
 	h.Set("X-Correlation-Id", "mine")
 	if id := a.of(h, names); id != "mine" {
 		t.Errorf("client id replaced by %q", id)
+	}
+}
+
+// runIDKey is what http.Header.Get(RunIDHeader) looks up.
+func TestRunIDKeyIsCanonical(t *testing.T) {
+	if got := textproto.CanonicalMIMEHeaderKey(RunIDHeader); got != runIDKey {
+		t.Fatalf("canonical %s is %q, runIDKey %q", RunIDHeader, got, runIDKey)
 	}
 }

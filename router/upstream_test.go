@@ -1,6 +1,8 @@
 package router
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/url"
 	"testing"
@@ -17,11 +19,11 @@ func TestUpstreamRequestMatchesJoinedURL(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := &inbound{method: http.MethodPost, uri: cu.RequestURI(), url: cu, body: []byte("{}")}
-			got, err := upstreamRequest(t.Context(), in, w)
+			got, out, err := upstreamRequest(t.Context(), in, w)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := http.NewRequestWithContext(t.Context(), in.method, workerURL+in.uri, nil)
+			want, err := http.NewRequestWithContext(t.Context(), in.method, workerURL+in.uri, bytes.NewReader(in.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -29,9 +31,22 @@ func TestUpstreamRequestMatchesJoinedURL(t *testing.T) {
 				t.Errorf("%s + %s: %s %s host %s, want %s %s host %s", workerURL, target,
 					got.URL.Scheme, got.URL.RequestURI(), got.Host, want.URL.Scheme, want.URL.RequestURI(), want.Host)
 			}
-			if got.GetBody == nil || got.ContentLength != 2 {
-				t.Errorf("body not replayable or length %d", got.ContentLength)
+			if got.Method != want.Method || got.Proto != want.Proto || got.ProtoMajor != want.ProtoMajor || got.ProtoMinor != want.ProtoMinor ||
+				got.ContentLength != want.ContentLength || len(got.Header) != 0 || got.Context() != want.Context() {
+				t.Errorf("%s + %s: request %+v, want %+v", workerURL, target, got, want)
 			}
+			if got.GetBody == nil {
+				t.Fatal("body not replayable")
+			}
+			replay, _ := got.GetBody()
+			for _, b := range []io.Reader{got.Body, replay} {
+				if sent, _ := io.ReadAll(b); string(sent) != "{}" {
+					t.Errorf("body %q, want {}", sent)
+				}
+			}
+			// Given back, the parts serve the next request clean.
+			got.Header.Set("X-Stale", "1")
+			out.release(got)
 		}
 	}
 }

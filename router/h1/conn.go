@@ -25,12 +25,20 @@ type conn struct {
 	reused    bool // it carried an earlier request
 	idleSince time.Time
 	scratch   []byte // room to read an answer's head into
+	// abort is c.abortIO, bound once: the cancellation hook of every
+	// round trip on the connection.
+	abort func()
 }
 
 func newConn(t *Transport, addr string, nc net.Conn) *conn {
-	return &conn{t: t, addr: addr, nc: nc,
+	c := &conn{t: t, addr: addr, nc: nc,
 		br: bufio.NewReaderSize(nc, t.opts.ReadBufferSize), bw: bufio.NewWriterSize(nc, t.opts.WriteBufferSize)}
+	c.abort = c.abortIO
+	return c
 }
+
+// abortIO makes every pending and later read and write fail at once.
+func (c *conn) abortIO() { _ = c.nc.SetDeadline(aLongTimeAgo) }
 
 // errNothingRead marks a failure on a reused connection before any byte
 // of the answer arrived: the request may be sent again.
@@ -44,25 +52,27 @@ var aLongTimeAgo = time.Unix(1, 0)
 // answer's body is finished, cancelling ctx aborts the connection's reads
 // and writes; the connection then is closed rather than reused.
 func (c *conn) roundTrip(ctx context.Context, req *http.Request, body io.ReadCloser) (*http.Response, error) {
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetDeadline(aLongTimeAgo) })
-	resp, err := c.exchange(req, body)
+	stop := context.AfterFunc(ctx, c.abort)
+	a, err := c.exchange(req, body)
 	if err != nil {
 		stop()
 		_ = c.nc.Close()
 		return nil, err
 	}
+	resp := &a.resp
 	keep := !resp.Close && !req.Close
 	if resp.Body == http.NoBody {
 		c.release(stop, keep)
 		return resp, nil
 	}
-	resp.Body = &bodyReader{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: keep}
+	a.reader = bodyReader{rc: resp.Body, c: c, ctx: ctx, stop: stop, keep: keep}
+	resp.Body = &a.reader
 	return resp, nil
 }
 
 // exchange writes the request and reads the answer's status and headers,
 // skipping informational (1xx) answers.
-func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*http.Response, error) {
+func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*reply, error) {
 	if err := c.writeRequest(req, body); err != nil {
 		if errors.Is(err, errInvalidRequest) {
 			return nil, err
@@ -79,17 +89,17 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*http.Response, 
 		return nil, fmt.Errorf("reading answer: %w", err)
 	}
 	for {
-		resp, err := c.readResponse(req)
+		a, err := c.readReply(req)
 		if err != nil {
 			return nil, fmt.Errorf("reading answer: %w", err)
 		}
-		if resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+		if code := a.resp.StatusCode; code < 200 && code != http.StatusSwitchingProtocols {
 			continue // 100 Continue, 103 Early Hints: the answer follows
 		}
-		if resp.StatusCode == http.StatusSwitchingProtocols {
-			resp.Close = true // the connection is no longer HTTP
+		if a.resp.StatusCode == http.StatusSwitchingProtocols {
+			a.resp.Close = true // the connection is no longer HTTP
 		}
-		return resp, nil
+		return a, nil
 	}
 }
 

@@ -49,7 +49,12 @@
 // finds nothing. This server keeps one connection's requests on two
 // goroutines that take turns (watch.go), reads a head into one string,
 // applies deadlines only when a socket is read or written, and reuses a
-// connection's answer state.
+// connection's answer state and its request: the *http.Request, its URL,
+// header map and the array behind its header values are the connection's
+// and are reset for each request. A handler must not use its request once
+// it returned (net/http's rule too, which nothing there enforces); the
+// strings in it are each request's own, so a value a handler keeps stays
+// intact.
 //
 // What it keeps of net/http's behaviour: keep-alive (HTTP/1.1, and 1.0
 // with keep-alive), Content-Length and chunked request bodies, Expect:

@@ -62,12 +62,17 @@ func nextLine(s string) (line, rest string) {
 }
 
 // parseFields parses the header fields in s, one per line, into h.
-// Values are substrings of s. A field name must be a token right before
-// its colon; a value may not hold control bytes other than tab; an
+// Values are substrings of s. Single-valued fields share one backing
+// array: room when it has a slot per line (the caller's, allocated with
+// what holds h), else a new one. A field name must be a token right
+// before its colon; a value may not hold control bytes other than tab; an
 // obsolete folded line is refused (RFC 9112 §5.2 allows either).
-func parseFields(s string, h http.Header) error {
+func parseFields(s string, h http.Header, room []string) error {
 	n := strings.Count(s, "\n") + 1
-	vals := make([]string, n) // one backing array for single-valued fields
+	vals := room
+	if len(vals) < n {
+		vals = make([]string, n)
+	}
 	for s != "" {
 		var line string
 		line, s = nextLine(s)
@@ -124,7 +129,7 @@ func readTrailer(br *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
 		switch {
 		case err == nil:
 			if line := buf[start:]; len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
-				return buf, parseFields(string(buf[:start]), http.Header{})
+				return buf, parseFields(string(buf[:start]), http.Header{}, nil)
 			}
 		case errors.Is(err, bufio.ErrBufferFull):
 		default:

@@ -14,12 +14,23 @@ import (
 // maxResponseHead bounds a worker's status line and header fields.
 const maxResponseHead = 1 << 20
 
-// readResponse reads an answer's status line and header fields (one
+// reply is a worker's answer with what reading its body takes, allocated
+// as one object: the response, the connection's reader of its body
+// (conn.go), a length-delimited body's framing, and room for the values
+// of its first header fields.
+type reply struct {
+	resp   http.Response
+	reader bodyReader
+	length lengthBody
+	vals   [8]string
+}
+
+// readReply reads an answer's status line and header fields (one
 // string, fields as substrings: see head.go) and frames its body as
 // RFC 9112 §6.3 says: none for HEAD, 1xx, 204 and 304; chunked; a
 // Content-Length; else until the worker closes. Trailers after a chunked
 // body are read and dropped (the router relays bodies, not trailers).
-func (c *conn) readResponse(req *http.Request) (*http.Response, error) {
+func (c *conn) readReply(req *http.Request) (*reply, error) {
 	head, scratch, err := readHead(c.br, c.scratch, maxResponseHead)
 	c.scratch = scratch
 	if err != nil {
@@ -35,19 +46,20 @@ func (c *conn) readResponse(req *http.Request) (*http.Response, error) {
 	if !ok {
 		return nil, fmt.Errorf("malformed status line %q", line)
 	}
+	a := new(reply)
 	h := make(http.Header, strings.Count(fields, "\n"))
-	if err := parseFields(fields, h); err != nil {
+	if err := parseFields(fields, h, a.vals[:]); err != nil {
 		return nil, fmt.Errorf("malformed header field: %w", err)
 	}
-	resp := &http.Response{Status: strings.TrimSpace(status), StatusCode: code, Proto: proto, ProtoMajor: major,
+	a.resp = http.Response{Status: strings.TrimSpace(status), StatusCode: code, Proto: proto, ProtoMajor: major,
 		ProtoMinor: minor, Header: h, Request: req, ContentLength: -1}
 	conn := h["Connection"]
-	resp.Close = httpguts.HeaderValuesContainsToken(conn, "close") ||
+	a.resp.Close = httpguts.HeaderValuesContainsToken(conn, "close") ||
 		(minor == 0 && !httpguts.HeaderValuesContainsToken(conn, "keep-alive"))
-	if err := c.frameBody(resp, req.Method); err != nil {
+	if err := c.frameBody(a, req.Method); err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return a, nil
 }
 
 // statusCode reads the three digits that start s.
@@ -65,8 +77,9 @@ func statusCode(s string) (int, bool) {
 	return n, n >= 100
 }
 
-// frameBody sets resp's Body and ContentLength.
-func (c *conn) frameBody(resp *http.Response, method string) error {
+// frameBody sets the response's Body and ContentLength.
+func (c *conn) frameBody(a *reply, method string) error {
+	resp := &a.resp
 	h := resp.Header
 	te, cl := h["Transfer-Encoding"], h["Content-Length"]
 	length := int64(-1)
@@ -104,7 +117,8 @@ func (c *conn) frameBody(resp *http.Response, method string) error {
 		resp.ContentLength, resp.Body = 0, http.NoBody
 	case length > 0:
 		resp.ContentLength = length
-		resp.Body = &lengthBody{c: c, remain: length}
+		a.length = lengthBody{c: c, remain: length}
+		resp.Body = &a.length
 	default:
 		resp.Close = true // the body ends when the worker closes
 		resp.Body = io.NopCloser(c.br)

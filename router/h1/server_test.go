@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,51 @@ func TestServerKeepAliveAndFraming(t *testing.T) {
 		if string(b) != "part1part2" || chunked != (path == "/flush") || resp.Close {
 			t.Errorf("%s: body %q chunked %v close %v", path, b, chunked, resp.Close)
 		}
+	}
+}
+
+// A connection's requests reuse one request, URL, header map and values
+// array (headRoom): each handler sees its own request's target and
+// fields, nothing of the one before, and a value it keeps past its
+// request stays intact.
+func TestServerRequestsOnOneConnectionAreSeparate(t *testing.T) {
+	var kept []string // X-Keep of every request, kept past its request
+	_, addr := serveTest(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kept = append(kept, r.Header.Get("X-Keep"))
+		names := make([]string, 0, len(r.Header))
+		for k, vs := range r.Header {
+			names = append(names, k+"="+strings.Join(vs, ","))
+		}
+		slices.Sort(names)
+		fmt.Fprintf(w, "%s %s %q %s", r.Method, r.URL.Path, r.URL.RawQuery, strings.Join(names, " "))
+	}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for i, step := range []struct{ head, want string }{
+		{"GET /a?x=1 HTTP/1.1\r\nHost: h\r\nX-Keep: one\r\nX-A: 1\r\nX-A: 2\r\nX-B: b\r\n", `GET /a "x=1" X-A=1,2 X-B=b X-Keep=one`},
+		{"GET /b HTTP/1.1\r\nHost: h\r\nX-Keep: two\r\n", `GET /b "" X-Keep=two`},
+		{"POST /%7Ec HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n", `POST /~c "" Content-Length=0`},
+		{"GET /d?y HTTP/1.1\r\nHost: h\r\nX-B: again\r\nX-Keep: three\r\n", `GET /d "y" X-B=again X-Keep=three`},
+	} {
+		if _, err := io.WriteString(c, step.head+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != step.want {
+			t.Errorf("request %d: handler saw %q, want %q", i, b, step.want)
+		}
+	}
+	if want := []string{"one", "two", "", "three"}; !slices.Equal(kept, want) {
+		t.Errorf("kept values %q, want %q", kept, want)
 	}
 }
 

@@ -42,7 +42,9 @@ type serverConn struct {
 	cancel  context.CancelCauseFunc
 	pre     []byte // a response's body before its head is sent
 	state   connState
-	zero    http.Request // copied for each request (WithContext)
+	// room is the request a handler gets and what its head is parsed
+	// into, reused from one request to the next like resp and body.
+	room headRoom
 	// watching: the other goroutine reads on the connection (watch.go).
 	watching bool
 	turns    turns
@@ -137,14 +139,13 @@ func (c *serverConn) lead() bool {
 // serveOne reads one request and answers it; it reports whether the
 // connection can carry another.
 func (c *serverConn) serveOne() bool {
-	// The connection's context: see Server.
-	req := c.zero.WithContext(c.ctx)
+	req := c.request()
 	head, scratch, err := readHead(c.br, c.scratch, c.maxHead())
 	c.scratch = scratch
 	c.cr.readingHead(false)
 	var fr framing
 	if err == nil {
-		fr, err = parseHead(head, req)
+		fr, err = parseHead(head, req, &c.room)
 	}
 	if err != nil {
 		c.refuse(err)
@@ -170,6 +171,19 @@ func (c *serverConn) serveOne() bool {
 		c.lingerClose()
 	}
 	return !w.closeAfter && c.cr.err == nil
+}
+
+// request is the connection's request, reset: a zero request with the
+// connection's context (see Server). The context can only be set by
+// copying a request, so a template that has it is copied over the one
+// request the connection hands to its handlers.
+func (c *serverConn) request() *http.Request {
+	if c.room.req == nil {
+		var zero http.Request
+		c.room.template, c.room.req = zero.WithContext(c.ctx), new(http.Request)
+	}
+	*c.room.req = *c.room.template
+	return c.room.req
 }
 
 // runHandler calls the handler; false when it panicked, after which the

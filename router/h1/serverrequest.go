@@ -38,13 +38,32 @@ type framing struct {
 	expectContinue bool
 }
 
+// headRoom is what a connection reuses from one request to the next: the
+// request its handlers get, and the URL, header map and header values'
+// backing array a head is parsed into. A handler must not use its request
+// once it returned (as with net/http); the strings themselves are
+// substrings of each request's own head, so a value a handler keeps (a run
+// id) stays intact.
+type headRoom struct {
+	template, req *http.Request
+	url           url.URL
+	header        http.Header
+	vals          []string
+}
+
+// maxRoomFields bounds the header fields whose map and values a
+// connection keeps for the next request: a rare huge head is parsed into
+// its own, which the next request does not carry along.
+const maxRoomFields = 64
+
 // parseHead parses a request head (readHead) into req, whose context is
-// already set, and says how its body is framed. It is strict where a
+// already set, using room's URL, map and values (see headRoom), and says
+// how its body is framed. It is strict where a
 // lenient reading would let a proxy and the worker behind it see different
 // requests: a request with both Content-Length and Transfer-Encoding,
 // several or malformed Content-Lengths, a transfer coding other than
 // chunked, or a folded header line is refused.
-func parseHead(head string, req *http.Request) (framing, error) {
+func parseHead(head string, req *http.Request, room *headRoom) (framing, error) {
 	line, fields := nextLine(head)
 	method, rest, ok1 := strings.Cut(line, " ")
 	target, proto, ok2 := strings.Cut(rest, " ")
@@ -64,15 +83,27 @@ func parseHead(head string, req *http.Request) (framing, error) {
 	if method == http.MethodConnect {
 		return framing{}, &statusError{status: http.StatusMethodNotAllowed, typ: "method_not_allowed", msg: "CONNECT is not served"}
 	}
-	u, ok := plainTarget(target)
-	if !ok {
+	u := &room.url
+	if !plainTarget(u, target) {
 		var err error
 		if u, err = url.ParseRequestURI(target); err != nil {
 			return framing{}, badRequest("malformed request target")
 		}
 	}
-	h := make(http.Header, strings.Count(fields, "\n"))
-	if err := parseFields(fields, h); err != nil {
+	n := strings.Count(fields, "\n") + 1
+	h := room.header
+	if h == nil || n > maxRoomFields {
+		h = make(http.Header, n)
+	} else {
+		clear(h)
+	}
+	if n <= maxRoomFields {
+		room.header = h
+		if len(room.vals) < n {
+			room.vals = make([]string, n)
+		}
+	}
+	if err := parseFields(fields, h, room.vals); err != nil {
 		return framing{}, badRequest("malformed header field")
 	}
 	req.Method, req.RequestURI, req.URL, req.Header = method, target, u, h
@@ -107,24 +138,25 @@ func parseHead(head string, req *http.Request) (framing, error) {
 }
 
 // plainTarget reads an origin-form target ("/v1/completions?x=1") whose
-// path needs no unescaping, as url.ParseRequestURI would, without its
-// general parse; ok is false for any other target.
-func plainTarget(target string) (*url.URL, bool) {
+// path needs no unescaping into u, as url.ParseRequestURI would, without
+// its general parse; it reports false (u untouched) for any other target.
+func plainTarget(u *url.URL, target string) bool {
 	if len(target) == 0 || target[0] != '/' || strings.HasPrefix(target, "//") {
-		return nil, false
+		return false
 	}
 	path, query, hasQuery := strings.Cut(target, "?")
 	for i := range len(path) {
 		if !plainPathByte(path[i]) {
-			return nil, false
+			return false
 		}
 	}
 	for i := range len(query) {
 		if c := query[i]; c < ' ' || c == 0x7f {
-			return nil, false
+			return false
 		}
 	}
-	return &url.URL{Path: path, RawQuery: query, ForceQuery: hasQuery && query == ""}, true
+	*u = url.URL{Path: path, RawQuery: query, ForceQuery: hasQuery && query == ""}
+	return true
 }
 
 // plainPathByte reports whether c stands for itself in a path that

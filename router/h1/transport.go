@@ -66,7 +66,7 @@ func New(opts Options) *Transport {
 // RoundTrip sends req and returns the worker's answer with its headers
 // read; the body is read from the connection as the caller reads it.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !speaks(req) {
+	if !Speaks(req) {
 		return t.opts.Fallback.RoundTrip(req)
 	}
 	ctx := req.Context()
@@ -101,9 +101,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// speaks reports whether req is plain HTTP/1.1 this package writes: http,
-// a body of known length, no 100-continue, no trailers.
-func speaks(req *http.Request) bool {
+// Speaks reports whether a Transport serves req itself (plain HTTP/1.1:
+// http, a body of known length, no 100-continue, no trailers) rather than
+// handing it to the fallback. Such a request is no longer used by the
+// Transport once RoundTrip returned: it was written whole before the
+// answer was read, so its caller may reuse its parts.
+func Speaks(req *http.Request) bool {
 	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" || len(req.Trailer) > 0 || req.Header.Get("Expect") != "" {
 		return false
 	}
