@@ -1,6 +1,7 @@
 package trials
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -27,21 +28,13 @@ func (s Spec) Virtual() bool { return s.Clock == ClockVirtual }
 // workers and, when a router runs, autoinfer's own router (its decision
 // code is what runs in virtual time).
 func validateClock(s *Spec, p *problems) {
-	o := s.HTTPOverheadMs
-	okTotal := o >= 0 && o <= MaxHTTPOverheadMs // NaN fails both
-	if !okTotal {
-		p.add("http_overhead_ms", "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), o)
-	}
-	if in := s.HTTPInboundMs; !(in >= 0 && in <= MaxHTTPOverheadMs) {
-		p.add("http_inbound_ms", "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), in)
-	} else if okTotal && in > o {
-		p.add("http_inbound_ms", "is the part of http_overhead_ms before the engine: must be at most http_overhead_ms (%g), got %g", s.HTTPOverheadMs, in)
-	}
-	if l := s.EngineLagMs; !(l >= 0 && l <= MaxEngineLagMs) {
-		p.add("engine_lag_ms", "must be between 0 and %g ms, got %g", float64(MaxEngineLagMs), l)
-	}
-	if w := s.EngineWakeMs; !(w >= 0 && w <= MaxEngineWakeMs) {
-		p.add("engine_wake_ms", "must be between 0 and %g ms, got %g", float64(MaxEngineWakeMs), w)
+	totalErr := msBetween("http_overhead_ms", s.HTTPOverheadMs, MaxHTTPOverheadMs)
+	inErr := msBetween("http_inbound_ms", s.HTTPInboundMs, MaxHTTPOverheadMs)
+	p.nest("", errors.Join(totalErr, inErr,
+		msBetween("engine_lag_ms", s.EngineLagMs, MaxEngineLagMs),
+		msBetween("engine_wake_ms", s.EngineWakeMs, MaxEngineWakeMs)))
+	if totalErr == nil && inErr == nil && s.HTTPInboundMs > s.HTTPOverheadMs {
+		p.add("http_inbound_ms", "is the part of http_overhead_ms before the engine: must be at most http_overhead_ms (%g), got %g", s.HTTPOverheadMs, s.HTTPInboundMs)
 	}
 	switch s.Clock {
 	case "", ClockReal:
@@ -82,29 +75,36 @@ const (
 )
 
 // SetEngineWake overrides every trial's engine_wake_ms (the
-// --engine-wake-ms flag) and recomputes the spec hashes of virtual trials,
-// which cover it. A value out of bounds is an error naming the flag.
+// --engine-wake-ms flag); see setMs.
 func SetEngineWake(ts []Trial, wakeMs float64) error {
-	if !(wakeMs >= 0 && wakeMs <= MaxEngineWakeMs) { // NaN fails both
-		return field.Errorf(FlagEngineWake, "must be between 0 and %g ms, got %g", float64(MaxEngineWakeMs), wakeMs)
+	return setMs(ts, FlagEngineWake, wakeMs, MaxEngineWakeMs, func(s *Spec) *float64 { return &s.EngineWakeMs })
+}
+
+// SetEngineLag overrides every trial's engine_lag_ms (the --engine-lag-ms
+// flag); see setMs.
+func SetEngineLag(ts []Trial, lagMs float64) error {
+	return setMs(ts, FlagEngineLag, lagMs, MaxEngineLagMs, func(s *Spec) *float64 { return &s.EngineLagMs })
+}
+
+// setMs sets the key at points to in every trial to v and recomputes the
+// spec hashes of virtual trials, which cover it. A value out of bounds is
+// an error naming flag, and changes nothing.
+func setMs(ts []Trial, flag string, v, maxMs float64, at func(*Spec) *float64) error {
+	if err := msBetween(flag, v, maxMs); err != nil {
+		return err
 	}
 	for i := range ts {
-		ts[i].EngineWakeMs = wakeMs
+		*at(&ts[i].Spec) = v
 	}
 	return rehash(ts)
 }
 
-// SetEngineLag overrides every trial's engine_lag_ms (the --engine-lag-ms
-// flag) and recomputes the spec hashes of virtual trials, which cover it.
-// A value out of bounds is an error naming the flag.
-func SetEngineLag(ts []Trial, lagMs float64) error {
-	if !(lagMs >= 0 && lagMs <= MaxEngineLagMs) { // NaN fails both
-		return field.Errorf(FlagEngineLag, "must be between 0 and %g ms, got %g", float64(MaxEngineLagMs), lagMs)
+// msBetween wants a duration in milliseconds within [0, maxMs]; NaN fails.
+func msBetween(path string, v, maxMs float64) error {
+	if !(v >= 0 && v <= maxMs) { // NaN fails both
+		return field.Errorf(path, "must be between 0 and %g ms, got %g", maxMs, v)
 	}
-	for i := range ts {
-		ts[i].EngineLagMs = lagMs
-	}
-	return rehash(ts)
+	return nil
 }
 
 // SetHTTPPath overrides every trial's http_overhead_ms and http_inbound_ms
@@ -117,8 +117,10 @@ func SetHTTPPath(ts []Trial, overheadMs, inboundMs *float64) error {
 		name string
 		v    *float64
 	}{{FlagHTTPOverhead, overheadMs}, {FlagHTTPInbound, inboundMs}} {
-		if f.v != nil && !(*f.v >= 0 && *f.v <= MaxHTTPOverheadMs) { // NaN fails both
-			return field.Errorf(f.name, "must be between 0 and %g ms, got %g", float64(MaxHTTPOverheadMs), *f.v)
+		if f.v != nil {
+			if err := msBetween(f.name, *f.v, MaxHTTPOverheadMs); err != nil {
+				return err
+			}
 		}
 	}
 	set := func(s *Spec) {
