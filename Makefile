@@ -147,7 +147,7 @@ fuzz:
 # reports ratios measured within one run (the machines are shared and noisy).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./target/sim/
-	$(GO) test -run '^$$' -bench 'PoolPick|StreamRelay' -benchmem ./router/
+	$(GO) test -run '^$$' -bench 'PoolPick|StreamRelay|ProxiedRequest' -benchmem ./router/
 	$(GO) test -run '^$$' -bench PickEvicting -benchtime 20000x ./router/policy/
 	$(GO) test -run '^$$' -bench ProxyOverhead -benchtime 1x ./router/proxybench/
 	$(GO) test -run '^$$' -bench DriverVsSim -benchtime 3000x ./driver/
