@@ -110,6 +110,37 @@ func records(t *testing.T, seed int64) []byte {
 	return buf.Bytes()
 }
 
+// cacheAwareRecords runs seed 5's shared-prefix traffic (Poisson, 40/s)
+// through cache_aware over two collocated engines on the virtual clock,
+// after setup adjusts the deployment and the driver's config, and returns
+// the request records as JSON lines.
+func cacheAwareRecords(t *testing.T, setup func(*virtual.Deployment, *driver.Config) error) []byte {
+	t.Helper()
+	ws := workers(t, 2, sim.RoleCollocated)
+	cfg := routerconfig.Default()
+	cfg.Policy = "cache_aware"
+	cfg.WorkerURLs = []string{ws[0].URL, ws[1].URL}
+	rc := router.Config(cfg)
+	d, err := virtual.New(ws, &rc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := sharedPrefix(5)
+	dc.Arrival = driver.Arrival{Kind: "poisson", RequestRate: 40}
+	if err := setup(d, &dc); err != nil {
+		t.Fatal(err)
+	}
+	res, err := driver.Simulate(context.Background(), dc, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := metrics.WriteJSONL(&buf, res.Requests); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // TestSameSeedSameRecords is issue 20's acceptance 2: two virtual runs
 // with the same seed give byte-identical request records (every time,
 // token count, cache hit); another seed changes them.

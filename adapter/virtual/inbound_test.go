@@ -11,8 +11,6 @@ import (
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 )
@@ -163,27 +161,10 @@ func TestClientWaitsForDeliveryAndMissesAStep(t *testing.T) {
 // split twice gives the same bytes.
 func TestHTTPInboundIsATimeShift(t *testing.T) {
 	run := func(inbound time.Duration) []byte {
-		ws := workers(t, 2, sim.RoleCollocated)
-		cfg := routerconfig.Default()
-		cfg.Policy = "cache_aware"
-		cfg.WorkerURLs = []string{ws[0].URL, ws[1].URL}
-		rc := router.Config(cfg)
-		d, err := virtual.New(ws, &rc, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dc := sharedPrefix(5)
-		dc.Arrival = driver.Arrival{Kind: "poisson", RequestRate: 40}
-		dc.HTTPOverhead, dc.HTTPInbound = 1500*time.Microsecond, inbound
-		res, err := driver.Simulate(context.Background(), dc, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := metrics.WriteJSONL(&buf, res.Requests); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
+		return cacheAwareRecords(t, func(_ *virtual.Deployment, dc *driver.Config) error {
+			dc.HTTPOverhead, dc.HTTPInbound = 1500*time.Microsecond, inbound
+			return nil
+		})
 	}
 	none, part, all, again := run(0), run(900*time.Microsecond), run(1500*time.Microsecond), run(900*time.Microsecond)
 	if !bytes.Equal(part, again) {

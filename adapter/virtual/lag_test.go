@@ -2,16 +2,12 @@ package virtual_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
-	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
@@ -89,29 +85,9 @@ func TestEngineLagExactTimes(t *testing.T) {
 // the records.
 func TestEngineLagDeterministic(t *testing.T) {
 	run := func(lag, wake time.Duration) []byte {
-		ws := workers(t, 2, sim.RoleCollocated)
-		cfg := routerconfig.Default()
-		cfg.Policy = "cache_aware"
-		cfg.WorkerURLs = []string{ws[0].URL, ws[1].URL}
-		rc := router.Config(cfg)
-		d, err := virtual.New(ws, &rc, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Fleet().SetLag(lag, wake); err != nil {
-			t.Fatal(err)
-		}
-		dc := sharedPrefix(5)
-		dc.Arrival = driver.Arrival{Kind: "poisson", RequestRate: 40}
-		res, err := driver.Simulate(context.Background(), dc, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := metrics.WriteJSONL(&buf, res.Requests); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
+		return cacheAwareRecords(t, func(d *virtual.Deployment, _ *driver.Config) error {
+			return d.Fleet().SetLag(lag, wake)
+		})
 	}
 	const lag, wake = 300 * time.Microsecond, 80 * time.Microsecond
 	lagged, again, none := run(lag, wake), run(lag, wake), run(0, 0)
