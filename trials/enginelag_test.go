@@ -27,28 +27,6 @@ func TestEngineLagInTheVirtualHashOnly(t *testing.T) {
 	}
 }
 
-// TestEngineLagBounds: engine_lag_ms outside [0, 100] ms (or NaN) is
-// refused, naming the key and its line in a spec and the flag from
-// --engine-lag-ms, which then changes nothing.
-func TestEngineLagBounds(t *testing.T) {
-	for _, bad := range []string{"engine_lag_ms: -0.1\n", "engine_lag_ms: 101\n", "engine_lag_ms: .nan\n"} {
-		fields := specErr(t, minimal+bad)
-		if len(fields) != 1 || fields[0].Path != "engine_lag_ms" || fields[0].Line != 12 {
-			t.Errorf("%q: errors %v, want one on engine_lag_ms at line 12", bad, fields)
-		}
-	}
-	mustParse(t, minimal+"engine_lag_ms: 100\n")
-	ts := []Trial{mustParse(t, minimal+"clock: virtual\nengine_lag_ms: 0.3\n")[0]}
-	for _, bad := range []float64{-1, 100.5} {
-		if err := SetEngineLag(ts, bad); err == nil || !strings.Contains(err.Error(), "--engine-lag-ms") {
-			t.Errorf("--engine-lag-ms %v: %v, want an error naming the flag", bad, err)
-		}
-	}
-	if ts[0].EngineLagMs != 0.3 {
-		t.Errorf("a refused flag changed the trial: engine_lag_ms %v", ts[0].EngineLagMs)
-	}
-}
-
 // TestEngineWakeInTheVirtualHashOnly: engine_wake_ms changes a virtual
 // trial's spec hash (apart from engine_lag_ms of the same value) and
 // leaves a real one's as if it were absent; the flag gives the spec key's
@@ -74,24 +52,34 @@ func TestEngineWakeInTheVirtualHashOnly(t *testing.T) {
 	}
 }
 
-// TestEngineWakeBounds: engine_wake_ms outside [0, 100] ms (or NaN) is
-// refused, naming the key and its line in a spec and the flag from
-// --engine-wake-ms, which then changes nothing.
-func TestEngineWakeBounds(t *testing.T) {
-	for _, bad := range []string{"engine_wake_ms: -0.1\n", "engine_wake_ms: 101\n", "engine_wake_ms: .nan\n"} {
-		fields := specErr(t, minimal+bad)
-		if len(fields) != 1 || fields[0].Path != "engine_wake_ms" || fields[0].Line != 12 {
-			t.Errorf("%q: errors %v, want one on engine_wake_ms at line 12", bad, fields)
+// TestEngineLatenessBounds: engine_lag_ms and engine_wake_ms outside
+// [0, 100] ms (or NaN) are refused, naming the key and its line in a spec
+// and the flag from --engine-lag-ms / --engine-wake-ms, which then changes
+// nothing.
+func TestEngineLatenessBounds(t *testing.T) {
+	for _, k := range []struct {
+		key, flag string
+		set       func([]Trial, float64) error
+		get       func(Trial) float64
+	}{
+		{"engine_lag_ms", "--engine-lag-ms", SetEngineLag, func(tr Trial) float64 { return tr.EngineLagMs }},
+		{"engine_wake_ms", "--engine-wake-ms", SetEngineWake, func(tr Trial) float64 { return tr.EngineWakeMs }},
+	} {
+		for _, bad := range []string{": -0.1\n", ": 101\n", ": .nan\n"} {
+			fields := specErr(t, minimal+k.key+bad)
+			if len(fields) != 1 || fields[0].Path != k.key || fields[0].Line != 12 {
+				t.Errorf("%q: errors %v, want one on %s at line 12", k.key+bad, fields, k.key)
+			}
 		}
-	}
-	mustParse(t, minimal+"engine_wake_ms: 100\n")
-	ts := []Trial{mustParse(t, minimal+"clock: virtual\nengine_wake_ms: 0.3\n")[0]}
-	for _, bad := range []float64{-1, 100.5} {
-		if err := SetEngineWake(ts, bad); err == nil || !strings.Contains(err.Error(), "--engine-wake-ms") {
-			t.Errorf("--engine-wake-ms %v: %v, want an error naming the flag", bad, err)
+		mustParse(t, minimal+k.key+": 100\n")
+		ts := []Trial{mustParse(t, minimal+"clock: virtual\n"+k.key+": 0.3\n")[0]}
+		for _, bad := range []float64{-1, 100.5} {
+			if err := k.set(ts, bad); err == nil || !strings.Contains(err.Error(), k.flag) {
+				t.Errorf("%s %v: %v, want an error naming the flag", k.flag, bad, err)
+			}
 		}
-	}
-	if ts[0].EngineWakeMs != 0.3 {
-		t.Errorf("a refused flag changed the trial: engine_wake_ms %v", ts[0].EngineWakeMs)
+		if got := k.get(ts[0]); got != 0.3 {
+			t.Errorf("a refused %s changed the trial: %s %v", k.flag, k.key, got)
+		}
 	}
 }
