@@ -110,11 +110,10 @@ func records(t *testing.T, seed int64) []byte {
 	return buf.Bytes()
 }
 
-// cacheAwareRecords runs seed 5's shared-prefix traffic (Poisson, 40/s)
-// through cache_aware over two collocated engines on the virtual clock,
-// after setup adjusts the deployment and the driver's config, and returns
-// the request records as JSON lines.
-func cacheAwareRecords(t *testing.T, setup func(*virtual.Deployment, *driver.Config) error) []byte {
+// cacheAwareRun runs seed 5's shared-prefix traffic through cache_aware
+// over two collocated engines on the virtual clock, after setup adjusts
+// the deployment and the driver's config, and returns the request records.
+func cacheAwareRun(t *testing.T, setup func(*virtual.Deployment, *driver.Config) error) []metrics.RequestRecord {
 	t.Helper()
 	ws := workers(t, 2, sim.RoleCollocated)
 	cfg := routerconfig.Default()
@@ -126,7 +125,6 @@ func cacheAwareRecords(t *testing.T, setup func(*virtual.Deployment, *driver.Con
 		t.Fatal(err)
 	}
 	dc := sharedPrefix(5)
-	dc.Arrival = driver.Arrival{Kind: "poisson", RequestRate: 40}
 	if err := setup(d, &dc); err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +132,19 @@ func cacheAwareRecords(t *testing.T, setup func(*virtual.Deployment, *driver.Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res.Requests
+}
+
+// cacheAwareRecords is cacheAwareRun with Poisson arrivals at 40/s, its
+// records as JSON lines.
+func cacheAwareRecords(t *testing.T, setup func(*virtual.Deployment, *driver.Config) error) []byte {
+	t.Helper()
+	recs := cacheAwareRun(t, func(d *virtual.Deployment, dc *driver.Config) error {
+		dc.Arrival = driver.Arrival{Kind: "poisson", RequestRate: 40}
+		return setup(d, dc)
+	})
 	var buf bytes.Buffer
-	if err := metrics.WriteJSONL(&buf, res.Requests); err != nil {
+	if err := metrics.WriteJSONL(&buf, recs); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -160,22 +169,10 @@ func TestSameSeedSameRecords(t *testing.T) {
 // (tokens, cache hits) stay the same.
 func TestHTTPOverheadDelaysDeliveryOnly(t *testing.T) {
 	run := func(overhead time.Duration) []metrics.RequestRecord {
-		ws := workers(t, 2, sim.RoleCollocated)
-		cfg := routerconfig.Default()
-		cfg.Policy = "cache_aware"
-		cfg.WorkerURLs = []string{ws[0].URL, ws[1].URL}
-		rc := router.Config(cfg)
-		d, err := virtual.New(ws, &rc, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dc := sharedPrefix(5)
-		dc.HTTPOverhead = overhead
-		res, err := driver.Simulate(context.Background(), dc, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Requests
+		return cacheAwareRun(t, func(_ *virtual.Deployment, dc *driver.Config) error {
+			dc.HTTPOverhead = overhead
+			return nil
+		})
 	}
 	base, late := run(0), run(1500*time.Microsecond)
 	if len(base) != 40 || len(late) != 40 {
