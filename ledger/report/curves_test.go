@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
 	"github.com/autoinfer/autoinfer/ledger"
@@ -51,6 +52,26 @@ func TestGoodput(t *testing.T) {
 	g, att := goodput(reqs, 2, metrics.SLO{TTFTMs: 100, TPOTMs: 20})
 	if g != 1 || att != 0.4 {
 		t.Errorf("goodput %g req/s, attainment %g; want 1 (2 of 5 in 2 s) and 0.4", g, att)
+	}
+}
+
+// The report's goodput is the driver's to the last bit, also for the
+// durations whose seconds, times 1e9, fall just short of the nanosecond
+// count they came from (a truncating conversion lost 1 ns on these).
+func TestGoodputEqualsDriversBitForBit(t *testing.T) {
+	reqs := []ledger.Request{{TTFTMs: 50, TPOTMs: 5, OutputTokens: 4, Status: ledger.RequestOK}}
+	recs := []metrics.RequestRecord{{Sent: true, Success: true, TTFTMs: 50, TPOTMs: 5, OutputTokens: 4}}
+	slo := metrics.SLO{TTFTMs: 100}
+	checked := 0
+	for ns := time.Duration(200_000_000); checked < 50; ns += 7_919 {
+		if time.Duration(ns.Seconds()*float64(time.Second)) == ns {
+			continue // round-trips either way: not the case under test
+		}
+		checked++
+		want := *metrics.Summarize(recs, metrics.Params{Duration: ns, Goodput: slo}).RequestGoodput
+		if g, _ := goodput(reqs, ns.Seconds(), slo); g != want {
+			t.Fatalf("duration %v: report goodput %v, driver's %v", ns, g, want)
+		}
 	}
 }
 
