@@ -62,7 +62,10 @@ func (p *splitProbe) step(st sim.StepTiming) {
 
 // stepDelays are, for the engine steps completed in the measured phase
 // (from its start to the last measured answer; warm-up and the drain after
-// it are left out), their lags (completion − planned end, 0 when on time)
+// it are left out), their lags (completion − planned end, 0 when on time;
+// only steps that waited for their end: one planned with its end already
+// past is the catch-up after a late step, which completes at once and
+// whose distance from its end is that step's lateness, counted there)
 // and, for those planned right after an idle loop was woken by a submit,
 // how long after the submit the loop planned them (plans) and how late
 // they completed beyond the submit plus their modelled time (wakes).
@@ -83,7 +86,9 @@ func (p *splitProbe) stepDelays() (lags, plans, wakes []time.Duration) {
 		if st.Done.Before(start) || st.Done.After(end) {
 			continue
 		}
-		lags = append(lags, max(0, st.Done.Sub(st.End)))
+		if st.End.After(st.Planned) {
+			lags = append(lags, max(0, st.Done.Sub(st.End)))
+		}
 		if plan, late, ok := st.Wake(); ok {
 			plans, wakes = append(plans, max(0, plan)), append(wakes, max(0, late))
 		}

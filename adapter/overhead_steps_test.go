@@ -12,7 +12,9 @@ import (
 
 // TestStepLagsMeasuredPhaseOnly: the probe keeps the lags of the steps
 // completed from the measured phase's start to its last answer (warm-up
-// and the drain after it are left out), an early step counts as 0, and
+// and the drain after it are left out) that waited for their planned end
+// (a catch-up step, planned after its end had passed, is left out), an
+// early step counts as 0, and
 // engine_lag_ms is the rounded median; the kept steps planned on waking
 // give their planning delay and lateness (planning delay + own lag), and
 // engine_wake_ms is the lateness's median.
@@ -31,6 +33,9 @@ func TestStepLagsMeasuredPhaseOnly(t *testing.T) {
 	step(time.Millisecond, 100*time.Microsecond, 70*time.Microsecond)
 	step(2*time.Millisecond, 300*time.Microsecond, 0)
 	step(3*time.Millisecond, -50*time.Microsecond, 0) // early: on time
+	// A catch-up step: planned 2 ms after its end had passed, it did not
+	// wait and completed at once; its 2 ms are the step before's lateness.
+	p.step(sim.StepTiming{Planned: start.Add(4 * time.Millisecond), End: start.Add(2 * time.Millisecond), Done: start.Add(4*time.Millisecond + 10*time.Microsecond)})
 	step(40*time.Millisecond, 200*time.Microsecond, 30*time.Microsecond)
 	step(41*time.Millisecond, 9*time.Millisecond, 6*time.Millisecond) // after the last answer
 	// The last answer: sent at 10 ms, 30 ms end to end.

@@ -124,3 +124,36 @@ func TestSetLagRefused(t *testing.T) {
 		t.Error("a lag set after a step started was accepted")
 	}
 }
+
+// TestWokenStepLateBeyondTheNextStep: when a woken step completes so late
+// (W = 10 ms) that the steps scheduled after it by the catch-up rule have
+// planned ends already past, the live loop does not wait for them: it
+// completes each at once. A (100 prompt tokens, 3 output) gets all three
+// tokens at s1 + W, and the next steps run from there. Before, the fleet
+// queued those steps' ends in the past (their planned end plus the lag)
+// and the driver's clock was told to go back: "time went back", which
+// failed `sim overhead` whenever a busy host made the measured wake-up
+// lateness longer than a decode step.
+func TestWokenStepLateBeyondTheNextStep(t *testing.T) {
+	const lag, wake = 400 * time.Microsecond, 10 * time.Millisecond
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, d2, d3 := prof.StepTime(100, 0, 0), prof.StepTime(0, 1, 101), prof.StepTime(0, 1, 102)
+	if d2+d3 >= wake {
+		t.Fatalf("decode steps %v and %v: the test needs them shorter than the wake-up lateness %v together", d2, d3, wake)
+	}
+	recs := runTraceLag(t, `{"timestamp": 0, "input_length": 100, "output_length": 3}
+`, 0, 0, 0, lag, wake)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	a := recs[0]
+	msf := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	within := func(got, want float64) bool { return got-want < 1e-6 && want-got < 1e-6 }
+	if want := msf(s1 + wake); !within(a.TTFTMs, want) || !within(a.E2ELMs, want) {
+		t.Errorf("A: TTFT %.6f ms, E2E %.6f ms: want both %.6f (the decode steps' planned ends had passed, so they completed at once)",
+			a.TTFTMs, a.E2ELMs, want)
+	}
+}

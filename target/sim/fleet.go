@@ -64,7 +64,9 @@ type FleetRequest struct {
 // it) and scheduled from the planned end by the live loop's own catch-up
 // rule (stepStart); a step an idle rank plans when an arrival wakes it
 // starts at once (the live loop's channel receive takes microseconds) and
-// completes wake, not lag, after its planned end.
+// completes wake, not lag, after its planned end. A step planned with its
+// end already past (a late step's catch-up) completes at once, late by
+// nothing, since the live loop then does not wait on a timer.
 type Fleet struct {
 	servers []*Server
 	ranks   []*engine
@@ -270,7 +272,15 @@ func (f *Fleet) Plan() {
 		end := stepStart(f.now, f.lastEnd[g]).Add(dur)
 		f.lastEnd[g] = end
 		f.busy[g] = true
-		heap.Push(&f.ends, stepEnd{at: end.Add(late), rank: g})
+		// A step whose planned end has passed (the catch-up after a step
+		// that completed later than this one's whole schedule) completes
+		// at once, as the live loop does not wait for it: its timer lag
+		// does not apply, and its end is never in the past.
+		done := f.now
+		if end.After(f.now) {
+			done = end.Add(late)
+		}
+		heap.Push(&f.ends, stepEnd{at: done, rank: g})
 		f.steps++
 		f.busyTime += dur
 	}
