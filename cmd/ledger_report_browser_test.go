@@ -247,9 +247,6 @@ func (b *browser) screenshot(t *testing.T, path string) {
 	if err := b.conn.call(b.ctx, b.session, "Page.captureScreenshot", params, &shot); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(path, shot.Data, 0o644); err != nil {
 		t.Fatal(err)
 	}

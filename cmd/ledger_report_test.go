@@ -86,7 +86,8 @@ const readPage = `(() => {
 // cache_aware on shared-prefix traffic, three offered rates, simulated
 // engines) run for real, then `ledger report --html` over it opened in
 // headless Chromium: every section rendered with the ledger's numbers, no
-// console error, no network request; the screenshot goes to bin/report.png.
+// console error, no network request; the screenshot goes to the test's
+// artifact directory (kept with go test -artifacts, see docs/ledger.md).
 func TestLedgerReportInBrowser(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t) // skips without chromium, before the trials run
@@ -194,7 +195,9 @@ func TestLedgerReportInBrowser(t *testing.T) {
 			t.Errorf("canvas %s painted %d pixels: blank chart", id, n)
 		}
 	}
-	b.screenshot(t, "../bin/report.png")
+	// Not into the source tree: a file the test writes there is one it
+	// reads back as input, too new for go test to cache the package.
+	b.screenshot(t, filepath.Join(t.ArtifactDir(), "report.png"))
 
 	// Interactions: other axes, a sorted column, another pair.
 	b.eval(t, `(() => { for (const [id, v] of [['pareto-x', 'p50_tpot_ms'], ['pareto-y', 'request_throughput']]) {
