@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -26,7 +26,7 @@ import (
 func TestAcceptanceRoundRobinEvenSplit(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
-	ws := simWorkers(t, 3)
+	ws := e.simWorkers(3)
 	_, base := e.router(testConfig("round_robin", urls(ws)...))
 	fanOut(300, 10, func(i int) {
 		if res := e.try(base+"/v1/completions", completion(fmt.Sprint("hello ", i), 4, false)); res.Status != 200 {
@@ -83,7 +83,7 @@ func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
 	e := loopback(t)
 	prompts, group := sharedPrefixTrace(6, 6)
 	run := func(policyName string) (float64, map[int]map[string]bool) {
-		ws := simWorkers(t, 3)
+		ws := e.simWorkers(3)
 		r, base := e.router(testConfig(policyName, urls(ws)...))
 		owners := map[int]map[string]bool{}
 		for i, p := range prompts { // one at a time: loads stay balanced
@@ -118,7 +118,7 @@ func TestAcceptanceCacheAwareSharedPrefix(t *testing.T) {
 	// Past the gate: requests of one hot group pile up on stalled engines,
 	// one more at a time, so the load imbalance builds exactly as counted
 	// (no reliance on concurrent requests overlapping in time).
-	ws := simWorkers(t, 3)
+	ws := e.simWorkers(3)
 	for _, w := range ws {
 		w.SetFaults(sim.Faults{Stall: true})
 	}
@@ -164,80 +164,88 @@ func waitTotalLoad(t *testing.T, r *Router, want int64) {
 
 // 3. Killing one of three workers mid-run: nothing hangs, later requests go
 // to the live ones, health and breaker show it, and it rejoins after restart.
+// The engines, router and client share a bubble's in-memory network, so the
+// health checks, the breaker's open period and the engines' steps all run
+// on the fake clock: two probes 0.25 s apart mark the dead worker however
+// busy the machine is, and nothing live is ever marked by a slow probe.
 func TestAcceptanceKillWorkerMidRun(t *testing.T) {
 	t.Parallel()
-	e := loopback(t)
-	ws := simWorkers(t, 3)
-	cfg := testConfig("round_robin", urls(ws)...)
-	// A killed engine refuses connections at once, so two probes mark it;
-	// marking a live one by mistake would take two probes in a row slower
-	// than 0.25 s — and would only move its traffic to the third worker.
-	cfg.HealthCheck.IntervalSecs, cfg.HealthCheck.TimeoutSecs = 0.25, 0.25
-	cfg.HealthCheck.FailureThreshold, cfg.HealthCheck.SuccessThreshold = 2, 2
-	// The circuit's open period passes on an injected clock: on the wall
-	// clock the dead worker's circuit could half-open (on a pick that then
-	// chose another worker) before the health checks marked it, and stay
-	// half-open.
-	cfg.CircuitBreaker = CircuitBreakerConfig{FailureThreshold: 1, SuccessThreshold: 1, TimeoutDurationSecs: 60}
-	cfg.Retry.MaxRetries = 3
-	var offset atomic.Int64
-	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	r, base := e.router(cfg, WithClock(clock))
-	dead := ws[2]
+	synctest.Test(t, func(t *testing.T) {
+		e := bubble(t)
+		ws := e.simWorkers(3)
+		cfg := testConfig("round_robin", urls(ws)...)
+		const interval = 250 * time.Millisecond
+		cfg.HealthCheck.IntervalSecs, cfg.HealthCheck.TimeoutSecs = interval.Seconds(), interval.Seconds()
+		cfg.HealthCheck.FailureThreshold, cfg.HealthCheck.SuccessThreshold = 2, 2
+		// The dead worker's circuit stays open for the run: it half-opens
+		// only after the restart below, 60 s later on the fake clock.
+		cfg.CircuitBreaker = CircuitBreakerConfig{FailureThreshold: 1, SuccessThreshold: 1, TimeoutDurationSecs: 60}
+		cfg.Retry.MaxRetries = 3
+		r, base := e.router(cfg)
+		dead := ws[2]
 
-	var killOnce sync.Once
-	var mu sync.Mutex
-	var failures []string
-	fanOut(120, 6, func(i int) {
-		if i == 40 {
-			killOnce.Do(dead.Stop)
+		var killOnce sync.Once
+		var mu sync.Mutex
+		var failures []string
+		fanOut(120, 6, func(i int) {
+			if i == 40 {
+				killOnce.Do(dead.Stop)
+			}
+			res := e.try(base+"/v1/completions", completion(fmt.Sprint("q ", i), 16, i%2 == 0))
+			switch {
+			case errors.Is(res.Err, context.DeadlineExceeded):
+				t.Errorf("request %d hung: %v", i, res.Err)
+			case res.Err != nil:
+				mu.Lock()
+				failures = append(failures, res.Err.Error())
+				mu.Unlock()
+			case res.Status != 200:
+				t.Errorf("request %d: status %d", i, res.Status)
+			}
+		})
+		// Only streams cut by the kill may fail, and only a handful.
+		if len(failures) > 6 {
+			t.Errorf("%d requests failed around the kill: %v", len(failures), failures)
 		}
-		res := e.try(base+"/v1/completions", completion(fmt.Sprint("q ", i), 16, i%2 == 0))
-		switch {
-		case errors.Is(res.Err, context.DeadlineExceeded):
-			t.Errorf("request %d hung: %v", i, res.Err)
-		case res.Err != nil:
-			mu.Lock()
-			failures = append(failures, res.Err.Error())
-			mu.Unlock()
-		case res.Status != 200:
-			t.Errorf("request %d: status %d", i, res.Status)
-		}
-	})
-	// Only streams cut by the kill may fail, and only a handful.
-	if len(failures) > 6 {
-		t.Errorf("%d requests failed around the kill: %v", len(failures), failures)
-	}
-	routertest.Eventually(t, 5*time.Second, func() error {
+		// Two failed probes mark it: both fall within two intervals from now.
+		time.Sleep(2 * interval)
+		synctest.Wait()
 		if st := e.workerStatus(base, dead.URL); st.Healthy || st.Circuit != "open" {
-			return fmt.Errorf("dead worker shows healthy=%v circuit=%s", st.Healthy, st.Circuit)
+			t.Fatalf("dead worker, two probe intervals after the run: healthy=%v circuit=%s, want unhealthy and open", st.Healthy, st.Circuit)
 		}
-		return nil
-	})
-	fams := e.scrape(base)
-	if fams.Sum("vllm_router_worker_health", map[string]string{"worker": dead.URL}) != 0 ||
-		fams.Sum("vllm_router_cb_state", map[string]string{"worker": dead.URL}) != float64(BreakerOpen) {
-		t.Error("metrics do not show the dead worker unhealthy with an open circuit")
-	}
-	deadBefore := processedBy(r, ws)[dead.URL]
-	for i := range 30 {
-		if res := e.Post(base+"/v1/completions", completion(fmt.Sprint("after ", i), 4, false)); res.Status != 200 {
-			t.Fatalf("after the kill: %d %s", res.Status, res.Body)
+		fams := e.scrape(base)
+		if fams.Sum("vllm_router_worker_health", map[string]string{"worker": dead.URL}) != 0 ||
+			fams.Sum("vllm_router_cb_state", map[string]string{"worker": dead.URL}) != float64(BreakerOpen) {
+			t.Error("metrics do not show the dead worker unhealthy with an open circuit")
 		}
-	}
-	if n := processedBy(r, ws)[dead.URL]; n != deadBefore {
-		t.Errorf("dead worker got %v more attempts after being marked", n-deadBefore)
-	}
+		deadBefore := processedBy(r, ws)[dead.URL]
+		for i := range 30 {
+			if res := e.Post(base+"/v1/completions", completion(fmt.Sprint("after ", i), 4, false)); res.Status != 200 {
+				t.Fatalf("after the kill: %d %s", res.Status, res.Body)
+			}
+		}
+		if n := processedBy(r, ws)[dead.URL]; n != deadBefore {
+			t.Errorf("dead worker got %v more attempts after being marked", n-deadBefore)
+		}
 
-	dead.Restart()
-	offset.Store(int64(61 * time.Second))
-	routertest.Eventually(t, 10*time.Second, func() error {
-		e.Post(base+"/v1/completions", completion("rejoin", 2, false))
-		st := e.workerStatus(base, dead.URL)
-		if !st.Healthy || st.Circuit != "closed" || processedBy(r, ws)[dead.URL] == deadBefore {
-			return fmt.Errorf("restarted worker: healthy=%v circuit=%s", st.Healthy, st.Circuit)
+		// Restarted, it passes two probes and its circuit's open period
+		// ends; of the next three round-robin picks one is it, whose
+		// success closes the circuit.
+		dead.Restart()
+		time.Sleep(61 * time.Second)
+		synctest.Wait()
+		if st := e.workerStatus(base, dead.URL); !st.Healthy {
+			t.Fatalf("restarted worker after 61 s: healthy=%v, want healthy", st.Healthy)
 		}
-		return nil
+		for i := range 3 {
+			if res := e.Post(base+"/v1/completions", completion(fmt.Sprint("rejoin ", i), 2, false)); res.Status != 200 {
+				t.Fatalf("rejoin %d: %d %s", i, res.Status, res.Body)
+			}
+		}
+		if st := e.workerStatus(base, dead.URL); !st.Healthy || st.Circuit != "closed" || processedBy(r, ws)[dead.URL] != deadBefore+1 {
+			t.Errorf("restarted worker: healthy=%v circuit=%s, %v more attempts; want healthy, closed, 1",
+				st.Healthy, st.Circuit, processedBy(r, ws)[dead.URL]-deadBefore)
+		}
 	})
 }
 
@@ -248,7 +256,7 @@ func TestAcceptanceKillWorkerMidRun(t *testing.T) {
 func TestAcceptanceSaturatedPool(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
-	ws := simWorkers(t, 2)
+	ws := e.simWorkers(2)
 	for _, w := range ws {
 		w.SetFaults(sim.Faults{Stall: true})
 	}

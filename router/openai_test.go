@@ -20,7 +20,7 @@ import (
 func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
-	ws := simWorkers(t, 2)
+	ws := e.simWorkers(2)
 	r, base := e.router(testConfig("cache_aware", urls(ws)...))
 	ctx := context.Background()
 
@@ -79,7 +79,7 @@ func TestAcceptanceOpenAIClientStreamsUnchanged(t *testing.T) {
 func TestAcceptanceOpenAIClientWithAPIKey(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
-	ws := simWorkers(t, 1)
+	ws := e.simWorkers(1)
 	r, base := e.router(testConfig("round_robin", urls(ws)...), WithSecrets(Secrets{APIKey: testClientKey}))
 	ctx := context.Background()
 	stream := func(key string) (string, error) {

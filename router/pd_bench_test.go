@@ -19,8 +19,8 @@ import (
 //	go test -run '^$' -bench PDTTFT -benchtime 20x ./router/
 func BenchmarkPDTTFT(b *testing.B) {
 	e := loopback(b)
-	P, D := pdSims(b, sim.RolePrefill, 1, pdTiming), pdSims(b, sim.RoleDecode, 1, pdTiming)
-	coll := pdSims(b, sim.RoleCollocated, 1, pdTiming)
+	P, D := e.pdSims(sim.RolePrefill, 1, pdTiming), e.pdSims(sim.RoleDecode, 1, pdTiming)
+	coll := e.pdSims(sim.RoleCollocated, 1, pdTiming)
 	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	const n, tokens = 2000, 24
 	model := pdTiming.StepTime(n, 0, 0) + pdTiming.TransferTime(n) + pdTiming.StepTime(1, 0, 0)

@@ -20,7 +20,7 @@ func TestPDAcceptanceRoundRobinBothPools(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
-	P, D := pdSims(t, sim.RolePrefill, 2, fast), pdSims(t, sim.RoleDecode, 2, fast)
+	P, D := e.pdSims(sim.RolePrefill, 2, fast), e.pdSims(sim.RoleDecode, 2, fast)
 	_, base := e.router(pdSimConfig(P, D, "round_robin", "round_robin"))
 	fanOut(40, 4, func(i int) {
 		res := e.try(base+"/v1/completions", usageCompletion(fmt.Sprint("spread me ", i), 4, i%2 == 0), RunIDHeader, "pd-run")
@@ -82,7 +82,7 @@ func TestPDAcceptanceRoutingThreshold(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
-	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
+	P, D := e.pdSims(sim.RolePrefill, 1, fast), e.pdSims(sim.RoleDecode, 1, fast)
 	cfg := pdSimConfig(P, D, "round_robin", "round_robin")
 	cfg.RoutingThreshold = 50
 	_, base := e.router(cfg)

@@ -124,8 +124,8 @@ func TestPDAcceptanceStalledPrefillFallsBack(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
-	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
-	coll := pdSims(t, sim.RoleCollocated, 1, fast)
+	P, D := e.pdSims(sim.RolePrefill, 1, fast), e.pdSims(sim.RoleDecode, 1, fast)
+	coll := e.pdSims(sim.RoleCollocated, 1, fast)
 	P[0].SetFaults(sim.Faults{Stall: true})
 	cfg := pdSimConfig(P, D, "round_robin", "round_robin")
 	cfg.PrefillTimeoutSecs, cfg.Retry.MaxRetries, cfg.PDFallbackLocal = 0.1, 1, true
@@ -150,7 +150,7 @@ func TestPDOpenPrefillCircuitRecovers(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
 	fast, _ := sim.LookupProfile("fast")
-	P, D := pdSims(t, sim.RolePrefill, 1, fast), pdSims(t, sim.RoleDecode, 1, fast)
+	P, D := e.pdSims(sim.RolePrefill, 1, fast), e.pdSims(sim.RoleDecode, 1, fast)
 	P[0].SetFaults(sim.Faults{ErrorRates: map[int]float64{500: 1}})
 	var offset atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }

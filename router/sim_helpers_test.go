@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/autoinfer/autoinfer/router/routertest"
-	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/scrape"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
@@ -21,17 +21,35 @@ import (
 
 // Helpers for the acceptance tests of issues 3 and 4, which run against real
 // simulated vLLM engines (collocated, prefill and decode, the latter two with
-// their loopback KV side channel) over loopback TCP. The engines' KV side
-// channel uses real sockets, so these tests cannot run in a synctest
-// bubble; none of them depends on how fast the machine is.
+// their KV side channel) over the env's network: loopback TCP, or inside a
+// synctest bubble its in-memory network, KV side channel included, where
+// the tests of timer-driven behaviour (health checks marking a killed
+// worker) run on the fake clock.
 
 const simModel = "m"
 
-func simWorkers(t *testing.T, n int) []*simtest.Worker {
-	t.Helper()
+// simWorker starts a simulated engine on the env's network, which a test
+// can stop (killed) and restart on the same address.
+func (e *env) simWorker(opts sim.Options) *simtest.Worker {
+	e.t.Helper()
+	opts.Engine.Model = simModel
+	if e.net == nil {
+		return simtest.StartStoppable(e.t, opts)
+	}
+	opts.KVNetwork = kvNetwork{e.net}
+	return simtest.StartStoppableOn(e.t, e.net.Listen, opts)
+}
+
+// kvNetwork puts the engines' KV side channel on a bubble's network.
+type kvNetwork struct{ *routertest.Network }
+
+func (n kvNetwork) Listen(_, _ string) (net.Listener, error) { return n.Network.Listen("") }
+
+func (e *env) simWorkers(n int) []*simtest.Worker {
+	e.t.Helper()
 	ws := make([]*simtest.Worker, n)
 	for i := range ws {
-		ws[i] = simtest.StartStoppable(t, sim.Options{Engine: engine.Config{Model: simModel}})
+		ws[i] = e.simWorker(sim.Options{})
 	}
 	return ws
 }
@@ -104,11 +122,11 @@ func (e *env) workerStatus(base, url string) WorkerStatus {
 	return WorkerStatus{}
 }
 
-func pdSims(t testing.TB, role sim.Role, n int, p sim.Profile) []*simtest.Worker {
-	t.Helper()
+func (e *env) pdSims(role sim.Role, n int, p sim.Profile) []*simtest.Worker {
+	e.t.Helper()
 	ws := make([]*simtest.Worker, n)
 	for i := range ws {
-		ws[i] = simtest.StartStoppable(t, sim.Options{Engine: engine.Config{Model: simModel}, Role: role, Profile: p})
+		ws[i] = e.simWorker(sim.Options{Role: role, Profile: p})
 	}
 	return ws
 }

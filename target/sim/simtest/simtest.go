@@ -29,8 +29,9 @@ type Worker struct {
 	URL  string
 	Addr string // host:port
 
-	t    testing.TB
-	opts sim.Options
+	t      testing.TB
+	opts   sim.Options
+	listen ListenFunc
 
 	mu     sync.Mutex
 	srv    *sim.Server
@@ -38,15 +39,28 @@ type Worker struct {
 	done   chan error
 }
 
+// ListenFunc binds address on some network, or a new address when address
+// is "".
+type ListenFunc func(address string) (net.Listener, error)
+
 // StartStoppable is Start returning a Worker handle.
 func StartStoppable(t testing.TB, opts sim.Options) *Worker {
 	t.Helper()
+	return StartStoppableOn(t, listenTCP, opts)
+}
+
+// StartStoppableOn is StartStoppable on another network, such as an
+// in-memory one inside a testing/synctest bubble: the worker listens with
+// listen, and Restart binds its address there again. The engine's KV side
+// channel is opts.KVNetwork, which the caller puts on the same network.
+func StartStoppableOn(t testing.TB, listen ListenFunc, opts sim.Options) *Worker {
+	t.Helper()
 	opts = defaults(t, opts)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listen("")
 	if err != nil {
 		t.Fatalf("simtest: listen: %v", err)
 	}
-	w := &Worker{Addr: ln.Addr().String(), t: t, opts: opts}
+	w := &Worker{Addr: ln.Addr().String(), t: t, opts: opts, listen: listen}
 	w.URL = "http://" + w.Addr
 	if err := w.serve(ln); err != nil {
 		ln.Close()
@@ -126,7 +140,7 @@ func (w *Worker) Restart() {
 	if running {
 		w.t.Fatalf("simtest: Restart of running worker %s", w.URL)
 	}
-	ln, err := listenRetry(w.Addr)
+	ln, err := w.listen(w.Addr)
 	if err != nil {
 		w.t.Fatalf("simtest: restart %s: %v", w.URL, err)
 	}
@@ -136,8 +150,12 @@ func (w *Worker) Restart() {
 	}
 }
 
-// listenRetry binds addr again; the old socket can take a moment to go.
-func listenRetry(addr string) (net.Listener, error) {
+// listenTCP binds a new 127.0.0.1 port, or addr again: the old socket can
+// take a moment to go.
+func listenTCP(addr string) (net.Listener, error) {
+	if addr == "" {
+		return net.Listen("tcp", "127.0.0.1:0")
+	}
 	var err error
 	for backoff := time.Millisecond; backoff < 2*time.Second; backoff *= 2 {
 		var ln net.Listener
