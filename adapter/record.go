@@ -12,10 +12,6 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
-// recordTimeout bounds the ledger write, which must happen even after
-// Ctrl-C (the aborted row).
-const recordTimeout = 30 * time.Second
-
 // record classifies the trial and writes its row, in one transaction.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 	if tr.remote != nil {
@@ -59,9 +55,12 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 		}
 		row.Status, row.Failure = out.Status, out.Failure
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	rec, err := tr.opts.Ledger.Record(wctx, row, reqs)
+	// The write happens even after Ctrl-C (the aborted row) and no timer
+	// bounds it: it grows with the trial (a record per request, sent or
+	// not), so any fixed bound loses the rows of the largest trials on a
+	// slow host, and the ledger's busy timeout already bounds a lock wait.
+	// A second Ctrl-C ends the CLI at once (cmd.Main).
+	rec, err := tr.opts.Ledger.Record(context.WithoutCancel(ctx), row, reqs)
 	if err != nil {
 		return out, fmt.Errorf("writing ledger row: %w", err)
 	}

@@ -168,9 +168,8 @@ func (tr *trialRun) recordRemote(ctx context.Context, res *RemoteResult) (Outcom
 		out.Status = ledger.StatusAborted
 	}
 	row.Status, row.Failure = out.Status, out.Failure
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	rec, err := tr.opts.Ledger.Record(wctx, row, res.Requests)
+	// Written even after Ctrl-C, unbounded, as record does.
+	rec, err := tr.opts.Ledger.Record(context.WithoutCancel(ctx), row, res.Requests)
 	if err != nil {
 		return out, fmt.Errorf("writing ledger row: %w", err)
 	}

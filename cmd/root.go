@@ -12,7 +12,7 @@ import (
 
 // Main runs the CLI with args and returns the process exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible(stderr)
 	defer stop()
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -24,6 +24,26 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitCode(err)
 }
+
+// interruptible is the CLI's context, cancelled by the first SIGINT or
+// SIGTERM. That signal winds the command down (a trial tears its deployment
+// down and records its aborted row, however long that write takes), says
+// so on stderr and releases the handler, so a second signal ends the
+// process at once. stop releases everything; the notice is deregistered
+// first, so it is printed on a signal only.
+func interruptible(stderr io.Writer) (context.Context, func()) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	release := context.AfterFunc(ctx, func() {
+		stop()
+		fmt.Fprintln(stderr, interruptNotice)
+	})
+	return ctx, func() {
+		release()
+		stop()
+	}
+}
+
+const interruptNotice = "autoinfer: interrupted; finishing up (interrupt again to quit at once)"
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{

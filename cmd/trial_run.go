@@ -229,6 +229,10 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 				if len(results) > 0 {
 					row = results[len(results)-1].RowID
 				}
+				if row == 0 {
+					// Say why, never claim a row that is not there.
+					return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w; no aborted row recorded: %w", context.Cause(ctx), err))
+				}
 				return withCode(ExitInterrupted, fmt.Errorf("interrupted: %w (aborted row %d recorded)", context.Cause(ctx), row))
 			}
 			return withCode(ExitInfra, err)
