@@ -229,4 +229,10 @@ func TestTrialRunInterruptedBySIGINT(t *testing.T) {
 	if len(rows) != 1 || rows[0].Status != ledger.StatusAborted {
 		t.Fatalf("ledger rows %+v, want one aborted row; stderr:\n%s", rows, said)
 	}
+	// The CLI's notice (cmd.interruptNotice), once: the signal was seen
+	// and the row is being written.
+	const notice = "autoinfer: interrupted; tearing down and recording what was measured"
+	if n := strings.Count(said, notice); n != 1 {
+		t.Errorf("stderr says %d times that it is tearing down, want once:\n%s", n, said)
+	}
 }

@@ -25,25 +25,25 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// interruptible is the CLI's context, cancelled by the first SIGINT or
-// SIGTERM. That signal winds the command down (a trial tears its deployment
-// down and records its aborted row, however long that write takes), says
-// so on stderr and releases the handler, so a second signal ends the
-// process at once. stop releases everything; the notice is deregistered
-// first, so it is printed on a signal only.
+// interruptible is the CLI's context, cancelled by SIGINT or SIGTERM. The
+// command then winds down: a trial tears its deployment down and records
+// its aborted row, however long that write takes. A further signal does
+// not cut that short (it would leave a process target's workers running in
+// their own process groups and lose the row); the first one says so on
+// stderr. stop releases the handler; the notice is deregistered first, so
+// it is printed on a signal only.
 func interruptible(stderr io.Writer) (context.Context, func()) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	release := context.AfterFunc(ctx, func() {
-		stop()
-		fmt.Fprintln(stderr, interruptNotice)
-	})
+	release := context.AfterFunc(ctx, func() { fmt.Fprintln(stderr, interruptNotice) })
 	return ctx, func() {
 		release()
 		stop()
 	}
 }
 
-const interruptNotice = "autoinfer: interrupted; finishing up (interrupt again to quit at once)"
+// interruptNotice is what the CLI prints on its first SIGINT or SIGTERM
+// (adapter's TestTrialRunInterruptedBySIGINT reads it).
+const interruptNotice = "autoinfer: interrupted; tearing down and recording what was measured"
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
