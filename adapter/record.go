@@ -59,7 +59,7 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 	// bounds it: it grows with the trial (a record per request, sent or
 	// not), so any fixed bound loses the rows of the largest trials on a
 	// slow host, and the ledger's busy timeout already bounds a lock wait.
-	// A second Ctrl-C ends the CLI at once (cmd.Main).
+	// A second Ctrl-C does not cut it short (cmd.interruptible).
 	rec, err := tr.opts.Ledger.Record(context.WithoutCancel(ctx), row, reqs)
 	if err != nil {
 		return out, fmt.Errorf("writing ledger row: %w", err)
