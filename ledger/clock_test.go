@@ -9,8 +9,8 @@ import (
 // config leaves the real row fresh, and a real row leaves virtual rows
 // fresh; a second virtual row under another config marks the first virtual
 // one, naming the change.
-func TestVirtualRowsNeverMarkRealRows(t *testing.T) {
-	l, _ := openTemp(t)
+func testVirtualRowsNeverMarkRealRows(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	realRow, err := l.Record(ctx, trial("real-rr", routerRR), nil)
 	if err != nil {

@@ -177,7 +177,7 @@ func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
 		side.Resolved, side.Trials = "sweep", ts
 	} else {
 		var id int64
-		err := l.db.GetContext(ctx, &id, `SELECT id FROM trials WHERE name = ? AND status = 'ok' ORDER BY started_at DESC, id DESC LIMIT 1`, ref)
+		err := l.db.GetContext(ctx, &id, l.db.Rebind(`SELECT id FROM trials WHERE name = ? AND status = 'ok' ORDER BY started_at DESC, id DESC LIMIT 1`), ref)
 		if errors.Is(err, sql.ErrNoRows) {
 			return Side{}, fmt.Errorf("%q is no trial id, sweep id or name of an ok trial: %w", ref, ErrNotFound)
 		}
@@ -211,7 +211,7 @@ func (l *Ledger) resolveGroup(ctx context.Context, ref string) (GroupResult, boo
 		return GroupResult{}, false, nil
 	}
 	var n int
-	if err := l.db.GetContext(ctx, &n, `SELECT count(*) FROM trials WHERE replicate_group = ?`, ref); err != nil {
+	if err := l.db.GetContext(ctx, &n, l.db.Rebind(`SELECT count(*) FROM trials WHERE replicate_group = ?`), ref); err != nil {
 		return GroupResult{}, false, fmt.Errorf("resolving %q: %w", ref, err)
 	}
 	if n == 0 {
@@ -268,8 +268,8 @@ func (l *Ledger) samples(ctx context.Context, s *Side) (map[string][]float64, er
 			TPOT float64 `db:"tpot_ms"`
 			Out  int     `db:"output_tokens"`
 		}
-		if err := l.db.SelectContext(ctx, &rows, `SELECT ttft_ms, tpot_ms, output_tokens FROM requests
-			WHERE trial_id = ? AND status = 'ok'`, id); err != nil {
+		if err := l.db.SelectContext(ctx, &rows, l.db.Rebind(`SELECT ttft_ms, tpot_ms, output_tokens FROM requests
+			WHERE trial_id = ? AND status = 'ok'`), id); err != nil {
 			return nil, fmt.Errorf("reading requests of trial %d: %w", id, err)
 		}
 		s.Requests += len(rows)

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-// TestCompareKnownAnswers is acceptance 4 (compare). B's TTFTs are A's
+// testCompareKnownAnswers is acceptance 4 (compare). B's TTFTs are A's
 // plus 50 ms, so every TTFT percentile differs by exactly 50 ms and the
 // interval must exclude 0 with A better; TPOTs are identical samples, so
 // the point difference is 0 and the interval must contain it.
-func TestCompareKnownAnswers(t *testing.T) {
-	l, _ := openTemp(t)
+func testCompareKnownAnswers(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	base := make([]float64, 400)
@@ -81,8 +81,8 @@ func TestCompareKnownAnswers(t *testing.T) {
 	}
 }
 
-func TestCompareSweepsAndResolutionErrors(t *testing.T) {
-	l, _ := openTemp(t)
+func testCompareSweepsAndResolutionErrors(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	for i, sweep := range []string{"s1", "s1", "s2"} {
 		tr := trial("t", routerRR)

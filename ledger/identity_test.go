@@ -11,8 +11,8 @@ import (
 // Issue 11, item 2: rows are compared, and marked stale, only within one
 // comparison context. Another profile, target kind, request stream or
 // topology never marks; the same context under another policy does.
-func TestStaleOnlyWithinTheComparisonContext(t *testing.T) {
-	l, _ := openTemp(t)
+func testStaleOnlyWithinTheComparisonContext(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	fast, err := l.Record(ctx, trial("fast-rr", routerRR), nil)
 	if err != nil {
@@ -56,7 +56,7 @@ func TestMigratesFromV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrateTo(ctx, db, 3); err != nil {
+	if err := migrateTo(ctx, db, sqliteDialect{}, 3); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`INSERT INTO trials (name, status, started_at, finished_at, engine_hash, router_hash, replicas,

@@ -13,14 +13,14 @@ func SchemaVersion() int { return len(migrations()) }
 // migrate applies every migration the database lacks, each in its own
 // transaction together with the user_version bump, so an interrupted
 // upgrade leaves a consistent earlier version.
-func migrate(ctx context.Context, db *sqlx.DB) error {
-	return migrateTo(ctx, db, SchemaVersion())
+func migrate(ctx context.Context, db *sqlx.DB, d dialect) error {
+	return migrateTo(ctx, db, d, SchemaVersion())
 }
 
-func migrateTo(ctx context.Context, db *sqlx.DB, target int) error {
+func migrateTo(ctx context.Context, db *sqlx.DB, d dialect, target int) error {
 	steps := migrations()
 	for {
-		done, err := migrateStep(ctx, db, steps, target)
+		done, err := migrateStep(ctx, db, d, steps, target)
 		if err != nil || done {
 			return err
 		}
@@ -28,16 +28,19 @@ func migrateTo(ctx context.Context, db *sqlx.DB, target int) error {
 }
 
 // migrateStep applies the next migration, re-reading the version inside
-// the write transaction so two processes opening one file never apply a
-// step twice.
-func migrateStep(ctx context.Context, db *sqlx.DB, steps []migration, target int) (done bool, err error) {
+// the write transaction, under the writers' lock, so two processes (or
+// machines) opening one ledger never apply a step twice.
+func migrateStep(ctx context.Context, db *sqlx.DB, d dialect, steps []migration, target int) (done bool, err error) {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("migrating schema: %w", err)
 	}
 	defer tx.Rollback()
-	var v int
-	if err := tx.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
+	if err := d.lockWriters(ctx, tx); err != nil {
+		return false, fmt.Errorf("migrating schema: %w", err)
+	}
+	v, err := d.version(ctx, tx)
+	if err != nil {
 		return false, fmt.Errorf("reading schema version: %w", err)
 	}
 	if v > len(steps) {
@@ -47,11 +50,10 @@ func migrateStep(ctx context.Context, db *sqlx.DB, steps []migration, target int
 		return true, nil
 	}
 	m := steps[v]
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	if _, err := tx.ExecContext(ctx, d.ddl(m.sql)); err != nil {
 		return false, fmt.Errorf("migration %d (%s): %w", v+1, m.name, err)
 	}
-	// PRAGMA takes no bound parameters; v+1 is an int.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+	if err := d.setVersion(ctx, tx, v+1); err != nil {
 		return false, fmt.Errorf("migration %d (%s): %w", v+1, m.name, err)
 	}
 	if err := tx.Commit(); err != nil {

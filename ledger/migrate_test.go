@@ -23,7 +23,7 @@ func TestMigratesFromEveryEarlierVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := migrateTo(ctx, db, v); err != nil {
+		if err := migrateTo(ctx, db, sqliteDialect{}, v); err != nil {
 			t.Fatalf("building version %d: %v", v, err)
 		}
 		if v >= 1 {
@@ -56,13 +56,21 @@ func TestMigratesFromEveryEarlierVersion(t *testing.T) {
 	}
 }
 
-func TestOpenRefusesNewerSchema(t *testing.T) {
-	l, path := openTemp(t)
-	if _, err := l.db.Exec("PRAGMA user_version = 99"); err != nil {
+func testOpenRefusesNewerSchema(t *testing.T, be backend) {
+	l, path := be.open(t)
+	ctx := context.Background()
+	tx, err := l.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.d.setVersion(ctx, tx, 99); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	_, err := Open(context.Background(), path)
+	_, err = Open(ctx, path)
 	if err == nil {
 		t.Fatal("opened a ledger from the future")
 	}
@@ -129,7 +137,7 @@ func TestMigrationKeepsCumulativeHitRateApart(t *testing.T) {
 	if before < 1 {
 		t.Fatal("no window_figures migration")
 	}
-	if err := migrateTo(ctx, db, before); err != nil {
+	if err := migrateTo(ctx, db, sqliteDialect{}, before); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`INSERT INTO trials (name, status, started_at, finished_at, engine_hash, engine_config, prefix_cache_hit_rate)

@@ -13,22 +13,36 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Ledger is an open ledger file. It is safe for concurrent use; SQLite
-// serialises writers (across processes too, with a busy timeout).
+// Ledger is an open ledger: a SQLite file, or a PostgreSQL database a team
+// shares. It is safe for concurrent use; writers are serialised by the
+// database (SQLite's lock across processes, with a busy timeout; an
+// advisory lock on PostgreSQL, see postgresDialect).
 type Ledger struct {
 	db *sqlx.DB
+	d  dialect
+	// name is the location with any password masked (Redact).
+	name string
 }
+
+// Name is where the ledger lives, fit to print: the SQLite path, or the
+// PostgreSQL URL with its password masked.
+func (l *Ledger) Name() string { return l.name }
 
 // ErrNotLedger is wrapped by opens of a SQLite (or other) file that is not
 // an autoinfer ledger: autoinfer never writes its schema into a file that
 // already holds someone else's tables.
 var ErrNotLedger = errors.New("not an autoinfer ledger")
 
-// Open opens the ledger at path for writing, creating it if needed. It
-// refuses a database that holds other tables and a corrupted file
-// (PRAGMA quick_check), then migrates the schema to the version this binary
-// knows. Only writers migrate.
-func Open(ctx context.Context, path string) (*Ledger, error) {
+// Open opens the ledger at location for writing: a SQLite file, created
+// if needed, or a postgres:// URL (IsPostgres). It refuses a database that
+// holds other tables and a corrupted file (PRAGMA quick_check), then
+// migrates the schema to the version this binary knows. Only writers
+// migrate.
+func Open(ctx context.Context, location string) (*Ledger, error) {
+	if IsPostgres(location) {
+		return openPostgres(ctx, location, false)
+	}
+	path := location
 	if err := checkWritable(ctx, path); err != nil {
 		return nil, fmt.Errorf("opening ledger %s: %w", path, err)
 	}
@@ -36,18 +50,23 @@ func Open(ctx context.Context, path string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening ledger %s: %w", path, err)
 	}
-	if err := migrate(ctx, db); err != nil {
+	if err := migrate(ctx, db, sqliteDialect{}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening ledger %s: %w", path, err)
 	}
-	return &Ledger{db: db}, nil
+	return &Ledger{db: db, d: sqliteDialect{}, name: path}, nil
 }
 
 // OpenReadOnly opens an existing ledger for reading: the file is opened
-// read-only, so a read command can never change it. A missing file wraps
+// read-only (a PostgreSQL session runs read-only transactions), so a read
+// command can never change it. A missing file or database wraps
 // fs.ErrNotExist, a file that is not a ledger ErrNotLedger, and a ledger
 // written by an older autoinfer asks for `autoinfer ledger migrate`.
-func OpenReadOnly(ctx context.Context, path string) (*Ledger, error) {
+func OpenReadOnly(ctx context.Context, location string) (*Ledger, error) {
+	if IsPostgres(location) {
+		return openPostgres(ctx, location, true)
+	}
+	path := location
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("ledger %s does not exist: %w", path, fs.ErrNotExist)
@@ -58,15 +77,31 @@ func OpenReadOnly(ctx context.Context, path string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening ledger %s: %w", path, err)
 	}
-	v, err := ledgerVersion(ctx, db)
-	if err == nil && v < SchemaVersion() {
-		err = fmt.Errorf("schema version %d is older than this autoinfer's (%d): run `autoinfer ledger migrate --ledger %s` once", v, SchemaVersion(), path)
-	}
-	if err != nil {
+	l := &Ledger{db: db, d: sqliteDialect{}, name: path}
+	if err := l.checkReadable(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening ledger %s: %w", path, err)
 	}
-	return &Ledger{db: db}, nil
+	return l, nil
+}
+
+// checkReadable refuses a database that is not a ledger, or not yet at
+// this binary's schema version.
+func (l *Ledger) checkReadable(ctx context.Context) error {
+	v, err := ledgerVersion(ctx, l.db, l.d)
+	if err == nil && v < SchemaVersion() {
+		err = fmt.Errorf("schema version %d is older than this autoinfer's (%d): run `autoinfer ledger migrate --ledger %s` once",
+			v, SchemaVersion(), shellQuote(l.name))
+	}
+	return err
+}
+
+// shellQuote quotes a location for a command line (a URL holds & and ?).
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " &?;|'\"$`*()<>#") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
 }
 
 // Close closes the database.
@@ -104,16 +139,17 @@ func checkWritable(ctx context.Context, path string) error {
 
 // ledgerVersion is the schema version of a ledger, or an error when the
 // database is not one (no version, or no trials table).
-func ledgerVersion(ctx context.Context, db *sqlx.DB) (int, error) {
-	var version, trials int
-	if err := db.GetContext(ctx, &version, "PRAGMA user_version"); err != nil {
+func ledgerVersion(ctx context.Context, db *sqlx.DB, d dialect) (int, error) {
+	version, err := d.version(ctx, db)
+	if err != nil {
 		return 0, notDatabase(err)
 	}
-	if err := db.GetContext(ctx, &trials, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'trials'"); err != nil {
+	trials, err := d.hasTrials(ctx, db)
+	if err != nil {
 		return 0, notDatabase(err)
 	}
 	switch {
-	case version == 0 || trials == 0:
+	case version == 0 || !trials:
 		return 0, fmt.Errorf("%w: no trials table or ledger version", ErrNotLedger)
 	case version > SchemaVersion():
 		return 0, fmt.Errorf("ledger schema version %d is newer than this autoinfer knows (%d): upgrade autoinfer", version, SchemaVersion())
@@ -143,7 +179,7 @@ func notDatabase(err error) error {
 	case strings.Contains(msg, "malformed"):
 		return fmt.Errorf("ledger is corrupted: %w", err)
 	}
-	return fmt.Errorf("reading ledger header: %w", err)
+	return fmt.Errorf("reading ledger version: %w", err)
 }
 
 // dsn sets the pragmas on every pooled connection. Writers: WAL so readers

@@ -89,10 +89,10 @@ func TestOpenRefusesNonSQLiteFile(t *testing.T) {
 }
 
 // A read-only open reads rows and cannot write.
-func TestReadOnlyOpenReadsAndCannotWrite(t *testing.T) {
+func testReadOnlyOpenReadsAndCannotWrite(t *testing.T, be backend) {
 	t.Parallel()
 	ctx := context.Background()
-	l, path := openTemp(t)
+	l, path := be.open(t)
 	if _, err := l.Record(ctx, trial("a", routerRR), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestReadOnlyOpenOfOlderSchemaAsksForMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := migrateTo(ctx, db, 1); err != nil {
+	if err := migrateTo(ctx, db, sqliteDialect{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -175,10 +175,10 @@ func TestReadOnlyOpenOfOlderSchemaAsksForMigrate(t *testing.T) {
 // --where on a JSON field works when some rows have no router (issue 11:
 // `--where policy=…` failed with "malformed JSON" once a single-replica row
 // existed).
-func TestWhereOnLedgerWithRouterlessRows(t *testing.T) {
+func testWhereOnLedgerWithRouterlessRows(t *testing.T, be backend) {
 	t.Parallel()
 	ctx := context.Background()
-	l, _ := openTemp(t)
+	l, _ := be.open(t)
 	solo := trial("solo", "")
 	solo.RouterConfig, solo.Topology = nil, Topology{Replicas: 1}
 	for _, tr := range []Trial{solo, trial("rr", routerRR), trial("ca", routerCA)} {

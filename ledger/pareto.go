@@ -97,7 +97,7 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 	f.Status, f.Limit = StatusOK, 0
 	includeStale := f.IncludeStale
 	f.IncludeStale = includeStale || q.AllPoints
-	where, args, err := f.sql()
+	where, args, err := f.sql(l.d)
 	if err != nil {
 		return Front{}, err
 	}
@@ -118,11 +118,11 @@ func (l *Ledger) Pareto(ctx context.Context, q ParetoQuery) (Front, error) {
 		sqlq = fmt.Sprintf(`SELECT id, name, sweep_id, stale, clock, x, y FROM (
 			SELECT id, name, sweep_id, stale, clock, %[1]s AS x, %[2]s AS y,
 				%[3]s(%[2]s) OVER (ORDER BY %[1]s %[4]s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS best
-			FROM trials%[5]s)
+			FROM trials%[5]s) AS running
 			WHERE best IS NULL OR y %[6]s best`, x.Name, y.Name, yBest, xOrder, singles, yCmp)
 	}
 	var pts []Point
-	if err := l.db.SelectContext(ctx, &pts, sqlq, args...); err != nil {
+	if err := l.db.SelectContext(ctx, &pts, l.db.Rebind(sqlq), args...); err != nil {
 		return Front{}, fmt.Errorf("pareto query: %w", err)
 	}
 	groups, err := l.groupPoints(ctx, x, y, where, args)
@@ -144,7 +144,7 @@ func (l *Ledger) groupPoints(ctx context.Context, x, y Metric, where string, arg
 	var rows []Point
 	q := fmt.Sprintf("SELECT id, name, sweep_id, stale, clock, replicate_group, replicates, %s AS x, %s AS y FROM trials%s ORDER BY replicate_group, id",
 		x.Name, y.Name, andWhere(where, "replicate_group != ''"))
-	if err := l.db.SelectContext(ctx, &rows, q, args...); err != nil {
+	if err := l.db.SelectContext(ctx, &rows, l.db.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("pareto query (replicate groups): %w", err)
 	}
 	var out []Point

@@ -11,8 +11,8 @@ import (
 // group competes as one point at its means with its intervals; a group
 // dominated only by means is listed as not separable; a group with a
 // failed replicate does not compete.
-func TestParetoReplicateGroups(t *testing.T) {
-	l, _ := openTemp(t)
+func testParetoReplicateGroups(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	fast := recordPoint(t, l, "fast", routerCA, 50, 600)
 	far := recordPoint(t, l, "far", routerCA, 300, 500)

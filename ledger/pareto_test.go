@@ -19,10 +19,10 @@ func recordPoint(t testing.TB, l *Ledger, name, router string, x, y float64) int
 	return rec.ID
 }
 
-// TestParetoKnownFront is acceptance 4 (front): minimise p99 TTFT,
+// testParetoKnownFront is acceptance 4 (front): minimise p99 TTFT,
 // maximise output throughput.
-func TestParetoKnownFront(t *testing.T) {
-	l, _ := openTemp(t)
+func testParetoKnownFront(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	ids := map[string]int64{}
 	for _, p := range []struct {
@@ -133,11 +133,11 @@ func names(pts []Point) []string {
 	return out
 }
 
-// TestPrunedFrontEqualsFullFront checks SQLite's window pruning against
+// testPrunedFrontEqualsFullFront checks SQLite's window pruning against
 // marking every row, on random rows with many ties, in all four direction
 // combinations, with and without stale rows.
-func TestPrunedFrontEqualsFullFront(t *testing.T) {
-	l, _ := openTemp(t)
+func testPrunedFrontEqualsFullFront(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 3))
 	for i := range 300 {
@@ -184,8 +184,8 @@ func ids(pts []Point) []int64 {
 // "Which row gives the most tokens/s under a TTFT p99 of 300 ms?": a bound
 // drops the rows that miss it before the front is taken, so the answer is
 // the best row that meets it, not the global best.
-func TestParetoUnderABound(t *testing.T) {
-	l, _ := openTemp(t)
+func testParetoUnderABound(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	for _, p := range []struct {
 		name string

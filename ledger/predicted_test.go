@@ -10,8 +10,8 @@ import (
 // TestPredictionPairs: a real row linked to a virtual one reads back as a
 // pair with per-metric ratios; a link from a virtual row, or to a real or
 // missing row, is refused; a failed measurement never agrees.
-func TestPredictionPairs(t *testing.T) {
-	l, _ := openTemp(t)
+func testPredictionPairs(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	v := trial("cand", routerRR)
 	v.Identity = virtualIdentity("fast")

@@ -18,7 +18,7 @@ var ErrNotFound = errors.New("no such trial")
 // Get returns one row by id.
 func (l *Ledger) Get(ctx context.Context, id int64) (Trial, error) {
 	var row trialRow
-	err := l.db.GetContext(ctx, &row, selectTrials()+" WHERE id = ?", id)
+	err := l.db.GetContext(ctx, &row, l.db.Rebind(selectTrials()+" WHERE id = ?"), id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Trial{}, fmt.Errorf("trial %d: %w", id, ErrNotFound)
 	}
@@ -32,7 +32,7 @@ func (l *Ledger) Get(ctx context.Context, id int64) (Trial, error) {
 func (l *Ledger) Requests(ctx context.Context, id int64) ([]Request, error) {
 	var rows []requestRow
 	q := "SELECT " + strings.Join(requestColumns(), ", ") + " FROM requests WHERE trial_id = ? ORDER BY request_index"
-	if err := l.db.SelectContext(ctx, &rows, q, id); err != nil {
+	if err := l.db.SelectContext(ctx, &rows, l.db.Rebind(q), id); err != nil {
 		return nil, fmt.Errorf("reading requests of trial %d: %w", id, err)
 	}
 	out := make([]Request, len(rows))
@@ -71,7 +71,7 @@ type Bound struct {
 	Value  float64
 }
 
-func (b Bound) sql() (string, error) {
+func (b Bound) sql(d dialect) (string, error) {
 	if _, err := LookupMetric(b.Metric); err != nil {
 		return "", fmt.Errorf("bound: %w", err)
 	}
@@ -81,29 +81,33 @@ func (b Bound) sql() (string, error) {
 		return "", fmt.Errorf("bound %s: operator %q is not one of < <= > >=", b.Metric, b.Op)
 	}
 	// The metric name is a column (LookupMetric lists only columns).
-	return b.Metric + " " + b.Op + " ?", nil
+	return b.Metric + " " + b.Op + " " + d.number(), nil
 }
 
 // whereExprs maps a --where key to the SQL expression it compares.
-func whereExprs() map[string]string {
-	return map[string]string{
-		"name": "name", "sweep_id": "sweep_id", "status": "status", "seed": "seed", "spec_hash": "spec_hash",
+func whereExprs(d dialect) map[string]string {
+	exprs := map[string]string{
+		"name": "name", "sweep_id": "sweep_id", "status": "status", "spec_hash": "spec_hash",
 		"engine_hash": "engine_hash", "router_hash": "router_hash", "failure_kind": "failure_kind",
-		"replicas": "replicas", "prefill": "prefill", "decode": "decode",
 		"target_kind": "target_kind", "hardware": "hardware", "hardware_hash": "hardware_hash", "workload_hash": "workload_hash",
-		"replicate_group": "replicate_group", "clock": "clock", "predicted_by": "predicted_by",
+		"replicate_group": "replicate_group", "clock": "clock",
 		// Rows without a router (one replica, no PD) store an empty
-		// router_config; json_extract would fail the whole query on it.
-		"model":  "(CASE WHEN json_valid(engine_config) THEN json_extract(engine_config, '$.model') END)",
-		"policy": "(CASE WHEN json_valid(router_config) THEN json_extract(router_config, '$.policy') END)",
+		// router_config; parsing it would fail the whole query.
+		"model":  d.jsonText("engine_config", "model"),
+		"policy": d.jsonText("router_config", "policy"),
 	}
+	for _, col := range []string{"seed", "replicas", "prefill", "decode", "predicted_by"} {
+		exprs[col] = d.intText(col)
+	}
+	return exprs
 }
 
 // WhereKeys lists the keys Filter.Where accepts.
-func WhereKeys() []string { return slices.Sorted(maps.Keys(whereExprs())) }
+func WhereKeys() []string { return slices.Sorted(maps.Keys(whereExprs(sqliteDialect{}))) }
 
-// sql renders the filter as a WHERE clause and its arguments.
-func (f Filter) sql() (string, []any, error) {
+// sql renders the filter as a WHERE clause (? placeholders) and its
+// arguments.
+func (f Filter) sql(d dialect) (string, []any, error) {
 	var conds []string
 	var args []any
 	add := func(expr string, v any) {
@@ -120,7 +124,7 @@ func (f Filter) sql() (string, []any, error) {
 		add("status", string(f.Status))
 	}
 	if !f.IncludeStale {
-		conds = append(conds, "stale = 0")
+		conds = append(conds, "stale = FALSE")
 	}
 	if _, named := f.Where["clock"]; !f.IncludeVirtual && !named {
 		conds = append(conds, "clock = 'real'")
@@ -128,18 +132,16 @@ func (f Filter) sql() (string, []any, error) {
 	if f.Predicted {
 		conds = append(conds, "predicted_by IS NOT NULL")
 	}
-	exprs := whereExprs()
+	exprs := whereExprs(d)
 	for _, k := range slices.Sorted(maps.Keys(f.Where)) {
 		expr, ok := exprs[k]
 		if !ok {
 			return "", nil, fmt.Errorf("where: unknown key %q (valid: %s)", k, strings.Join(WhereKeys(), ", "))
 		}
-		// A text argument compared with an INTEGER column takes the
-		// column's numeric affinity, so "2" matches 2.
 		add(expr, f.Where[k])
 	}
 	for _, b := range f.Bounds {
-		cond, err := b.sql()
+		cond, err := b.sql(d)
 		if err != nil {
 			return "", nil, err
 		}
@@ -166,7 +168,7 @@ func (l *Ledger) List(ctx context.Context, f Filter) ([]Trial, error) {
 // time: memory stays flat however many rows match. An error from fn stops
 // the scan and is returned as is.
 func (l *Ledger) Each(ctx context.Context, f Filter, fn func(Trial) error) error {
-	where, args, err := f.sql()
+	where, args, err := f.sql(l.d)
 	if err != nil {
 		return err
 	}
@@ -174,7 +176,7 @@ func (l *Ledger) Each(ctx context.Context, f Filter, fn func(Trial) error) error
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := l.db.QueryxContext(ctx, q, args...)
+	rows, err := l.db.QueryxContext(ctx, l.db.Rebind(q), args...)
 	if err != nil {
 		return fmt.Errorf("listing trials: %w", err)
 	}
@@ -207,5 +209,11 @@ func (r trialRow) decode() (Trial, error) {
 	}
 	t := r.Trial
 	t.Failure = f
+	// PostgreSQL's driver reads times in the local zone; rows are UTC.
+	t.StartedAt, t.FinishedAt = t.StartedAt.UTC(), t.FinishedAt.UTC()
+	if t.StaleAt != nil {
+		at := t.StaleAt.UTC()
+		t.StaleAt = &at
+	}
 	return t, nil
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -54,6 +56,9 @@ func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded,
 		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
 	}
 	defer tx.Rollback()
+	if err := l.d.lockWriters(ctx, tx); err != nil {
+		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
+	}
 	rec, err := record(ctx, tx, row, reqs)
 	if err != nil {
 		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)
@@ -68,13 +73,9 @@ func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs []Request) (Rec
 	if err := checkPredictedBy(ctx, tx, row.Trial); err != nil {
 		return Recorded{}, err
 	}
-	res, err := tx.NamedExecContext(ctx, insertSQL("trials", trialColumns(), "id"), row)
+	id, err := insertTrial(ctx, tx, row, false)
 	if err != nil {
-		return Recorded{}, fmt.Errorf("inserting row: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return Recorded{}, fmt.Errorf("inserting row: %w", err)
+		return Recorded{}, err
 	}
 	if err := insertRequests(ctx, tx, id, reqs); err != nil {
 		return Recorded{}, err
@@ -96,7 +97,7 @@ func checkPredictedBy(ctx context.Context, tx *sqlx.Tx, t Trial) error {
 		return fmt.Errorf("predicted_by: only a real-time row confirms a prediction (clock %s)", t.Clock)
 	}
 	var clock string
-	err := tx.GetContext(ctx, &clock, "SELECT clock FROM trials WHERE id = ?", *t.PredictedBy)
+	err := tx.GetContext(ctx, &clock, tx.Rebind("SELECT clock FROM trials WHERE id = ?"), *t.PredictedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("predicted_by %d: %w", *t.PredictedBy, ErrNotFound)
 	}
@@ -109,18 +110,43 @@ func checkPredictedBy(ctx context.Context, tx *sqlx.Tx, t Trial) error {
 	return nil
 }
 
-func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) error {
-	if len(reqs) == 0 {
-		return nil
+// insertTrial inserts a row and returns its id: a new one, or with keepID
+// the row's own (a copy between ledgers).
+func insertTrial(ctx context.Context, tx *sqlx.Tx, row trialRow, keepID bool) (int64, error) {
+	skip := []string{"id"}
+	if keepID {
+		skip = nil
 	}
-	stmt, err := tx.PrepareNamedContext(ctx, insertSQL("requests", requestColumns()))
+	q, args, err := sqlx.Named(insertSQL("trials", trialColumns(), skip...)+" RETURNING id", row)
 	if err != nil {
-		return fmt.Errorf("inserting requests: %w", err)
+		return 0, fmt.Errorf("inserting row: %w", err)
 	}
-	defer stmt.Close()
-	for _, r := range reqs {
-		if _, err := stmt.ExecContext(ctx, requestRow{TrialID: id, Request: r}); err != nil {
-			return fmt.Errorf("inserting request %d: %w", r.Index, err)
+	var id int64
+	if err := tx.GetContext(ctx, &id, tx.Rebind(q), args...); err != nil {
+		return 0, fmt.Errorf("inserting row: %w", err)
+	}
+	return id, nil
+}
+
+// requestBatch is how many request records one INSERT carries: 15
+// columns each stay under both databases' limit on bound parameters
+// (SQLite 32766, PostgreSQL 65535), and a batch is one round trip to a
+// remote PostgreSQL instead of a thousand.
+const requestBatch = 1000
+
+func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) error {
+	batch := make([]requestRow, 0, min(len(reqs), requestBatch))
+	for chunk := range slices.Chunk(reqs, requestBatch) {
+		batch = batch[:0]
+		for _, r := range chunk {
+			batch = append(batch, requestRow{TrialID: id, Request: r})
+		}
+		q, args, err := sqlx.Named(insertSQL("requests", requestColumns()), batch)
+		if err != nil {
+			return fmt.Errorf("inserting requests: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+			return fmt.Errorf("inserting requests %d-%d: %w", chunk[0].Index, chunk[len(chunk)-1].Index, err)
 		}
 	}
 	return nil
@@ -145,15 +171,18 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	// Two range scans of trials_engine (router hashes above and below the
 	// new one, '' excluded) rather than a scan of every fresh row of this
 	// engine config: most of those share the new row's router hash.
-	const sameContext = `target_kind = ?3 AND hardware_hash = ?4 AND model = ?5 AND workload_hash = ?6
-		AND replicas = ?7 AND prefill = ?8 AND decode = ?9 AND clock = ?10`
-	if err := tx.SelectContext(ctx, &rows, `SELECT id, status, router_config, sweep_id, replicate_group FROM trials
-		WHERE engine_hash = ?1 AND stale = 0 AND router_hash > ?2 AND `+sameContext+`
+	const sameContext = `target_kind = :target_kind AND hardware_hash = :hardware_hash AND model = :model
+		AND workload_hash = :workload_hash AND replicas = :replicas AND prefill = :prefill AND decode = :decode AND clock = :clock`
+	q, args, err := sqlx.Named(`SELECT id, status, router_config, sweep_id, replicate_group FROM trials
+		WHERE engine_hash = :engine_hash AND stale = FALSE AND router_hash > :router_hash AND `+sameContext+`
 		UNION ALL
 		SELECT id, status, router_config, sweep_id, replicate_group FROM trials
-		WHERE engine_hash = ?1 AND stale = 0 AND router_hash < ?2 AND router_hash > '' AND `+sameContext+`
-		ORDER BY id`, t.EngineHash, t.RouterHash, t.TargetKind, t.HardwareHash, t.Model, t.WorkloadHash,
-		t.Replicas, t.Prefill, t.Decode, t.Clock); err != nil {
+		WHERE engine_hash = :engine_hash AND stale = FALSE AND router_hash < :router_hash AND router_hash > '' AND `+sameContext+`
+		ORDER BY id`, t)
+	if err != nil {
+		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
+	}
+	if err := tx.SelectContext(ctx, &rows, tx.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("finding rows to mark stale: %w", err)
 	}
 	// Every row selected shares the new row's comparison context.
@@ -170,7 +199,7 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	}
 	at := t.FinishedAt
 	for _, m := range marks {
-		if _, err := tx.ExecContext(ctx, `UPDATE trials SET stale = 1, stale_reason = ?, stale_at = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE trials SET stale = TRUE, stale_reason = ?, stale_at = ? WHERE id = ?`),
 			m.Reason, at, m.ID); err != nil {
 			return nil, fmt.Errorf("marking row %d stale: %w", m.ID, err)
 		}
@@ -266,7 +295,9 @@ func prepare(t Trial) (trialRow, error) {
 	if routerID != nil {
 		t.RouterHash = hash(routerID)
 	}
-	t.StartedAt, t.FinishedAt = t.StartedAt.UTC(), t.FinishedAt.UTC()
+	// Microseconds, PostgreSQL's resolution, on both databases: a row
+	// copied between ledgers (ledger push, pull) stays equal to itself.
+	t.StartedAt, t.FinishedAt = t.StartedAt.UTC().Truncate(time.Microsecond), t.FinishedAt.UTC().Truncate(time.Microsecond)
 	t.Stale, t.StaleReason, t.StaleAt = false, "", nil
 	kind, data, err := failure.Encode(t.Failure)
 	if err != nil {

@@ -78,7 +78,7 @@ func (g GroupResult) Complete() bool { return g.Missing == "" }
 // ReplicateGroup reads a replicate group's rows and summarises them.
 func (l *Ledger) ReplicateGroup(ctx context.Context, group string) (GroupResult, error) {
 	var rows []trialRow
-	if err := l.db.SelectContext(ctx, &rows, selectTrials()+" WHERE replicate_group = ? ORDER BY replicate_index, id", group); err != nil {
+	if err := l.db.SelectContext(ctx, &rows, l.db.Rebind(selectTrials()+" WHERE replicate_group = ? ORDER BY replicate_index, id"), group); err != nil {
 		return GroupResult{}, fmt.Errorf("reading replicate group %s: %w", group, err)
 	}
 	if group == "" || len(rows) == 0 {

@@ -57,8 +57,8 @@ func recordReplicates(t testing.TB, l *Ledger, group, name, router string, xs, y
 	return ids
 }
 
-func TestReplicateGroupResult(t *testing.T) {
-	l, _ := openTemp(t)
+func testReplicateGroupResult(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	ids := recordReplicates(t, l, "rg-ok", "a", routerRR, []float64{100, 110, 120}, []float64{900, 950, 1000})
 	g, err := l.ReplicateGroup(ctx, "rg-ok")
@@ -100,8 +100,8 @@ func TestReplicateGroupResult(t *testing.T) {
 	}
 }
 
-func TestRecordChecksReplicateFields(t *testing.T) {
-	l, _ := openTemp(t)
+func testRecordChecksReplicateFields(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	for _, r := range []Replicate{{ReplicateGroup: "g", Replicates: 1}, {ReplicateGroup: "g", ReplicateIndex: 3, Replicates: 3},
 		{ReplicateIndex: 1, Replicates: 3}, {ReplicateGroup: "g", ReplicateIndex: -1, Replicates: 2}} {
 		tr := trial("bad", routerRR)
@@ -112,11 +112,11 @@ func TestRecordChecksReplicateFields(t *testing.T) {
 	}
 }
 
-// TestReplicatesNeverMarkEachOtherStale records replicates of one group
+// testReplicatesNeverMarkEachOtherStale records replicates of one group
 // under one comparison context with differing router configs (which
 // would mark rows of separate runs stale), then a row of another run.
-func TestReplicatesNeverMarkEachOtherStale(t *testing.T) {
-	l, _ := openTemp(t)
+func testReplicatesNeverMarkEachOtherStale(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	for i, router := range []string{routerRR, routerCA} {
 		tr := trial("a", router)
@@ -138,8 +138,8 @@ func TestReplicatesNeverMarkEachOtherStale(t *testing.T) {
 	}
 }
 
-func TestCompareReplicateGroups(t *testing.T) {
-	l, _ := openTemp(t)
+func testCompareReplicateGroups(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	recordReplicates(t, l, "rg-a", "a", routerRR, []float64{100, 110, 120}, []float64{900, 950, 1000})
 	recordReplicates(t, l, "rg-b", "b", routerRR, []float64{200, 210, 220}, []float64{1000, 1010, 1020})

@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestStaleMarking is acceptance 2: A (round_robin), then B (same engine,
+// testStaleMarking is acceptance 2: A (round_robin), then B (same engine,
 // cache_aware) makes A stale naming the policy change; C identical to B
 // makes nothing new stale.
-func TestStaleMarking(t *testing.T) {
-	l, _ := openTemp(t)
+func testStaleMarking(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	a, err := l.Record(ctx, trial("A", routerRR), nil)
 	if err != nil {
@@ -44,12 +44,12 @@ func TestStaleMarking(t *testing.T) {
 		t.Errorf("a row of another engine config went stale: %q", gotOther.StaleReason)
 	}
 
-	before := count(t, l, "SELECT count(*) FROM trials WHERE stale = 1")
+	before := count(t, l, "SELECT count(*) FROM trials WHERE stale = TRUE")
 	c, err := l.Record(ctx, trial("C", routerCA), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := count(t, l, "SELECT count(*) FROM trials WHERE stale = 1")
+	after := count(t, l, "SELECT count(*) FROM trials WHERE stale = TRUE")
 	if len(c.MarkedStale) != 0 || after != before {
 		t.Errorf("C identical to B marked %v (stale rows %d → %d)", c.MarkedStale, before, after)
 	}
@@ -67,8 +67,8 @@ func TestStaleMarking(t *testing.T) {
 // TestSweepRowsDoNotMarkEachOther: the rows of one sweep are a deliberate
 // side-by-side comparison and stay fresh; a later row outside the sweep
 // marks them as usual.
-func TestSweepRowsDoNotMarkEachOther(t *testing.T) {
-	l, _ := openTemp(t)
+func testSweepRowsDoNotMarkEachOther(t *testing.T, be backend) {
+	l, _ := be.open(t)
 	ctx := context.Background()
 	var sweep []int64
 	for _, router := range []string{routerRR, routerCA} {
