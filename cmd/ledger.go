@@ -25,14 +25,15 @@ func newLedgerCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ledger",
 		Short: "Query the trial ledger: list, show, pareto, compare, export, report, migrate",
-		Long: `Query the SQLite ledger that trials write (one row per trial).
+		Long: `Query the ledger that trials write (one row per trial): a SQLite file,
+or a team's PostgreSQL database (--ledger postgres://..., or $AUTOINFER_LEDGER).
 
 Metric names are vllm bench serve's result keys (p99_ttft_ms, median_tpot_ms,
 output_throughput, request_goodput, ...) plus autoinfer's own
 (p99_schedule_delay_ms, achieved_request_rate, prefix_cache_hit_rate, ...).
-The schema is documented in docs/ledger.md for direct sqlite3 queries.`,
+The schema is documented in docs/ledger.md for direct sqlite3 or psql queries.`,
 	}
-	c.PersistentFlags().StringVar(&o.path, "ledger", "autoinfer.db", "ledger file")
+	addLedgerFlag(c.PersistentFlags(), &o.path, "ledger")
 	c.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
 	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o),
 		newLedgerMigrateCmd(o), newLedgerReportCmd(o))
@@ -50,10 +51,10 @@ func (o *ledgerOpts) open(ctx context.Context, formats ...string) (*ledger.Ledge
 	}
 	l, err := ledger.OpenReadOnly(ctx, o.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usageErr("--ledger %s: no such ledger file (run a trial first, or pass --ledger PATH)", o.path)
+		return nil, usageErr("--ledger %s: no such ledger (run a trial first, or pass --ledger PATH or URL): %v", ledger.Redact(o.path), err)
 	}
 	if errors.Is(err, ledger.ErrNotLedger) {
-		return nil, usageErr("--ledger %s: %v", o.path, err)
+		return nil, usageErr("--ledger %s: %v", ledger.Redact(o.path), err)
 	}
 	if err != nil {
 		return nil, withCode(ExitInfra, err)

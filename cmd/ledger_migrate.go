@@ -20,12 +20,13 @@ func newLedgerMigrateCmd(o *ledgerOpts) *cobra.Command {
 		Short: "Upgrade a ledger written by an older autoinfer to this version's schema",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, err := os.Stat(o.path); errors.Is(err, fs.ErrNotExist) {
-				return usageErr("--ledger %s: no such ledger file", o.path)
+			name := ledger.Redact(o.path)
+			if _, err := os.Stat(o.path); !ledger.IsPostgres(o.path) && errors.Is(err, fs.ErrNotExist) {
+				return usageErr("--ledger %s: no such ledger file", name)
 			}
 			l, err := ledger.Open(c.Context(), o.path)
 			if errors.Is(err, ledger.ErrNotLedger) {
-				return usageErr("--ledger %s: %v", o.path, err)
+				return usageErr("--ledger %s: %v", name, err)
 			}
 			if err != nil {
 				return withCode(ExitInfra, err)
@@ -33,7 +34,7 @@ func newLedgerMigrateCmd(o *ledgerOpts) *cobra.Command {
 			if err := l.Close(); err != nil {
 				return withCode(ExitInfra, fmt.Errorf("closing ledger: %w", err))
 			}
-			fmt.Fprintf(c.OutOrStdout(), "%s: schema version %d\n", o.path, ledger.SchemaVersion())
+			fmt.Fprintf(c.OutOrStdout(), "%s: schema version %d\n", name, ledger.SchemaVersion())
 			return nil
 		},
 	}

@@ -56,7 +56,7 @@ the trials with a name, the given trial ids, or the newest --limit rows:
 			if err != nil {
 				return err
 			}
-			opt.SLO, opt.Title, opt.Ledger, opt.Generated = slo, title, o.path, time.Now()
+			opt.SLO, opt.Title, opt.Ledger, opt.Generated = slo, title, ledger.Redact(o.path), time.Now()
 			if slo.Set() {
 				opt.SLOSource = "--goodput"
 			}

@@ -162,7 +162,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&ledgerPath, "ledger", "autoinfer.db", "SQLite ledger to record candidates in (created if missing)")
+	addLedgerFlag(fl, &ledgerPath, "ledger to record candidates in (a file is created if missing)")
 	fl.IntVar(&parallel, "parallel", 0, "candidates run at once (0: one per core)")
 	fl.BoolVar(&resume, "resume", false, "skip candidates the search already recorded ok")
 	fl.StringVarP(&output, "output", "o", "table", "table or json")

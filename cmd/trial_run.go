@@ -79,7 +79,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 		RunE: func(c *cobra.Command, args []string) error { return runTrials(c, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.ledger, "ledger", "autoinfer.db", "SQLite ledger to record trials in (created if missing)")
+	addLedgerFlag(fl, &f.ledger, "ledger to record trials in (a file is created if missing)")
 	fl.StringVarP(&f.output, "output", "o", "table", "summary format: table or json")
 	fl.StringArrayVar(&f.asserts, "assert", nil, "extra check on every trial, e.g. 'p99_ttft_ms < 500' (repeatable)")
 	fl.StringVar(&f.baseline, "baseline", "", "ledger row id or trial name to compare against (overrides the spec)")
@@ -249,7 +249,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp, skipped, sweeps); err != nil {
 		return withCode(ExitInfra, err)
 	}
-	if err := writeTrialReport(ctx, led, f.ledger, f.report, ts, results); err != nil {
+	if err := writeTrialReport(ctx, led, led.Name(), f.report, ts, results); err != nil {
 		return err
 	}
 	switch worst {

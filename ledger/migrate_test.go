@@ -11,19 +11,16 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// TestMigratesFromEveryEarlierVersion builds a file at each version the
+// testMigratesFromEveryEarlierVersion builds a file at each version the
 // binary has shipped (0 = empty file), puts a row in it when the version
 // has the trials table, and opens it: it must reach the current version
 // with the row intact and writable.
-func TestMigratesFromEveryEarlierVersion(t *testing.T) {
+func testMigratesFromEveryEarlierVersion(t *testing.T, be backend) {
 	ctx := context.Background()
 	for v := 0; v < SchemaVersion(); v++ {
-		path := filepath.Join(t.TempDir(), "old.db")
-		db, err := sqlx.Open("sqlite", dsn(path, false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := migrateTo(ctx, db, sqliteDialect{}, v); err != nil {
+		path := be.empty(t)
+		db, d := rawOpen(t, path)
+		if err := migrateTo(ctx, db, d, v); err != nil {
 			t.Fatalf("building version %d: %v", v, err)
 		}
 		if v >= 1 {
@@ -39,9 +36,8 @@ func TestMigratesFromEveryEarlierVersion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("opening version %d: %v", v, err)
 		}
-		var got int
-		if err := l.db.Get(&got, "PRAGMA user_version"); err != nil || got != SchemaVersion() {
-			t.Errorf("from version %d: user_version %d (%v), want %d", v, got, err, SchemaVersion())
+		if got, err := l.d.version(ctx, l.db); err != nil || got != SchemaVersion() {
+			t.Errorf("from version %d: schema version %d (%v), want %d", v, got, err, SchemaVersion())
 		}
 		if v >= 1 {
 			old, err := l.Get(ctx, 1)

@@ -32,9 +32,10 @@ type postgresDialect struct{}
 
 var _ dialect = postgresDialect{}
 
-// writerLock is the advisory lock key every autoinfer writer of a database
-// takes: "autoinfr" in ASCII.
-const writerLock int64 = 0x6175746f696e6672
+// PostgresWriterLock is the advisory lock key every autoinfer writer of a
+// PostgreSQL ledger takes for the length of its transaction ("autoinfr" in
+// ASCII); pg_locks shows writers queued on it.
+const PostgresWriterLock int64 = 0x6175746f696e6672
 
 // versionTable holds the schema version (SQLite keeps it in PRAGMA
 // user_version).
@@ -101,7 +102,7 @@ func (postgresDialect) hasTrials(ctx context.Context, q sqlx.QueryerContext) (bo
 }
 
 func (postgresDialect) lockWriters(ctx context.Context, tx *sqlx.Tx) error {
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", writerLock); err != nil {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", PostgresWriterLock); err != nil {
 		return fmt.Errorf("waiting for the ledger's writer lock: %w", err)
 	}
 	return nil
@@ -134,7 +135,7 @@ func openPostgres(ctx context.Context, location string, readOnly bool) (*Ledger,
 	}
 	cfg, err := pgx.ParseConfig(location)
 	if err != nil {
-		return fail(errors.New("not a valid PostgreSQL URL")) // pgx's message quotes the URL
+		return fail(fmt.Errorf("not a valid PostgreSQL URL: %w", err)) // fail scrubs the password pgx may quote
 	}
 	cfg.RuntimeParams["application_name"] = "autoinfer"
 	if readOnly {

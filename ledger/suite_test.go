@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/autoinfer/autoinfer/ledger/pgtest"
 )
@@ -23,14 +28,19 @@ func TestMain(m *testing.M) {
 }
 
 // backend opens empty, writable ledgers of one database kind and returns
-// each with its location.
+// each with its location; empty returns the location of an empty
+// database (no ledger yet).
 type backend struct {
-	name string
-	open func(t testing.TB) (*Ledger, string)
+	name  string
+	open  func(t testing.TB) (*Ledger, string)
+	empty func(t testing.TB) string
 }
 
 func backends() []backend {
-	return []backend{{"sqlite", openTemp}, {"postgres", openPostgresTemp}}
+	return []backend{
+		{"sqlite", openTemp, func(t testing.TB) string { return filepath.Join(t.TempDir(), "ledger.db") }},
+		{"postgres", openPostgresTemp, pg.Database},
+	}
 }
 
 // openPostgresTemp opens a ledger in a fresh database of the shared
@@ -46,12 +56,31 @@ func openPostgresTemp(t testing.TB) (*Ledger, string) {
 	return l, url
 }
 
+// rawOpen opens a location without checking or migrating it, to build
+// databases as earlier versions left them.
+func rawOpen(t testing.TB, location string) (*sqlx.DB, dialect) {
+	t.Helper()
+	if !IsPostgres(location) {
+		db, err := sqlx.Open("sqlite", dsn(location, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db, sqliteDialect{}
+	}
+	cfg, err := pgx.ParseConfig(location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx"), postgresDialect{}
+}
+
 // suite is the ledger's behaviour that does not depend on the database:
 // every test here runs against SQLite and PostgreSQL alike.
 var suite = []struct {
 	name string
 	test func(*testing.T, backend)
 }{
+	{"MigratesFromEveryEarlierVersion", testMigratesFromEveryEarlierVersion},
 	{"EveryColumnRoundTrips", testEveryColumnRoundTrips},
 	{"EveryFailureKindRoundTripsThroughTheLedger", testEveryFailureKindRoundTripsThroughTheLedger},
 	{"RecordRejectsInvalidRows", testRecordRejectsInvalidRows},
@@ -60,6 +89,7 @@ var suite = []struct {
 	{"ReadOnlyOpenReadsAndCannotWrite", testReadOnlyOpenReadsAndCannotWrite},
 	{"WhereOnLedgerWithRouterlessRows", testWhereOnLedgerWithRouterlessRows},
 	{"StaleMarking", testStaleMarking},
+	{"ConcurrentWritersLoseNoRow", testConcurrentWritersLoseNoRow},
 	{"SweepRowsDoNotMarkEachOther", testSweepRowsDoNotMarkEachOther},
 	{"StaleOnlyWithinTheComparisonContext", testStaleOnlyWithinTheComparisonContext},
 	{"VirtualRowsNeverMarkRealRows", testVirtualRowsNeverMarkRealRows},
