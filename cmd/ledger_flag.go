@@ -20,6 +20,6 @@ func addLedgerFlag(fs *pflag.FlagSet, p *string, usage string) {
 	if v := os.Getenv(ledgerEnv); v != "" {
 		def = v
 	}
-	fs.StringVar(p, "ledger", def, usage+": a SQLite file or a postgres:// URL (default from $"+ledgerEnv+" when set)")
+	fs.StringVar(p, "ledger", def, usage+": a SQLite file or a postgres:// URL; $"+ledgerEnv+" sets the default")
 	fs.Lookup("ledger").DefValue = ledger.Redact(def)
 }

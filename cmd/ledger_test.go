@@ -23,7 +23,12 @@ import (
 // runs, not one sweep, so B marks A stale.
 func ledgerFixture(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	return ledgerFixtureAt(t, filepath.Join(t.TempDir(), "ledger.db"))
+}
+
+// ledgerFixtureAt writes ledgerFixture's rows to the ledger at location.
+func ledgerFixtureAt(t *testing.T, path string) string {
+	t.Helper()
 	l, err := ledger.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

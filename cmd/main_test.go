@@ -27,5 +27,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := pgShared.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping postgres:", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
