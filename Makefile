@@ -166,3 +166,14 @@ bench-peers:
 
 clean:
 	rm -rf bin
+
+# postgres installs Debian's postgresql when its server binaries are
+# missing, for the ledger's PostgreSQL tests: ledger/pgtest starts a
+# throwaway server per test binary in a temporary directory (as the
+# package's `postgres` user when run as root, which initdb refuses). With
+# the binaries present those tests skip nothing; `unit` depends on it.
+.PHONY: postgres
+unit: postgres
+postgres:
+	@[ -x "$$(pg_config --bindir 2>/dev/null)/postgres" ] || ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; }
