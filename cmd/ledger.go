@@ -24,7 +24,7 @@ func newLedgerCmd() *cobra.Command {
 	o := &ledgerOpts{}
 	c := &cobra.Command{
 		Use:   "ledger",
-		Short: "Query the trial ledger: list, show, pareto, compare, export, report, migrate",
+		Short: "Query the trial ledger: list, show, pareto, compare, export, report, migrate, push, pull",
 		Long: `Query the ledger that trials write (one row per trial): a SQLite file,
 or a team's PostgreSQL database (--ledger postgres://..., or $AUTOINFER_LEDGER).
 
@@ -36,7 +36,7 @@ The schema is documented in docs/ledger.md for direct sqlite3 or psql queries.`,
 	addLedgerFlag(c.PersistentFlags(), &o.path, "ledger")
 	c.PersistentFlags().StringVarP(&o.output, "output", "o", "table", "output format: table, json or csv")
 	c.AddCommand(newLedgerListCmd(o), newLedgerShowCmd(o), newLedgerParetoCmd(o), newLedgerCompareCmd(o), newLedgerExportCmd(o),
-		newLedgerMigrateCmd(o), newLedgerReportCmd(o))
+		newLedgerMigrateCmd(o), newLedgerReportCmd(o), newLedgerPushCmd(o), newLedgerPullCmd(o))
 	return c
 }
 

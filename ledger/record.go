@@ -19,9 +19,13 @@ import (
 )
 
 // trialRow is a Trial as stored: the typed failure travels as its JSON.
+// CumulativeHitRate is a column Trial does not show (rows before schema v6
+// hold a cumulative rate there, later rows 0); it is here so that a copy
+// between ledgers carries every column.
 type trialRow struct {
 	Trial
-	FailureJSON string `db:"failure"`
+	FailureJSON       string  `db:"failure"`
+	CumulativeHitRate float64 `db:"cumulative_prefix_cache_hit_rate"`
 }
 
 // requestRow is a Request as stored, keyed by its trial.
@@ -80,7 +84,7 @@ func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs []Request) (Rec
 	if err := insertRequests(ctx, tx, id, reqs); err != nil {
 		return Recorded{}, err
 	}
-	marks, err := markStale(ctx, tx, id, row.Trial)
+	marks, err := markStale(ctx, tx, id, row.Trial, false)
 	if err != nil {
 		return Recorded{}, err
 	}
@@ -155,9 +159,11 @@ func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) 
 // markStale applies the stale rule to the earlier rows of the same
 // comparison context (target kind, hardware, model, engine config, request
 // stream, topology) that are not stale yet and ran under another router
-// config. A row of unknown identity (written before schema v4, or without
-// it) marks nothing and is never marked.
-func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mark, error) {
+// config: every such row when t is recorded now, only those that finished
+// before t when t is a copy from another ledger (finishedBefore). A row of
+// unknown identity (written before schema v4, or without it) marks nothing
+// and is never marked.
+func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial, finishedBefore bool) ([]stale.Mark, error) {
 	if t.Status != StatusOK || t.RouterHash == "" || !t.known() {
 		return nil, nil
 	}
@@ -171,8 +177,10 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	// Two range scans of trials_engine (router hashes above and below the
 	// new one, '' excluded) rather than a scan of every fresh row of this
 	// engine config: most of those share the new row's router hash.
-	const sameContext = `target_kind = :target_kind AND hardware_hash = :hardware_hash AND model = :model
-		AND workload_hash = :workload_hash AND replicas = :replicas AND prefill = :prefill AND decode = :decode AND clock = :clock`
+	sameContext := sameContextSQL
+	if finishedBefore {
+		sameContext += " AND finished_at < :finished_at"
+	}
 	q, args, err := sqlx.Named(`SELECT id, status, router_config, sweep_id, replicate_group FROM trials
 		WHERE engine_hash = :engine_hash AND stale = FALSE AND router_hash > :router_hash AND `+sameContext+`
 		UNION ALL
@@ -206,6 +214,11 @@ func markStale(ctx context.Context, tx *sqlx.Tx, id int64, t Trial) ([]stale.Mar
 	}
 	return marks, nil
 }
+
+// sameContextSQL selects the rows of a trial's comparison context but for
+// the engine config (named parameters from the Trial).
+const sameContextSQL = `target_kind = :target_kind AND hardware_hash = :hardware_hash AND model = :model
+		AND workload_hash = :workload_hash AND replicas = :replicas AND prefill = :prefill AND decode = :decode AND clock = :clock`
 
 // known reports whether the row says what it was measured on.
 func (t Trial) known() bool {
