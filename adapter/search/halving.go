@@ -49,7 +49,7 @@ func halve(ctx context.Context, s Spec, cs []Candidate, o Options) ([]Candidate,
 		}
 		r := Round{Index: i + 1, Fraction: f, Candidates: len(live)}
 		if f == 1 {
-			if err := evaluateAll(ctx, s, live, o); err != nil {
+			if err := evaluateAll(ctx, s, live, batchOf(r.Index, f, live), o); err != nil {
 				return nil, err
 			}
 			r.Resumed, r.Kept = countResumed(live), len(live)
@@ -66,7 +66,7 @@ func halve(ctx context.Context, s Spec, cs []Candidate, o Options) ([]Candidate,
 			}
 			short[j] = t
 		}
-		if err := evaluateAll(ctx, s, short, o); err != nil {
+		if err := evaluateAll(ctx, s, short, batchOf(r.Index, f, live), o); err != nil {
 			return nil, err
 		}
 		keep := int(math.Ceil(float64(len(live)) / float64(s.Halving.Eta)))

@@ -30,6 +30,9 @@ type Options struct {
 	// Round is told of each halving round as it ends.
 	Round  func(Round)
 	Logger *slog.Logger
+	// Remote, when set, runs the candidates instead of this process
+	// (search --kubernetes); the rows it records in Ledger are read back.
+	Remote Remote
 }
 
 // Candidate is one configuration of the space.
@@ -90,12 +93,13 @@ func Run(ctx context.Context, s Spec, ts []trials.Trial, o Options) (run, over [
 		run, err = halve(ctx, s, run, o)
 		return run, over, err
 	}
-	return run, over, evaluateAll(ctx, s, run, o)
+	return run, over, evaluateAll(ctx, s, run, batchOf(0, 1, run), o)
 }
 
 // evaluateAll runs the candidates without an ok row of the search (with
-// Resume; all of them without), then reads every row.
-func evaluateAll(ctx context.Context, s Spec, cs []Candidate, o Options) error {
+// Resume; all of them without), here or through o.Remote, then reads every
+// row. b names cs (in order) for a Remote.
+func evaluateAll(ctx context.Context, s Spec, cs []Candidate, b Batch, o Options) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -110,7 +114,11 @@ func evaluateAll(ctx context.Context, s Spec, cs []Candidate, o Options) error {
 			}
 		}
 	}
-	if err := execute(ctx, cs, o); err != nil {
+	run := execute
+	if o.Remote != nil {
+		run = func(ctx context.Context, cs []Candidate, o Options) error { return runRemote(ctx, cs, b, o) }
+	}
+	if err := run(ctx, cs, o); err != nil {
 		return err
 	}
 	for i := range cs {
