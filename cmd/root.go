@@ -81,6 +81,7 @@ against a reference replica and writes one row to a SQLite ledger.`,
 		newWorkloadCmd(),
 		newTargetCmd(),
 		newSearchCmd(),
+		newSearchShardCmd(),
 	)
 	usageArgs(root)
 	return root

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,7 +26,7 @@ import (
 func newSearchCmd() *cobra.Command {
 	var ledgerPath, output, workDir, strategy string
 	var parallel, confirm int
-	var resume, verbose bool
+	var resume, verbose, onKubernetes bool
 	var maxScheduleDelay time.Duration
 	var maxEngineLagRatio float64
 	c := &cobra.Command{
@@ -101,6 +102,20 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 				return withCode(ExitInfra, fmt.Errorf("opening ledger: %w", err))
 			}
 			defer l.Close()
+			var remote search.Remote
+			if onKubernetes {
+				kr, err := startKubeRemote(ctx, s, specData, ts[0].SweepID, ledgerPath)
+				if err != nil {
+					return err
+				}
+				// Teardown always, interrupted or not, as the target's.
+				defer func() {
+					if err := kr.job.Close(context.WithoutCancel(ctx)); err != nil {
+						fmt.Fprintf(c.ErrOrStderr(), "autoinfer: tearing down namespace %s: %v (autoinfer target cleanup --kubernetes removes it)\n", kr.job.Namespace(), err)
+					}
+				}()
+				remote = kr
+			}
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelInfo
@@ -108,7 +123,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			errw := c.ErrOrStderr()
 			started := time.Now()
 			var rounds []search.Round
-			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume,
+			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume, Remote: remote,
 				Round:  func(r search.Round) { rounds = append(rounds, r) },
 				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
 				Progress: func(done, total int, name string) {
@@ -164,6 +179,7 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 	fl := c.Flags()
 	addLedgerFlag(fl, &ledgerPath, "ledger to record candidates in (a file is created if missing)")
 	fl.IntVar(&parallel, "parallel", 0, "candidates run at once (0: one per core)")
+	fl.BoolVar(&onKubernetes, "kubernetes", false, "run the candidates as an Indexed Job per round on the cluster the spec's search.kubernetes block names; the pods record rows in --ledger, which must be a postgres:// URL they reach")
 	fl.BoolVar(&resume, "resume", false, "skip candidates the search already recorded ok")
 	fl.StringVarP(&output, "output", "o", "table", "table or json")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "log each candidate's lifecycle")

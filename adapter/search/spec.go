@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/target/kubernetes"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -28,6 +29,9 @@ type Spec struct {
 	Strategy string `yaml:"strategy"`
 	// Halving configures the halving strategy.
 	Halving Halving `yaml:"halving"`
+	// Kubernetes says how search --kubernetes spreads the candidates over
+	// a cluster (an Indexed Job per round); nil without the block.
+	Kubernetes *kubernetes.SearchOptions `yaml:"kubernetes"`
 }
 
 // Strategies.
@@ -170,6 +174,9 @@ func (s *Spec) Validate() error {
 		}
 	default:
 		bad("search.strategy: must be %s or %s, got %q", StrategyGrid, StrategyHalving, s.Strategy)
+	}
+	if s.Kubernetes != nil {
+		errs = append(errs, s.Kubernetes.Validate("search.kubernetes"))
 	}
 	if s.Constraints.GPUs < 0 {
 		bad("search.constraints.gpus: must be >= 0, got %d", s.Constraints.GPUs)

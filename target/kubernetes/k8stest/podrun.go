@@ -16,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/autoinfer/autoinfer/target/kubernetes/kubeclient"
 )
 
 // podRun is one Pod's life on the test kubelet: its first container run
@@ -157,7 +159,10 @@ func (r *podRun) finished(ctx context.Context, c corev1.Container, last *corev1.
 // start runs the container's command with argv[0] mapped to bin; offset
 // is where this run's output begins in the log.
 func (r *podRun) start(c corev1.Container, bin, logPath string) (*exec.Cmd, int64, error) {
-	env := r.env(c)
+	env, err := r.env(c)
+	if err != nil {
+		return nil, 0, err
+	}
 	argv := append(append([]string{}, c.Command...), c.Args...)
 	if len(argv) == 0 {
 		return nil, 0, errors.New("the test kubelet needs a container command (images have no entrypoint here)")
@@ -276,22 +281,43 @@ func setCondition(st *corev1.PodStatus, t corev1.PodConditionType, s corev1.Cond
 }
 
 // env resolves the container's environment: literal values (with $(VAR)
-// references to earlier ones) and the downward API fields a pod template
-// commonly uses.
-func (r *podRun) env(c corev1.Container) map[string]string {
+// references to earlier ones), the downward API fields a pod template
+// commonly uses (an Indexed Job's JOB_COMPLETION_INDEX reads an
+// annotation), and keys of Secrets in the pod's namespace.
+func (r *podRun) env(c corev1.Container) (map[string]string, error) {
 	env := map[string]string{}
 	for _, e := range c.Env {
 		switch {
 		case e.ValueFrom == nil:
 			env[e.Name] = expandVars(e.Value, env)
 		case e.ValueFrom.FieldRef != nil:
-			env[e.Name] = map[string]string{
-				"status.podIP": r.ip, "status.hostIP": "127.0.0.1", "metadata.name": r.pod.Name,
-				"metadata.namespace": r.pod.Namespace, "spec.nodeName": r.pod.Spec.NodeName,
-			}[e.ValueFrom.FieldRef.FieldPath]
+			env[e.Name] = r.field(e.ValueFrom.FieldRef.FieldPath)
+		case e.ValueFrom.SecretKeyRef != nil:
+			ref := e.ValueFrom.SecretKeyRef
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			sec, err := kubeclient.Resource[*corev1.Secret, *corev1.SecretList](r.k.client.core, "secrets", r.pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("env %s: secret %s: %w", e.Name, ref.Name, err)
+			}
+			env[e.Name] = string(sec.Data[ref.Key])
 		}
 	}
-	return env
+	return env, nil
+}
+
+// field is a downward API field: fixed paths and metadata.annotations['k']
+// or metadata.labels['k'].
+func (r *podRun) field(path string) string {
+	for prefix, m := range map[string]map[string]string{"metadata.annotations": r.pod.Annotations, "metadata.labels": r.pod.Labels} {
+		if key, ok := strings.CutPrefix(path, prefix+"['"); ok {
+			return m[strings.TrimSuffix(key, "']")]
+		}
+	}
+	return map[string]string{
+		"status.podIP": r.ip, "status.hostIP": "127.0.0.1", "metadata.name": r.pod.Name,
+		"metadata.namespace": r.pod.Namespace, "spec.nodeName": r.pod.Spec.NodeName,
+	}[path]
 }
 
 // expandVars replaces $(NAME) with env's value, as Kubernetes does in
