@@ -96,6 +96,11 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
 				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
 			}
+			if onKubernetes {
+				if err := checkKubernetes(s, ledgerPath); err != nil {
+					return err
+				}
+			}
 			ctx := c.Context()
 			l, err := ledger.Open(ctx, ledgerPath)
 			if err != nil {

@@ -51,16 +51,21 @@ func (k *kubeRemote) Run(ctx context.Context, b search.Batch) error {
 	})
 }
 
-// startKubeRemote checks what search --kubernetes needs and creates the
-// search's namespace: the spec's search.kubernetes block, and a PostgreSQL
-// ledger, which the pods write their rows to.
-func startKubeRemote(ctx context.Context, s search.Spec, spec []byte, id, ledgerLocation string) (*kubeRemote, error) {
+// checkKubernetes refuses a search --kubernetes that lacks what it needs,
+// before the ledger is opened: the spec's search.kubernetes block, and a
+// PostgreSQL ledger, which the pods write their rows to.
+func checkKubernetes(s search.Spec, ledgerLocation string) error {
 	if s.Kubernetes == nil {
-		return nil, usageErr("--kubernetes: the spec has no search.kubernetes block (at least image: autoinfer's own image; docs/whatif.md)")
+		return usageErr("--kubernetes: the spec has no search.kubernetes block (at least image: autoinfer's own image; docs/whatif.md)")
 	}
 	if !ledger.IsPostgres(ledgerLocation) {
-		return nil, usageErr("--kubernetes: --ledger must be a postgres:// URL the cluster's pods reach (they record the candidates' rows there), got %s", ledger.Redact(ledgerLocation))
+		return usageErr("--kubernetes: --ledger must be a postgres:// URL the cluster's pods reach (they record the candidates' rows there), got %s", ledger.Redact(ledgerLocation))
 	}
+	return nil
+}
+
+// startKubeRemote creates the search's namespace and ledger Secret.
+func startKubeRemote(ctx context.Context, s search.Spec, spec []byte, id, ledgerLocation string) (*kubeRemote, error) {
 	job, err := kubernetes.StartSearchJob(ctx, *s.Kubernetes, id, ledgerLocation)
 	if err != nil {
 		return nil, withCode(ExitInfra, fmt.Errorf("search on kubernetes: %w", err))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -130,9 +131,9 @@ func (s *Server) command(ctx context.Context, cred *syscall.Credential, name str
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = s.dir // the server's user may not reach the test's working directory
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
+	// Pdeathsig: a test binary that dies (a timeout's panic) takes its
+	// server with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
@@ -187,16 +188,17 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 	case <-done:
 		return fmt.Errorf("postgres exited: %w", cmd.Wait())
 	case <-ctx.Done():
-		cmd.Process.Kill()
+		// Killed: its exit status says nothing more than ctx does.
+		_ = cmd.Process.Kill()
 		<-done
-		cmd.Wait()
+		_ = cmd.Wait()
 		return ctx.Err()
 	}
 }
 
 // readLog keeps the server's log and signals readiness; it returns when
 // the server closes its stderr, that is when it exits.
-func (s *Server) readLog(r interface{ Read([]byte) (int, error) }, ready, done chan struct{}) {
+func (s *Server) readLog(r io.Reader, ready, done chan struct{}) {
 	defer close(done)
 	sc := bufio.NewScanner(r)
 	signalled := false
