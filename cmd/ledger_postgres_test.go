@@ -181,6 +181,14 @@ func TestLedgerCommandsSameOnBothDatabases(t *testing.T) {
 			t.Errorf("ledger %s: exit %d, want %d\n%s%s", strings.Join(args, " "), wantCode, tc.code, wantOut, wantErr)
 		}
 	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	if out, errs, code := runLedger(t, "report", "--ledger", url, "--html", html); code != ExitOK {
+		t.Errorf("ledger report: exit %d\n%s%s", code, out, errs)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || strings.Contains(string(page), pgtest.Password) || !strings.Contains(string(page), "xxxxx") {
+		t.Errorf("the report (%d bytes, %v) names the ledger without its password masked", len(page), err)
+	}
 	t.Setenv("AUTOINFER_LEDGER", url)
 	out, errs, code := runLedger(t, "list")
 	if code != ExitOK || !strings.Contains(out, "cache_aware") {
