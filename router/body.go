@@ -122,10 +122,10 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 			closeUnread(w, req)
 		}
 	}()
-	limit := r.cfg.MaxPayloadSize
+	limit, learnedFrom := r.payloadLimit()
 	cl := req.ContentLength
 	if cl > limit {
-		return nil, reservation{}, r.tooLarge()
+		return nil, reservation{}, tooLarge(limit, learnedFrom)
 	}
 	first := cl
 	if cl < 0 {
@@ -147,6 +147,9 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 		// The deadline stays: the connection closes after the answer (the
 		// rest of the body would be taken for the next request).
 		res.release()
+		if errors.Is(err, errOverLimit) {
+			return nil, reservation{}, tooLarge(limit, learnedFrom)
+		}
 		return nil, reservation{}, r.bodyError(err)
 	}
 	// Cleared once the body is in: an expired deadline would end the
@@ -200,15 +203,8 @@ func readChunked(src io.Reader, res *reservation, limit int64) ([]byte, error) {
 
 var errBudgetFull = errors.New("body memory budget full")
 
-func (r *Router) tooLarge() *apiError {
-	return newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
-		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", r.cfg.MaxPayloadSize))
-}
-
 func (r *Router) bodyError(err error) *apiError {
 	switch {
-	case errors.Is(err, errOverLimit):
-		return r.tooLarge()
 	case errors.Is(err, errBudgetFull):
 		return r.bodies.full()
 	case errors.Is(err, os.ErrDeadlineExceeded):

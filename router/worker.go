@@ -19,6 +19,9 @@ type Worker struct {
 	healthy atomic.Bool
 	queue   atomic.Int64 // scraped vllm:num_requests_waiting
 	removed atomic.Bool  // left its pool; kept while attempts drain
+	// maxBody is the largest request body the worker may accept: one
+	// byte less than the smallest it refused with 413 (0: none refused).
+	maxBody atomic.Int64
 	series  *workerSeries
 
 	// Health-check streaks, touched only by the health loop.
