@@ -19,6 +19,10 @@ type Pool struct {
 	dp     int
 	newBrk func(url string) *Breaker
 
+	// probing is set once Serve health-checks the pool: a worker added
+	// then starts unhealthy until a probe succeeds.
+	probing atomic.Bool
+
 	mu       sync.RWMutex
 	workers  map[string]*Worker
 	draining map[string]*Worker // removed with attempts still in flight
@@ -82,6 +86,7 @@ func (p *Pool) Add(url string) (*Worker, bool) {
 		w.removed.Store(false)
 	} else {
 		w = newWorker(url, p.dp, p.newBrk(url))
+		w.healthy.Store(!p.probing.Load())
 	}
 	p.workers[url] = w
 	p.resort()

@@ -26,6 +26,7 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("router: Serve called twice")
 	}
 	bg, stopBG := context.WithCancel(ctx)
+	r.startProbing(bg)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.healthLoop(bg) })
 	wg.Go(func() { r.evictionLoop(bg) })
