@@ -107,7 +107,7 @@ type chatMessage struct {
 func parseOpenAI(body []byte) (model, text string, apiErr *apiError) {
 	var b openAIBody
 	if err := json.Unmarshal(body, &b); err != nil {
-		return "", "", newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "request body is not a valid JSON object: "+err.Error())
+		return "", "", badJSON(err)
 	}
 	var buf []byte
 	for _, f := range []struct {
