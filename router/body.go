@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 )
 
 // bodyBudget bounds the request bytes the router holds at once, over every
@@ -135,20 +137,31 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 		return nil, reservation{}, err
 	}
 	rc := control{w}
-	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
+	now := time.Now()
+	p := pace{rc: rc, start: now, end: now.Add(secs(r.cfg.BodyReadTimeoutSecs)), rate: r.cfg.MinBodyRate}
+	p.arm()
 
 	if cl >= 0 {
 		body = make([]byte, cl)
-		_, err = io.ReadFull(req.Body, body)
+		err = p.readFull(req.Body, body)
 	} else {
-		body, err = readChunked(req.Body, &res, limit)
+		// The reader holds a copy of p (taking p's address here would move
+		// it to the heap for every request).
+		pr := &pacedReader{r: req.Body, p: p}
+		body, err = readChunked(pr, &res, limit)
+		p = pr.p
 	}
 	if err != nil {
 		// The deadline stays: the connection closes after the answer (the
 		// rest of the body would be taken for the next request).
 		res.release()
-		if errors.Is(err, errOverLimit) {
+		switch {
+		case errors.Is(err, errOverLimit):
 			return nil, reservation{}, tooLarge(limit, learnedFrom)
+		case errors.Is(err, os.ErrDeadlineExceeded) && p.slow():
+			return nil, reservation{}, newAPIError(http.StatusRequestTimeout, ErrTypeBodyReadTimeout,
+				fmt.Sprintf("request body arrived below min_body_rate (%g bytes/s after the first %ds): %d bytes in %s",
+					p.rate, routerconfig.BodyRateGraceSecs, p.n, time.Since(p.start).Round(time.Millisecond)))
 		}
 		return nil, reservation{}, r.bodyError(err)
 	}
@@ -214,4 +227,73 @@ func (r *Router) bodyError(err error) *apiError {
 		return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "request body shorter than its Content-Length")
 	}
 	return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "reading request body: "+err.Error())
+}
+
+// pace moves a body's read deadline as its bytes arrive: the whole body
+// within body_read_timeout_secs and, once BodyRateGraceSecs have passed,
+// at least min_body_rate bytes per second on average, so a body trickled
+// to hold a connection (and its memory) is cut long before the overall
+// timeout.
+type pace struct {
+	rc         control
+	start, end time.Time
+	rate       float64 // bytes per second; 0: none
+	n          int64   // bytes so far
+}
+
+// deadline is when the body is too slow, given the bytes so far.
+func (p *pace) deadline() time.Time {
+	if p.rate <= 0 {
+		return p.end
+	}
+	due := time.Duration(float64(p.n) / p.rate * float64(time.Second))
+	d := p.start.Add(max(due, routerconfig.BodyRateGraceSecs*time.Second))
+	if d.After(p.end) {
+		return p.end
+	}
+	return d
+}
+
+// slow reports whether the deadline in force is the rate's, not the
+// overall timeout.
+func (p *pace) slow() bool { return p.deadline().Before(p.end) }
+
+func (p *pace) arm() { _ = p.rc.SetReadDeadline(p.deadline()) }
+
+func (p *pace) add(n int) {
+	if n > 0 && p.rate > 0 {
+		p.n += int64(n)
+		p.arm()
+	}
+}
+
+// readFull is io.ReadFull moving the deadline after each read.
+func (p *pace) readFull(src io.Reader, buf []byte) error {
+	got := 0
+	for got < len(buf) {
+		n, err := src.Read(buf[got:])
+		got += n
+		p.add(n)
+		switch {
+		case got == len(buf):
+			return nil
+		case err == io.EOF:
+			return io.ErrUnexpectedEOF
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// pacedReader reads a body of unknown length under p.
+type pacedReader struct {
+	r io.Reader
+	p pace
+}
+
+func (pr *pacedReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.p.add(n)
+	return n, err
 }

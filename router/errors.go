@@ -29,6 +29,7 @@ const (
 	ErrTypeUpstreamTimeout    = "upstream_timeout"     // 504: request_timeout_secs passed before a response
 	ErrTypePDConnectorTimeout = "pd_connector_timeout" // 504: the prefill leg passed prefill_timeout_secs
 	ErrTypeAdminDisabled      = "admin_disabled"       // 403: admin route while no admin key is configured
+	ErrTypeTooManyConnections = "too_many_connections" // 503: max_connections client connections are open
 )
 
 // errStreamBroken is how request_errors_total counts a response the worker

@@ -50,6 +50,11 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	r.front.Store(srv)
 	r.warnExposure(ln.Addr())
+	if n := r.cfg.MaxConnections; n > 0 {
+		capped := newCapListener(ln, n)
+		defer capped.refusals.Wait()
+		ln = capped
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 

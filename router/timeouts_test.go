@@ -37,7 +37,9 @@ func TestTrickledBodyIsCutAtBodyReadTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := bubble(t)
 		f := e.worker()
-		r, base := e.router(testConfig("round_robin", f.URL))
+		cfg := testConfig("round_robin", f.URL)
+		cfg.MinBodyRate = 0 // body_read_timeout_secs alone (hygiene_test.go: the rate)
+		r, base := e.router(cfg)
 		c := rawConn(t, e, base)
 		start := time.Now()
 		if _, err := io.WriteString(c, "POST /v1/completions HTTP/1.1\r\nHost: r\r\nContent-Length: 1000\r\n\r\n{"); err != nil {
