@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -118,7 +119,7 @@ const chunkedStart = 64 << 10
 // 408 queue_timeout). A body without Content-Length grows its reservation
 // as it arrives and gets 429 when the budget runs out. The caller releases
 // the reservation when the request ends.
-func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte, res reservation, err error) {
+func (r *Router) readBody(w http.ResponseWriter, req *http.Request, kind routeKind) (body []byte, res reservation, err error) {
 	defer func() {
 		if err != nil {
 			closeUnread(w, req)
@@ -129,9 +130,13 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 	if cl > limit {
 		return nil, reservation{}, tooLarge(limit, learnedFrom)
 	}
-	first := cl
+	first := r.heldFor(kind, cl)
 	if cl < 0 {
 		first = min(chunkedStart, limit+1)
+	} else if first > r.bodies.size {
+		return nil, reservation{}, newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
+			fmt.Sprintf("a request body of %d bytes needs %d bytes of the router's body memory here (the body and the "+
+				"copies routing makes of it), more than max_body_memory (%d)", cl, first, r.bodies.size))
 	}
 	if res, err = r.bodies.reserve(req.Context(), first); err != nil {
 		return nil, reservation{}, err
@@ -168,7 +173,52 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte
 	// Cleared once the body is in: an expired deadline would end the
 	// front server's watch read and cancel a long response.
 	_ = rc.SetReadDeadline(time.Time{})
+	if cl < 0 {
+		// Now that its length is known, the copies routing makes of a
+		// body of unknown length are reserved too, if they are free.
+		if more := r.heldFor(kind, int64(len(body))) - res.n; more > 0 && !res.grow(more) {
+			res.release()
+			closeUnread(w, req)
+			return nil, reservation{}, r.bodies.full()
+		}
+	}
 	return body, res, nil
+}
+
+// heldFor is the memory a body of n bytes on a route of kind makes the
+// router hold: the body itself and, for an inference request, the copies
+// routing makes of it — the prompt text a policy reads (at most n bytes)
+// and the cache_aware tree's copy of it (at most max_tree_size), and in PD
+// mode the parsed fields and the prefill and decode bodies (n each).
+func (r *Router) heldFor(kind routeKind, n int64) int64 {
+	if kind != kindInference || n <= 0 {
+		return n
+	}
+	held := n
+	if r.policyNeeds().Text {
+		held += n + min(n, int64(r.cfg.MaxTreeSize))
+	}
+	if r.pd != nil {
+		held += 3 * n
+	}
+	return held
+}
+
+// largeBody is the reservation from which a request's end collects the
+// heap and returns it to the OS (releaseBody).
+const largeBody = 32 << 20
+
+// releaseBody ends a request's hold on its body memory. After a large
+// body the heap is collected and given back to the OS before the budget
+// is freed: otherwise the garbage collector's pacing lets the heap grow to
+// about twice what is live before it collects, and resident memory stays
+// high for minutes after a burst of large requests.
+func (r *Router) releaseBody(in *inbound, res *reservation) {
+	if res.n >= largeBody {
+		in.body, in.policy.Text = nil, ""
+		debug.FreeOSMemory()
+	}
+	res.release()
 }
 
 // closeUnread says in the answer to a request whose body was not read that
