@@ -54,6 +54,7 @@ func TestAcceptanceSlowClientsAreCutOnTime(t *testing.T) {
 			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
 				status = resp.StatusCode
 				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 			}
 			_, _ = io.Copy(io.Discard, c) // until the router closes
 			cuts <- cut{kind, time.Since(start), status}
@@ -124,6 +125,7 @@ func TestConnectionCap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
 			return resp.StatusCode, string(body)
 		}
