@@ -189,7 +189,9 @@ func (r *Router) readBody(w http.ResponseWriter, req *http.Request, kind routeKi
 // router hold: the body itself and, for an inference request, the copies
 // routing makes of it — the prompt text a policy reads (at most n bytes)
 // and the cache_aware tree's copy of it (at most max_tree_size), and in PD
-// mode the parsed fields and the prefill and decode bodies (n each).
+// mode n each for the parsed fields, a chat body's messages parsed again
+// for routing_threshold, the JSON encoder's buffer and the prefill and
+// decode bodies (router/pd allocates 4n for a completion body).
 func (r *Router) heldFor(kind routeKind, n int64) int64 {
 	if kind != kindInference || n <= 0 {
 		return n
@@ -199,7 +201,7 @@ func (r *Router) heldFor(kind routeKind, n int64) int64 {
 		held += n + min(n, int64(r.cfg.MaxTreeSize))
 	}
 	if r.pd != nil {
-		held += 3 * n
+		held += 5 * n
 	}
 	return held
 }
