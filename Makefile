@@ -148,6 +148,7 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./target/sim/
 	$(GO) test -run '^$$' -bench 'PoolPick|StreamRelay|ProxiedRequest' -benchmem ./router/
+	$(GO) test -run '^$$' -bench BodyMemory -benchtime 1x ./router/
 	$(GO) test -run '^$$' -bench PickEvicting -benchtime 20000x ./router/policy/
 	$(GO) test -run '^$$' -bench ProxyOverhead -benchtime 1x ./router/proxybench/
 	$(GO) test -run '^$$' -bench DriverVsSim -benchtime 3000x ./driver/

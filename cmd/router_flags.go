@@ -73,6 +73,8 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.Float64Var(&s.BodyReadTimeoutSecs, "body-read-timeout-secs", s.BodyReadTimeoutSecs, "bound on reading a request's body")
 	fs.Float64Var(&s.WriteIdleTimeoutSecs, "write-idle-timeout-secs", s.WriteIdleTimeoutSecs, "bound on one write to a client that stopped reading (never cuts a live stream)")
 	fs.Float64Var(&s.IdleTimeoutSecs, "idle-timeout-secs", s.IdleTimeoutSecs, "close keep-alive connections idle this long")
+	fs.Float64Var(&s.MinBodyRate, "min-body-rate", s.MinBodyRate, "bytes/s a request body must average after its first 10 s, else 408 (0: no minimum)")
+	fs.IntVar(&s.MaxConnections, "max-connections", s.MaxConnections, "client connections open at once; one more gets 503 (0: no cap)")
 }
 
 // bindRouterSecretFlags binds the flags that carry keys themselves. They

@@ -34,6 +34,8 @@ type serveOptions struct {
 	cbWindow   float64
 	// bootstrapPorts are the ports given after --prefill URLs.
 	bootstrapPorts []string
+	// pdDefaults are the PD settings filled as vllm-router's (logged once).
+	pdDefaults []any
 }
 
 // vllm-router's defaults for the settings serveOptions holds.

@@ -179,7 +179,7 @@ func TestRouterServeVLLMRouterParity(t *testing.T) {
 		expect(t, "DELETE /workers/{escaped url}", send(t, http.MethodDelete, rt.URL+"/workers/"+url.PathEscape(c), "", admin...), http.StatusOK, `"removed":true`)
 		expect(t, "POST /add_worker again", send(t, http.MethodPost, rt.URL+"/add_worker?url="+url.QueryEscape(c), "", admin...), http.StatusCreated)
 		expect(t, "POST /remove_worker?url=", send(t, http.MethodPost, rt.URL+"/remove_worker?url="+url.QueryEscape(c), "", admin...), http.StatusOK, `"removed":true`)
-		expect(t, "GET /workers/{url} after removal", send(t, http.MethodGet, rt.URL+"/workers/"+c, "", admin...), http.StatusNotFound, "not_found")
+		expect(t, "GET /workers/{url} after removal", send(t, http.MethodGet, rt.URL+"/workers/"+c, "", admin...), http.StatusNotFound, `"type":"NotFoundError"`)
 		rt.stop()
 
 		b2, err := os.ReadFile(filepath.Join(logDir, routerLogFile))

@@ -2,13 +2,18 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net/http"
 	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
 
 	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/target/scrape"
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
 
 func TestRouterPDFlags(t *testing.T) {
@@ -21,9 +26,12 @@ func TestRouterPDFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := resolveRouterConfig(fs, flagCfg, "", nil)
+	cfg, defaulted, err := resolveRouterConfig(fs, flagCfg, "", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(defaulted) != 0 {
+		t.Errorf("explicit PD flags were defaulted: %v", defaulted)
 	}
 	if !cfg.PDDisaggregation || cfg.PrefillPolicy != "least_loaded" || cfg.DecodePolicy != "power_of_two" ||
 		cfg.KVConnector != "nccl" || cfg.RoutingThreshold != 512 || cfg.PrefillTimeoutSecs != 2.5 || !cfg.PDFallbackLocal ||
@@ -35,7 +43,6 @@ func TestRouterPDFlags(t *testing.T) {
 
 func TestRouterPDBadInputExitsTwo(t *testing.T) {
 	for name, args := range map[string][]string{
-		"no connector":       {"router", "serve", "--pd-disaggregation", "--prefill", "http://127.0.0.1:1", "--decode", "http://127.0.0.1:2", "--prefill-policy", "random", "--decode-policy", "random"},
 		"bad connector":      {"router", "serve", "--pd-disaggregation", "--kv-connector", "rdma", "--prefill", "http://127.0.0.1:1", "--decode", "http://127.0.0.1:2", "--prefill-policy", "random", "--decode-policy", "random"},
 		"no decode workers":  {"router", "serve", "--pd-disaggregation", "--kv-connector", "nixl", "--prefill", "http://127.0.0.1:1", "--prefill-policy", "random", "--decode-policy", "random"},
 		"pd flag without pd": {"router", "serve", "--prefill-policy", "random"},
@@ -47,4 +54,44 @@ func TestRouterPDBadInputExitsTwo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 35, acceptance 6: vllm-router's own PD command line, without a
+// connector flag, serves a PD completion: the connector defaults to NIXL
+// as in vllm-router, and the policies to --policy when not given.
+func TestRouterServeVLLMRouterPDCommandLine(t *testing.T) {
+	p := simtest.Start(t, sim.Options{Role: sim.RolePrefill})
+	d := simtest.Start(t, sim.Options{Role: sim.RoleDecode})
+	rt := serveCLI(t, nil, "--port", "0", "--vllm-pd-disaggregation", "--prefill", p, "8998", "--decode", d,
+		"--prefill-policy", "round_robin", "--decode-policy", "round_robin")
+	expect(t, "PD completion", send(t, http.MethodPost, rt.URL+"/v1/completions",
+		`{"model":"`+simtest.DefaultModel+`","prompt":"hello there","max_tokens":4}`), http.StatusOK, `"text_completion"`)
+	if n := prefillRequests(t, p); n != 1 {
+		t.Errorf("the prefill worker served %v requests, want 1 (the completion's prefill leg)", n)
+	}
+	expect(t, "the resolved connector", send(t, http.MethodGet, rt.URL+"/get_server_info", ""), http.StatusOK, `"kv_connector":"nixl"`)
+
+	flagCfg := router.DefaultConfig()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	bindRouterFlags(fs, &flagCfg)
+	if err := fs.Parse([]string{"--vllm-pd-disaggregation", "--prefill", p, "--decode", d}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, defaulted, err := resolveRouterConfig(fs, flagCfg, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.KVConnector != "nixl" || cfg.PrefillPolicy != cfg.Policy || cfg.DecodePolicy != cfg.Policy || len(defaulted) != 6 {
+		t.Errorf("defaults: connector %q, policies %q/%q (policy %q), logged %v", cfg.KVConnector, cfg.PrefillPolicy, cfg.DecodePolicy, cfg.Policy, defaulted)
+	}
+}
+
+// prefillRequests reads how many requests a prefill engine finished.
+func prefillRequests(t *testing.T, worker string) float64 {
+	t.Helper()
+	fams, err := scrape.Fetch(context.Background(), http.DefaultClient, worker+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams.Sum("vllm:request_success_total", nil)
 }

@@ -46,10 +46,11 @@ unchanged, including --prefill URL [BOOTSTRAP_PORT].`,
 				return cmd.Help()
 			}
 			opts.bootstrapPorts = ports
-			resolved, err := resolveRouterConfig(fs, cfg, opts.configPath, fs.Args())
+			resolved, pdDefaults, err := resolveRouterConfig(fs, cfg, opts.configPath, fs.Args())
 			if err != nil {
 				return err
 			}
+			opts.pdDefaults = pdDefaults
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -74,25 +75,28 @@ unchanged, including --prefill URL [BOOTSTRAP_PORT].`,
 
 // resolveRouterConfig layers defaults, then the --config file, then the
 // flags given explicitly; positional arguments are more worker URLs (as
-// vllm-router's space-separated --worker-urls list).
-func resolveRouterConfig(fs *pflag.FlagSet, flagCfg router.Config, path string, args []string) (router.Config, error) {
+// vllm-router's space-separated --worker-urls list). In PD mode it fills
+// what vllm-router does not require and returns what it filled
+// (vllmRouterPDDefaults).
+func resolveRouterConfig(fs *pflag.FlagSet, flagCfg router.Config, path string, args []string) (router.Config, []any, error) {
 	cfg := flagCfg
 	if path != "" {
 		var err error
 		if cfg, err = loadRouterConfig(path); err != nil {
-			return cfg, err
+			return cfg, nil, err
 		}
 		replay := pflag.NewFlagSet("replay", pflag.ContinueOnError)
 		bindRouterFlags(replay, &cfg)
 		if err := replayFlags(fs, replay); err != nil {
-			return cfg, usageErr("applying flags over %s: %v", path, err)
+			return cfg, nil, usageErr("applying flags over %s: %v", path, err)
 		}
 	}
 	cfg.WorkerURLs = append(cfg.WorkerURLs, args...)
+	pdDefaults := vllmRouterPDDefaults(&cfg)
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageErr("invalid router config:\n%v", err)
+		return cfg, nil, usageErr("invalid router config:\n%v", err)
 	}
-	return cfg, nil
+	return cfg, pdDefaults, nil
 }
 
 // loadRouterConfig strictly decodes a YAML router config over the defaults.
@@ -124,6 +128,9 @@ func serveRouter(cmd *cobra.Command, cfg router.Config, secrets router.Secrets, 
 	r, err := router.New(cfg, router.WithLogger(log), router.WithSecrets(secrets))
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if len(opts.pdDefaults) > 0 {
+		log.Info("PD mode settings not given, vllm-router's used", opts.pdDefaults...)
 	}
 	if len(opts.bootstrapPorts) > 0 {
 		log.Warn("--prefill bootstrap ports are accepted and unused: vLLM's NIXL and NCCL connectors need none", "ports", opts.bootstrapPorts)

@@ -55,7 +55,7 @@ func TestRouterConfigFileThenExplicitFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--policy", "round_robin", "--worker-urls", "http://127.0.0.1:2,http://127.0.0.1:3", "--disable-retries"}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := resolveRouterConfig(fs, flagCfg, path, []string{"http://127.0.0.1:4"})
+	cfg, _, err := resolveRouterConfig(fs, flagCfg, path, []string{"http://127.0.0.1:4"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,13 +91,18 @@ func (r *Router) addWorker(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	_, added := r.pool.Add(u)
+	wk, added := r.pool.Add(u)
 	status := http.StatusOK
 	if added {
 		status = http.StatusCreated
 		r.log.Info("worker added", "worker", u)
+		if r.pool.probing.Load() {
+			// Probed once before the answer, as vllm-router waits for a
+			// worker it adds: one that answers serves the next request.
+			r.probe(req.Context(), r.pool, wk)
+		}
 	}
-	writeJSON(w, status, map[string]any{"url": u, "added": added})
+	writeJSON(w, status, map[string]any{"url": u, "added": added, "healthy": wk.Healthy()})
 }
 
 // removeWorker takes the URL from the path (DELETE /workers/{url}, escaped

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/autoinfer/autoinfer/router/h1"
 )
 
 // DPRankHeader tells a data-parallel worker which rank serves the request.
@@ -135,6 +137,9 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream
 	}
 
 	status := resp.StatusCode
+	if status == http.StatusRequestEntityTooLarge {
+		r.learnRefusal(t.w, int64(len(in.body)))
+	}
 	var head []byte // the start of a 500 body, read to tell validation errors apart
 	validation := false
 	if status == http.StatusInternalServerError {
@@ -173,7 +178,11 @@ func (r *Router) transportFailure(ctx context.Context, w *Worker, err error) *at
 		return &attemptFailure{kind: failClient, worker: w.url, detail: "client went away"}
 	}
 	r.recordOutcome(w, false)
-	return &attemptFailure{kind: failUpstream, worker: w.url, detail: err.Error()}
+	f := &attemptFailure{kind: failUpstream, worker: w.url, detail: err.Error()}
+	if errors.Is(err, h1.ErrMalformedAnswer) {
+		f.spoiled = w
+	}
+	return f
 }
 
 func (r *Router) recordOutcome(w *Worker, ok bool) {

@@ -7,10 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/autoinfer/autoinfer/router/routerconfig"
 )
 
 // bodyBudget bounds the request bytes the router holds at once, over every
@@ -116,43 +119,108 @@ const chunkedStart = 64 << 10
 // 408 queue_timeout). A body without Content-Length grows its reservation
 // as it arrives and gets 429 when the budget runs out. The caller releases
 // the reservation when the request ends.
-func (r *Router) readBody(w http.ResponseWriter, req *http.Request) (body []byte, res reservation, err error) {
+func (r *Router) readBody(w http.ResponseWriter, req *http.Request, kind routeKind) (body []byte, res reservation, err error) {
 	defer func() {
 		if err != nil {
 			closeUnread(w, req)
 		}
 	}()
-	limit := r.cfg.MaxPayloadSize
+	limit, learnedFrom := r.payloadLimit()
 	cl := req.ContentLength
 	if cl > limit {
-		return nil, reservation{}, r.tooLarge()
+		return nil, reservation{}, tooLarge(limit, learnedFrom)
 	}
-	first := cl
+	first := r.heldFor(kind, cl)
 	if cl < 0 {
 		first = min(chunkedStart, limit+1)
+	} else if first > r.bodies.size {
+		return nil, reservation{}, newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
+			fmt.Sprintf("a request body of %d bytes needs %d bytes of the router's body memory here (the body and the "+
+				"copies routing makes of it), more than max_body_memory (%d)", cl, first, r.bodies.size))
 	}
 	if res, err = r.bodies.reserve(req.Context(), first); err != nil {
 		return nil, reservation{}, err
 	}
 	rc := control{w}
-	_ = rc.SetReadDeadline(time.Now().Add(secs(r.cfg.BodyReadTimeoutSecs)))
+	now := time.Now()
+	p := pace{rc: rc, start: now, end: now.Add(secs(r.cfg.BodyReadTimeoutSecs)), rate: r.cfg.MinBodyRate}
+	p.arm()
 
 	if cl >= 0 {
 		body = make([]byte, cl)
-		_, err = io.ReadFull(req.Body, body)
+		err = p.readFull(req.Body, body)
 	} else {
-		body, err = readChunked(req.Body, &res, limit)
+		// The reader holds a copy of p (taking p's address here would move
+		// it to the heap for every request).
+		pr := &pacedReader{r: req.Body, p: p}
+		body, err = readChunked(pr, &res, limit)
+		p = pr.p
 	}
 	if err != nil {
 		// The deadline stays: the connection closes after the answer (the
 		// rest of the body would be taken for the next request).
 		res.release()
+		switch {
+		case errors.Is(err, errOverLimit):
+			return nil, reservation{}, tooLarge(limit, learnedFrom)
+		case errors.Is(err, os.ErrDeadlineExceeded) && p.slow():
+			return nil, reservation{}, newAPIError(http.StatusRequestTimeout, ErrTypeBodyReadTimeout,
+				fmt.Sprintf("request body arrived below min_body_rate (%g bytes/s after the first %ds): %d bytes in %s",
+					p.rate, routerconfig.BodyRateGraceSecs, p.n, time.Since(p.start).Round(time.Millisecond)))
+		}
 		return nil, reservation{}, r.bodyError(err)
 	}
 	// Cleared once the body is in: an expired deadline would end the
 	// front server's watch read and cancel a long response.
 	_ = rc.SetReadDeadline(time.Time{})
+	if cl < 0 {
+		// Now that its length is known, the copies routing makes of a
+		// body of unknown length are reserved too, if they are free.
+		if more := r.heldFor(kind, int64(len(body))) - res.n; more > 0 && !res.grow(more) {
+			res.release()
+			closeUnread(w, req)
+			return nil, reservation{}, r.bodies.full()
+		}
+	}
 	return body, res, nil
+}
+
+// heldFor is the memory a body of n bytes on a route of kind makes the
+// router hold: the body itself and, for an inference request, the copies
+// routing makes of it — the prompt text a policy reads (at most n bytes)
+// and the cache_aware tree's copy of it (at most max_tree_size), and in PD
+// mode n each for the parsed fields, a chat body's messages parsed again
+// for routing_threshold, the JSON encoder's buffer and the prefill and
+// decode bodies (router/pd allocates 4n for a completion body).
+func (r *Router) heldFor(kind routeKind, n int64) int64 {
+	if kind != kindInference || n <= 0 {
+		return n
+	}
+	held := n
+	if r.policyNeeds().Text {
+		held += n + min(n, int64(r.cfg.MaxTreeSize))
+	}
+	if r.pd != nil {
+		held += 5 * n
+	}
+	return held
+}
+
+// largeBody is the reservation from which a request's end collects the
+// heap and returns it to the OS (releaseBody).
+const largeBody = 32 << 20
+
+// releaseBody ends a request's hold on its body memory. After a large
+// body the heap is collected and given back to the OS before the budget
+// is freed: otherwise the garbage collector's pacing lets the heap grow to
+// about twice what is live before it collects, and resident memory stays
+// high for minutes after a burst of large requests.
+func (r *Router) releaseBody(in *inbound, res *reservation) {
+	if res.n >= largeBody {
+		in.body, in.policy.Text = nil, ""
+		debug.FreeOSMemory()
+	}
+	res.release()
 }
 
 // closeUnread says in the answer to a request whose body was not read that
@@ -200,15 +268,8 @@ func readChunked(src io.Reader, res *reservation, limit int64) ([]byte, error) {
 
 var errBudgetFull = errors.New("body memory budget full")
 
-func (r *Router) tooLarge() *apiError {
-	return newAPIError(http.StatusRequestEntityTooLarge, ErrTypePayloadTooLarge,
-		fmt.Sprintf("request body exceeds max_payload_size (%d bytes)", r.cfg.MaxPayloadSize))
-}
-
 func (r *Router) bodyError(err error) *apiError {
 	switch {
-	case errors.Is(err, errOverLimit):
-		return r.tooLarge()
 	case errors.Is(err, errBudgetFull):
 		return r.bodies.full()
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -218,4 +279,73 @@ func (r *Router) bodyError(err error) *apiError {
 		return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "request body shorter than its Content-Length")
 	}
 	return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "reading request body: "+err.Error())
+}
+
+// pace moves a body's read deadline as its bytes arrive: the whole body
+// within body_read_timeout_secs and, once BodyRateGraceSecs have passed,
+// at least min_body_rate bytes per second on average, so a body trickled
+// to hold a connection (and its memory) is cut long before the overall
+// timeout.
+type pace struct {
+	rc         control
+	start, end time.Time
+	rate       float64 // bytes per second; 0: none
+	n          int64   // bytes so far
+}
+
+// deadline is when the body is too slow, given the bytes so far.
+func (p *pace) deadline() time.Time {
+	if p.rate <= 0 {
+		return p.end
+	}
+	due := time.Duration(float64(p.n) / p.rate * float64(time.Second))
+	d := p.start.Add(max(due, routerconfig.BodyRateGraceSecs*time.Second))
+	if d.After(p.end) {
+		return p.end
+	}
+	return d
+}
+
+// slow reports whether the deadline in force is the rate's, not the
+// overall timeout.
+func (p *pace) slow() bool { return p.deadline().Before(p.end) }
+
+func (p *pace) arm() { _ = p.rc.SetReadDeadline(p.deadline()) }
+
+func (p *pace) add(n int) {
+	if n > 0 && p.rate > 0 {
+		p.n += int64(n)
+		p.arm()
+	}
+}
+
+// readFull is io.ReadFull moving the deadline after each read.
+func (p *pace) readFull(src io.Reader, buf []byte) error {
+	got := 0
+	for got < len(buf) {
+		n, err := src.Read(buf[got:])
+		got += n
+		p.add(n)
+		switch {
+		case got == len(buf):
+			return nil
+		case err == io.EOF:
+			return io.ErrUnexpectedEOF
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// pacedReader reads a body of unknown length under p.
+type pacedReader struct {
+	r io.Reader
+	p pace
+}
+
+func (pr *pacedReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.p.add(n)
+	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,6 +34,10 @@ type attemptFailure struct {
 	kind   failKind
 	worker string
 	detail string
+	// spoiled is set when the worker answered, but not in HTTP (a
+	// malformed head, conflicting lengths): it got the request, so the
+	// request's later attempts go to other workers only.
+	spoiled *Worker
 }
 
 // dispatch routes in to pool: it picks a target with pol (nil: the pool's
@@ -67,13 +72,14 @@ func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol po
 		attempts = 1
 	}
 	var o tries
+	var spoiled []*Worker // workers this request must not go to again
 	for o.n < attempts {
 		var t target
-		if first != nil && o.n == 0 {
+		if first != nil && o.n == 0 && !slices.Contains(spoiled, first.w) {
 			t = *first
 		} else {
 			var ok bool
-			if t, _, ok = r.choose(pool, pol, in.policy); !ok {
+			if t, _, ok = r.choose(pool, pol, in.policy, spoiled...); !ok {
 				break
 			}
 		}
@@ -82,6 +88,9 @@ func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol po
 		if f == nil {
 			o.ok = true
 			return o
+		}
+		if f.spoiled != nil {
+			spoiled = append(spoiled, f.spoiled)
 		}
 		o.last = f
 		o.saturated = o.saturated || f.kind == failSaturated
@@ -164,11 +173,12 @@ func (r *Router) backoff(ctx context.Context, n int) bool {
 }
 
 // choose picks a target from pool with pol (nil: the pool's policy, whose
-// decision is counted in metrics) under the router's load signal. Every
+// decision is counted in metrics) under the router's load signal, among
+// the available workers not in skip. Every
 // routing decision — collocated, both PD legs, retries, and the virtual-time
 // path (virtual.go) — is made here.
-func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request) (target, policy.Decision, bool) {
-	t, d, ok := pool.pick(pol, req, r.cfg.LoadSignal == LoadSignalInFlightQueue)
+func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request, skip ...*Worker) (target, policy.Decision, bool) {
+	t, d, ok := pool.pick(pol, req, r.cfg.LoadSignal == LoadSignalInFlightQueue, skip...)
 	if ok && pol == nil {
 		r.recordDecision(pool, t, d)
 	}

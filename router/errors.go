@@ -7,21 +7,29 @@ import (
 
 // Error types in the router's OpenAI-shaped error bodies. They are stable:
 // the trial runner's failure classifier and the driver branch on them.
+//
+// An error a vLLM server also answers has vLLM's type (target/sim answers
+// the same): the serving layer's names for a bad or unknown request
+// (BadRequestError, NotFoundError), and for errors vLLM raises as HTTP
+// exceptions the status's reason phrase, as its exception handler writes
+// it. The router's own conditions, which no engine has, keep their names.
 const (
+	ErrTypeInvalidRequest   = "BadRequestError"          // 400: body is not a JSON object, prompt too deep, bad X-Run-ID, bad admin input
+	ErrTypeNotFound         = "NotFoundError"            // 404: unknown worker on an admin route, or a path pass-through does not allow
+	ErrTypeUnauthorized     = "Unauthorized"             // 401: missing or wrong API key (or admin key on admin routes)
+	ErrTypeMethodNotAllowed = "Method Not Allowed"       // 405: wrong method on a known route
+	ErrTypePayloadTooLarge  = "Request Entity Too Large" // 413: body over max_payload_size (or what a worker accepts)
+	ErrTypeBodyReadTimeout  = "Request Timeout"          // 408: the body did not arrive within body_read_timeout_secs
+
 	ErrTypeNoAvailableWorkers = "no_available_workers" // 503: no healthy worker with a closed circuit
 	ErrTypePoolExhausted      = "pool_exhausted"       // 503: attempts spent while workers were saturated
 	ErrTypeQueueFull          = "queue_full"           // 429: in-flight limit reached and the queue is full
 	ErrTypeQueueTimeout       = "queue_timeout"        // 408: waited queue_timeout_secs for a slot
-	ErrTypePayloadTooLarge    = "payload_too_large"    // 413: body over max_payload_size
-	ErrTypeInvalidRequest     = "invalid_request"      // 400: body is not a JSON object, prompt too deep, bad X-Run-ID, bad admin input
-	ErrTypeMethodNotAllowed   = "method_not_allowed"   // 405: wrong method on a known route
 	ErrTypeUpstreamError      = "upstream_error"       // 502: workers failed (transport or 5xx) on every attempt
 	ErrTypeUpstreamTimeout    = "upstream_timeout"     // 504: request_timeout_secs passed before a response
-	ErrTypeNotFound           = "not_found"            // 404: unknown worker on an admin route, or a path pass-through does not allow
 	ErrTypePDConnectorTimeout = "pd_connector_timeout" // 504: the prefill leg passed prefill_timeout_secs
-	ErrTypeUnauthorized       = "unauthorized"         // 401: missing or wrong API key (or admin key on admin routes)
 	ErrTypeAdminDisabled      = "admin_disabled"       // 403: admin route while no admin key is configured
-	ErrTypeBodyReadTimeout    = "body_read_timeout"    // 408: the body did not arrive within body_read_timeout_secs
+	ErrTypeTooManyConnections = "too_many_connections" // 503: max_connections client connections are open
 )
 
 // errStreamBroken is how request_errors_total counts a response the worker

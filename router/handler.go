@@ -84,11 +84,11 @@ func (r *Router) serveRouted(w http.ResponseWriter, req *http.Request, in *inbou
 		closeUnread(w, req)
 		return reject(w, badRunID())
 	}
-	body, res, err := r.readBody(w, req)
+	body, res, err := r.readBody(w, req, kind)
 	if err != nil {
 		return rejectErr(w, err)
 	}
-	defer res.release()
+	defer r.releaseBody(in, &res)
 	in.body = body
 	pr, apiErr := r.describe(req, body, kind)
 	if apiErr != nil {

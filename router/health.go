@@ -10,17 +10,59 @@ import (
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
-// healthLoop probes every worker at once, then every interval.
-func (r *Router) healthLoop(ctx context.Context) {
-	r.probeAll(ctx)
-	tick(ctx, secs(r.cfg.HealthCheck.IntervalSecs), r.probeAll)
+// StartupProbeInterval is how often a worker that never answered a health
+// check is probed: a router started before its workers serves within about
+// this long of them coming up (vllm-router waits for its workers at
+// startup), while workers that answered once are probed every
+// health_check.interval_secs.
+const StartupProbeInterval = 200 * time.Millisecond
+
+// startProbing marks every worker unhealthy until a probe succeeds (workers
+// added later start so too) and runs the first round of probes. Serve calls
+// it before it accepts a request: a worker that answers is routed to from
+// the first request on, one that does not is never routed to until it does.
+func (r *Router) startProbing(ctx context.Context) {
+	for _, p := range r.pools {
+		p.probing.Store(true)
+		for _, w := range p.Workers() {
+			p.setHealth(w, false)
+		}
+	}
+	r.probeAll(ctx, everyWorker)
 }
 
-func (r *Router) probeAll(ctx context.Context) {
+// healthLoop probes every worker every interval, and the workers that
+// never answered every StartupProbeInterval.
+func (r *Router) healthLoop(ctx context.Context) {
+	regular := time.NewTicker(secs(r.cfg.HealthCheck.IntervalSecs))
+	defer regular.Stop()
+	startup := time.NewTicker(StartupProbeInterval)
+	defer startup.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-regular.C:
+			r.probeAll(ctx, everyWorker)
+		case <-startup.C:
+			r.probeAll(ctx, unproven)
+		}
+	}
+}
+
+func everyWorker(*Worker) bool { return true }
+
+func unproven(w *Worker) bool { return !w.proven.Load() }
+
+// probeAll probes the workers that which selects, all at once, and waits
+// for the answers.
+func (r *Router) probeAll(ctx context.Context, which func(*Worker) bool) {
 	var wg sync.WaitGroup
 	for _, p := range r.pools {
-		for _, w := range p.Workers() {
-			wg.Go(func() { r.probe(ctx, p, w) })
+		for _, w := range p.members() {
+			if which(w) {
+				wg.Go(func() { r.probe(ctx, p, w) })
+			}
 		}
 	}
 	wg.Wait()
@@ -43,8 +85,19 @@ func (r *Router) probe(ctx context.Context, p *Pool, w *Worker) {
 	if ctx.Err() != nil {
 		return // shutting down: a cancelled probe says nothing about the worker
 	}
+	w.probeMu.Lock()
+	defer w.probeMu.Unlock()
 	if ok {
 		w.hcOKs, w.hcFails = w.hcOKs+1, 0
+		if !w.proven.Load() {
+			// The first answer ever: the worker is up (the startup wait),
+			// without success_threshold's streak, which is for recovery.
+			w.proven.Store(true)
+			if p.setHealth(w, true) {
+				r.log.Info("worker ready", "worker", w.url)
+			}
+			return
+		}
 		if !w.Healthy() && w.hcOKs >= hc.SuccessThreshold && p.setHealth(w, true) {
 			r.log.Info("worker healthy", "worker", w.url)
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/autoinfer/autoinfer/router/policy"
 	"github.com/autoinfer/autoinfer/router/prompt"
@@ -88,31 +89,52 @@ func (g *requestIDs) of(h http.Header, names []string) string {
 // openAIBody holds the fields routing needs; unmarshalling into it also
 // checks that the body is one JSON object.
 type openAIBody struct {
-	Model    string          `json:"model"`
-	Prompt   json.RawMessage `json:"prompt"`   // completions, generate
-	Messages []chatMessage   `json:"messages"` // chat
-	Input    json.RawMessage `json:"input"`    // embeddings, responses
-	Text     json.RawMessage `json:"text"`     // generate
+	Model    string        `json:"model"`
+	Prompt   bodySlice     `json:"prompt"`   // completions, generate
+	Messages []chatMessage `json:"messages"` // chat
+	Input    bodySlice     `json:"input"`    // embeddings, responses
+	Text     bodySlice     `json:"text"`     // generate
 }
 
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string    `json:"role"`
+	Content bodySlice `json:"content"`
+}
+
+// bodySlice is a JSON value as the slice of the request body it was
+// decoded from: json.RawMessage would copy it, and for a 200 MiB prompt
+// that copy was 200 MiB the body budget did not count. json.Unmarshal
+// hands UnmarshalJSON a slice of its input, which the request keeps
+// unchanged while the value is used; were it ever another buffer, only
+// cache_aware's text would suffer, never the body sent to the worker.
+type bodySlice []byte
+
+func (s *bodySlice) UnmarshalJSON(b []byte) error {
+	*s = b
+	return nil
 }
 
 // parseOpenAI validates an inference body and extracts the model and the
 // text cache_aware matches on. Extraction is one linear pass over each
-// prompt field (router/prompt); a prompt nested deeper than
+// prompt field (router/prompt) into one buffer sized for the text at most
+// (which readBody has reserved: textBytes); a prompt nested deeper than
 // prompt.MaxDepth is refused.
 func parseOpenAI(body []byte) (model, text string, apiErr *apiError) {
 	var b openAIBody
 	if err := json.Unmarshal(body, &b); err != nil {
-		return "", "", newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, "request body is not a valid JSON object: "+err.Error())
+		return "", "", badJSON(err)
 	}
-	var buf []byte
+	// The text is no longer than the JSON it comes from, plus each
+	// message's "role:" and newline (and a space after a value rendered
+	// as JSON).
+	size := len(b.Prompt) + len(b.Input) + len(b.Text) + 3
+	for _, m := range b.Messages {
+		size += len(m.Role) + 3 + len(m.Content)
+	}
+	buf := make([]byte, 0, size)
 	for _, f := range []struct {
 		name string
-		raw  json.RawMessage
+		raw  []byte
 	}{{"prompt", b.Prompt}, {"input", b.Input}, {"text", b.Text}} {
 		var err error
 		if buf, err = prompt.AppendText(buf, f.raw); err != nil {
@@ -127,7 +149,12 @@ func parseOpenAI(body []byte) (model, text string, apiErr *apiError) {
 		}
 		buf = append(buf, '\n')
 	}
-	return b.Model, string(buf), nil
+	if len(buf) == 0 {
+		return b.Model, "", nil
+	}
+	// The text as a string without a second copy (strings.Builder's way):
+	// buf is not written again.
+	return b.Model, unsafe.String(&buf[0], len(buf)), nil
 }
 
 func badPrompt(field string, err error) *apiError {

@@ -3,6 +3,8 @@ package router
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/autoinfer/autoinfer/router/policy"
@@ -62,10 +64,27 @@ func checkJSONObject(body []byte) *apiError {
 		return nil
 	}
 	var obj map[string]json.RawMessage
-	err := json.Unmarshal(body, &obj)
-	msg := "request body is not a valid JSON object"
-	if err != nil {
-		msg += ": " + err.Error()
+	return badJSON(json.Unmarshal(body, &obj))
+}
+
+// badJSON is the 400 for a body that is not one JSON object, err being
+// what decoding it said (nil for a bare null). The message names the JSON
+// at fault, never the Go type it was decoded into.
+func badJSON(err error) *apiError {
+	msg := "request body must be a JSON object, got null"
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		msg = fmt.Sprintf("request body is not valid JSON: %v (at byte %d)", se, se.Offset)
+	case errors.As(err, &te) && te.Field == "":
+		msg = "request body must be a JSON object, got JSON " + te.Value
+	case errors.As(err, &te):
+		e := newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, fmt.Sprintf("invalid type for field %q: got JSON %s", te.Field, te.Value))
+		e.Param = te.Field
+		return e
+	case err != nil:
+		msg = "request body is not a valid JSON object"
 	}
 	return newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, msg)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
@@ -132,5 +133,14 @@ func TestPDDecodeRetryAndEmptyPools(t *testing.T) {
 		for _, u := range tc.urls {
 			tc.pool.Add(u)
 		}
+		// Re-added workers serve once a probe found them up.
+		routertest.Eventually(t, hangBound, func() error {
+			for _, w := range tc.pool.Workers() {
+				if !w.Healthy() {
+					return fmt.Errorf("%s not healthy yet", w.URL())
+				}
+			}
+			return nil
+		})
 	}
 }

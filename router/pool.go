@@ -19,6 +19,10 @@ type Pool struct {
 	dp     int
 	newBrk func(url string) *Breaker
 
+	// probing is set once Serve health-checks the pool: a worker added
+	// then starts unhealthy until a probe succeeds.
+	probing atomic.Bool
+
 	mu       sync.RWMutex
 	workers  map[string]*Worker
 	draining map[string]*Worker // removed with attempts still in flight
@@ -82,6 +86,7 @@ func (p *Pool) Add(url string) (*Worker, bool) {
 		w.removed.Store(false)
 	} else {
 		w = newWorker(url, p.dp, p.newBrk(url))
+		w.healthy.Store(!p.probing.Load())
 	}
 	p.workers[url] = w
 	p.resort()
@@ -152,11 +157,12 @@ func (p *Pool) Loads() map[string]int64 {
 }
 
 // candidates appends every rank of every healthy worker whose circuit
-// admits traffic, in URL order, with its load signal, to s.
-func (p *Pool) candidates(s *pickScratch, withQueue bool) {
+// admits traffic and that is not in skip, in URL order, with its load
+// signal, to s.
+func (p *Pool) candidates(s *pickScratch, withQueue bool, skip []*Worker) {
 	s.cands, s.targets = s.cands[:0], s.targets[:0]
 	for _, w := range p.members() {
-		if !w.Healthy() || !w.breaker.Allow() {
+		if !w.Healthy() || !w.breaker.Allow() || slices.Contains(skip, w) {
 			continue
 		}
 		var q int64
@@ -170,16 +176,17 @@ func (p *Pool) candidates(s *pickScratch, withQueue bool) {
 	}
 }
 
-// pick asks pol (nil: the pool's policy) for a target. ok is false when no
-// worker is available. In steady state it allocates nothing: the member
-// list is a shared snapshot and the candidate lists are recycled.
-func (p *Pool) pick(pol policy.Policy, req policy.Request, withQueue bool) (target, policy.Decision, bool) {
+// pick asks pol (nil: the pool's policy) for a target among the available
+// workers not in skip. ok is false when none is left. In steady state it
+// allocates nothing: the member list is a shared snapshot and the
+// candidate lists are recycled.
+func (p *Pool) pick(pol policy.Policy, req policy.Request, withQueue bool, skip ...*Worker) (target, policy.Decision, bool) {
 	if pol == nil {
 		pol = p.policy
 	}
 	s := p.scratch.Get().(*pickScratch)
 	defer p.scratch.Put(s)
-	p.candidates(s, withQueue)
+	p.candidates(s, withQueue, skip)
 	d, ok := pol.Pick(req, s.cands)
 	if !ok || d.Index < 0 || d.Index >= len(s.targets) {
 		return target{}, d, false

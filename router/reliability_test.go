@@ -105,6 +105,7 @@ func TestUpstreamErrorAndTimeoutTypes(t *testing.T) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
 			e, f, base := setup(t)
+			synctest.Wait() // the router saw the worker up before it died
 			f.Close()
 			if res := e.Post(base+"/v1/completions", `{"prompt":"x"}`); res.Status != 502 || res.ErrorType() != ErrTypeUpstreamError {
 				t.Fatalf("dead worker → %d %s, want 502 upstream_error", res.Status, res.Body)

@@ -26,6 +26,7 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("router: Serve called twice")
 	}
 	bg, stopBG := context.WithCancel(ctx)
+	r.startProbing(bg)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.healthLoop(bg) })
 	wg.Go(func() { r.evictionLoop(bg) })
@@ -49,6 +50,11 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	r.front.Store(srv)
 	r.warnExposure(ln.Addr())
+	if n := r.cfg.MaxConnections; n > 0 {
+		capped := newCapListener(ln, n)
+		defer capped.refusals.Wait()
+		ln = capped
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -19,10 +20,17 @@ type Worker struct {
 	healthy atomic.Bool
 	queue   atomic.Int64 // scraped vllm:num_requests_waiting
 	removed atomic.Bool  // left its pool; kept while attempts drain
+	// maxBody is the largest request body the worker may accept: one
+	// byte less than the smallest it refused with 413 (0: none refused).
+	maxBody atomic.Int64
 	series  *workerSeries
 
-	// Health-check streaks, touched only by the health loop.
+	// Health-check streaks, under probeMu: the health loop probes, and so
+	// does POST /workers.
+	probeMu        sync.Mutex
 	hcFails, hcOKs int
+	// proven is set once a probe succeeded.
+	proven atomic.Bool
 }
 
 func newWorker(rawURL string, dp int, b *Breaker) *Worker {
@@ -30,7 +38,10 @@ func newWorker(rawURL string, dp int, b *Breaker) *Worker {
 	for r := range w.ids {
 		w.ids[r] = targetID(rawURL, r, dp)
 	}
-	w.healthy.Store(true) // optimistic until probed; the breaker guards the gap
+	// Healthy for a router used without Serve (Handler, the virtual-time
+	// path), which runs no health checks; Serve marks workers unhealthy
+	// until a probe succeeds.
+	w.healthy.Store(true)
 	if u, err := url.Parse(rawURL); err == nil && u.Path == "" && u.RawQuery == "" && !u.ForceQuery && u.User == nil && u.Opaque == "" && u.Fragment == "" {
 		u.Host = strings.TrimSuffix(u.Host, ":") // as net/http's NewRequest
 		w.base = u

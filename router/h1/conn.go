@@ -77,6 +77,11 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*reply, error) {
 		if errors.Is(err, errInvalidRequest) {
 			return nil, err
 		}
+		// A worker may answer before it read the whole body (a 413) and
+		// close: that answer, not the broken write, is what it said.
+		if a, rerr := c.answerAfterWriteError(req); rerr == nil {
+			return a, nil
+		}
 		if c.reused {
 			return nil, fmt.Errorf("%w: writing request: %w", errNothingRead, err)
 		}
@@ -104,6 +109,24 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*reply, error) {
 }
 
 var errInvalidRequest = errors.New("invalid request")
+
+// answerAfterWriteError reads an answer the worker sent before the write
+// failed. A write fails only on a connection the worker reset or closed
+// (or one our cancellation aborted), so the read does not wait: it finds
+// the answer already received, or the end of the connection. The
+// connection is not reused after it.
+func (c *conn) answerAfterWriteError(req *http.Request) (*reply, error) {
+	for {
+		a, err := c.readReply(req)
+		if err != nil {
+			return nil, err
+		}
+		if code := a.resp.StatusCode; code >= 200 {
+			a.resp.Close = true
+			return a, nil
+		}
+	}
+}
 
 // writeRequest writes req's request line, headers and body in as few
 // writes as the buffer allows, as net/http's Request.Write would put them

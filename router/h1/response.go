@@ -14,6 +14,12 @@ import (
 // maxResponseHead bounds a worker's status line and header fields.
 const maxResponseHead = 1 << 20
 
+// ErrMalformedAnswer marks an answer whose head cannot be read as HTTP/1
+// (bad status line or field, conflicting lengths, a head over the bound):
+// the worker got the request and answered wrongly, so a caller does not
+// send the same request to it again.
+var ErrMalformedAnswer = errors.New("malformed answer")
+
 // reply is a worker's answer with what reading its body takes, allocated
 // as one object: the response, the connection's reader of its body
 // (conn.go), a length-delimited body's framing, and room for the values
@@ -33,6 +39,9 @@ type reply struct {
 func (c *conn) readReply(req *http.Request) (*reply, error) {
 	head, scratch, err := readHead(c.br, c.scratch, maxResponseHead)
 	c.scratch = scratch
+	if errors.Is(err, errHeadTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrMalformedAnswer, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -40,16 +49,16 @@ func (c *conn) readReply(req *http.Request) (*reply, error) {
 	proto, status, _ := strings.Cut(line, " ")
 	major, minor, ok := http.ParseHTTPVersion(proto)
 	if !ok || major != 1 {
-		return nil, fmt.Errorf("malformed HTTP version %q", proto)
+		return nil, fmt.Errorf("%w: HTTP version %q", ErrMalformedAnswer, proto)
 	}
 	code, ok := statusCode(status)
 	if !ok {
-		return nil, fmt.Errorf("malformed status line %q", line)
+		return nil, fmt.Errorf("%w: status line %q", ErrMalformedAnswer, line)
 	}
 	a := new(reply)
 	h := make(http.Header, strings.Count(fields, "\n"))
 	if err := parseFields(fields, h, a.vals[:]); err != nil {
-		return nil, fmt.Errorf("malformed header field: %w", err)
+		return nil, fmt.Errorf("%w: header field: %w", ErrMalformedAnswer, err)
 	}
 	a.resp = http.Response{Status: strings.TrimSpace(status), StatusCode: code, Proto: proto, ProtoMajor: major,
 		ProtoMinor: minor, Header: h, Request: req, ContentLength: -1}
@@ -57,7 +66,7 @@ func (c *conn) readReply(req *http.Request) (*reply, error) {
 	a.resp.Close = httpguts.HeaderValuesContainsToken(conn, "close") ||
 		(minor == 0 && !httpguts.HeaderValuesContainsToken(conn, "keep-alive"))
 	if err := c.frameBody(a, req.Method); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrMalformedAnswer, err)
 	}
 	return a, nil
 }

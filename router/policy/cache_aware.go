@@ -71,7 +71,14 @@ func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 			d = Decision{Index: p.leastLoaded(cands), Outcome: OutcomeCacheMiss}
 		}
 	}
-	p.tree.insert(req.Model, req.Text, cands[d.Index].ID)
+	// The tree never holds more than MaxTreeSize bytes, so more of a text
+	// than that could only be copied in and evicted at once: its prefix is
+	// what a later request can match.
+	text := req.Text
+	if len(text) > p.p.MaxTreeSize {
+		text = text[:p.p.MaxTreeSize]
+	}
+	p.tree.insert(req.Model, text, cands[d.Index].ID)
 	p.trim()
 	return d, true
 }

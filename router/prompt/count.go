@@ -1,7 +1,5 @@
 package prompt
 
-import "unicode/utf8"
-
 // Counts is what routing_threshold estimates a prompt's tokens from.
 type Counts struct {
 	Chars int // characters of text: strings, and the text of text parts
@@ -33,8 +31,8 @@ func (s *scanner) count(c *Counts, depth int) error {
 		if err != nil {
 			return err
 		}
-		v, err := decodeString(span, esc)
-		c.Chars += utf8.RuneCountInString(v)
+		n, err := runesOf(span, esc)
+		c.Chars += n
 		return err
 	case '[':
 		if depth > MaxDepth {

@@ -63,6 +63,27 @@ func (s *scanner) str() (span []byte, escaped bool, err error) {
 	return nil, false, errMalformed
 }
 
+// appendString appends a string span's value to dst as decodeString
+// would give it; a plain span (no escapes, valid UTF-8, the usual prompt)
+// is appended as is, without an intermediate copy of the whole prompt.
+func appendString(dst, span []byte, escaped bool) ([]byte, error) {
+	if inner := span[1 : len(span)-1]; !escaped && utf8.Valid(inner) {
+		return append(dst, inner...), nil
+	}
+	v, err := decodeString(span, escaped)
+	return append(dst, v...), err
+}
+
+// runesOf counts a string span's characters as decodeString's value has
+// them, without copying a plain span.
+func runesOf(span []byte, escaped bool) (int, error) {
+	if inner := span[1 : len(span)-1]; !escaped && utf8.Valid(inner) {
+		return utf8.RuneCount(inner), nil
+	}
+	v, err := decodeString(span, escaped)
+	return utf8.RuneCountInString(v), err
+}
+
 // decodeString returns a string span's value as encoding/json would
 // (escapes resolved, invalid UTF-8 replaced).
 func decodeString(span []byte, escaped bool) (string, error) {

@@ -30,11 +30,7 @@ func (s *scanner) text(dst []byte, depth int) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		v, err := decodeString(span, esc)
-		if err != nil {
-			return dst, err
-		}
-		return append(dst, v...), nil
+		return appendString(dst, span, esc)
 	case '[':
 		if depth > MaxDepth {
 			return dst, ErrTooDeep

@@ -76,6 +76,8 @@ func (c Config) checkBounds(l *field.Errors) {
 		field.AtMost("router.body_read_timeout_secs", s.BodyReadTimeoutSecs, MaxSecs),
 		field.AtMost("router.write_idle_timeout_secs", s.WriteIdleTimeoutSecs, MaxSecs),
 		field.AtMost("router.idle_timeout_secs", s.IdleTimeoutSecs, MaxSecs),
+		field.AtMost("router.min_body_rate", s.MinBodyRate, float64(MaxPayloadSize)),
+		field.AtMost("router.max_connections", s.MaxConnections, MaxRequests),
 	)
 	for i, r := range s.PassthroughRoutes {
 		l.Check(field.MaxLen(fmt.Sprintf("router.passthrough_routes[%d]", i), r, maxRouteLen))

@@ -53,13 +53,26 @@ type SecurityConfig struct {
 	WriteIdleTimeoutSecs float64 `yaml:"write_idle_timeout_secs,omitempty" json:"write_idle_timeout_secs,omitempty"`
 	// IdleTimeoutSecs closes a keep-alive connection idle this long.
 	IdleTimeoutSecs float64 `yaml:"idle_timeout_secs,omitempty" json:"idle_timeout_secs,omitempty"`
+	// MinBodyRate (bytes per second) cuts a body that trickles: after the
+	// first BodyRateGraceSecs of its body, a request must have sent at
+	// least this much per second on average (0: no minimum).
+	MinBodyRate float64 `yaml:"min_body_rate" json:"min_body_rate"`
+	// MaxConnections caps the client connections open at once; one more
+	// is answered 503 and closed (0: no cap).
+	MaxConnections int `yaml:"max_connections" json:"max_connections"`
 }
+
+// BodyRateGraceSecs is how long a body may take before MinBodyRate
+// applies: a slow start (a connection warming up) is not a trickle.
+const BodyRateGraceSecs = 10
 
 // Security defaults; docs/router.md explains each.
 const (
 	DefaultMaxBodyMemory         = 1 << 30
 	DefaultMaxRunIDs             = 64
-	DefaultReadHeaderTimeoutSecs = 30
+	DefaultReadHeaderTimeoutSecs = 10
+	DefaultMinBodyRate           = 16 << 10
+	DefaultMaxConnections        = 10000
 	DefaultBodyReadTimeoutSecs   = 300
 	DefaultWriteIdleTimeoutSecs  = 120
 	DefaultIdleTimeoutSecs       = 120
@@ -87,6 +100,8 @@ func DefaultSecurityConfig() SecurityConfig {
 		BodyReadTimeoutSecs:   DefaultBodyReadTimeoutSecs,
 		WriteIdleTimeoutSecs:  DefaultWriteIdleTimeoutSecs,
 		IdleTimeoutSecs:       DefaultIdleTimeoutSecs,
+		MinBodyRate:           DefaultMinBodyRate,
+		MaxConnections:        DefaultMaxConnections,
 	}
 }
 
@@ -115,6 +130,8 @@ func (c Config) validateSecurity(l *field.Errors) {
 		field.Above("router.body_read_timeout_secs", s.BodyReadTimeoutSecs, 0),
 		field.Above("router.write_idle_timeout_secs", s.WriteIdleTimeoutSecs, 0),
 		field.Above("router.idle_timeout_secs", s.IdleTimeoutSecs, 0),
+		field.AtLeast("router.min_body_rate", s.MinBodyRate, 0),
+		field.AtLeast("router.max_connections", s.MaxConnections, 0),
 	)
 	for _, list := range []struct {
 		key  string

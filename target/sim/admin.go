@@ -15,7 +15,7 @@ const adminPrefix = "/admin/"
 func (s *Server) adminRoutes(mux *http.ServeMux, admin bool) {
 	if !admin {
 		mux.HandleFunc(adminPrefix, func(w http.ResponseWriter, r *http.Request) {
-			writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError",
+			writeError(w, &apiError{status: http.StatusNotFound, typ: typeNotFound,
 				msg: "no route for " + r.Method + " " + r.URL.Path + " (admin routes are off; start with --enable-admin)"})
 		})
 		return

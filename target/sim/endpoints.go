@@ -16,7 +16,7 @@ import (
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: "InternalServerError", msg: err.Error()})
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: typeInternal, msg: err.Error()})
 		return
 	}
 	h := w.Header()
@@ -70,7 +70,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Model != "" && req.Model != s.cfg.model {
-		writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError", param: "model", msg: fmt.Sprintf("The model `%s` does not exist.", req.Model)})
+		writeError(w, &apiError{status: http.StatusNotFound, typ: typeNotFound, param: "model", msg: fmt.Sprintf("The model `%s` does not exist.", req.Model)})
 		return
 	}
 	var ids []int

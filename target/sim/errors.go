@@ -8,8 +8,22 @@ import (
 	"net/http"
 )
 
-// apiError is an error answered in OpenAI's shape. Type is stable (vLLM's
-// names: BadRequestError, NotFoundError, …) so clients can branch on it.
+// Error types, vLLM's for the same errors (the router answers the same,
+// router/errors.go): its serving layer's names for a bad request, an
+// unknown model or route and an internal failure; for errors vLLM raises
+// as HTTP exceptions, the status's reason phrase, as its handler writes it.
+const (
+	typeBadRequest       = "BadRequestError"
+	typeNotFound         = "NotFoundError"
+	typeInternal         = "InternalServerError"
+	typeUnavailable      = "ServiceUnavailableError"
+	typeMethodNotAllowed = "Method Not Allowed"
+	typeTooLarge         = "Request Entity Too Large"
+	typeTimeout          = "Request Timeout"
+)
+
+// apiError is an error answered in OpenAI's shape. Type is stable (the
+// constants above) so clients can branch on it.
 type apiError struct {
 	status int
 	typ    string
@@ -20,7 +34,7 @@ type apiError struct {
 func (e *apiError) Error() string { return e.msg }
 
 func badRequest(param, format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, typ: "BadRequestError", msg: fmt.Sprintf(format, args...), param: param}
+	return &apiError{status: http.StatusBadRequest, typ: typeBadRequest, msg: fmt.Sprintf(format, args...), param: param}
 }
 
 type errorBody struct {

@@ -135,15 +135,15 @@ func (f *Faults) injectedStatus() int {
 func errorTypeFor(status int) string {
 	switch {
 	case status == http.StatusNotFound:
-		return "NotFoundError"
+		return typeNotFound
 	case status == http.StatusTooManyRequests:
 		return "RateLimitError"
 	case status == http.StatusServiceUnavailable:
-		return "ServiceUnavailableError"
+		return typeUnavailable
 	case status >= 500:
-		return "InternalServerError"
+		return typeInternal
 	}
-	return "BadRequestError"
+	return typeBadRequest
 }
 
 func ms(d time.Duration) float64     { return float64(d) / float64(time.Millisecond) }

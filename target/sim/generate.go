@@ -57,7 +57,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 			}
 		}
 		if !eng.submit(sq) {
-			writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "ServiceUnavailableError", msg: "engine is shutting down"})
+			writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: typeUnavailable, msg: "engine is shutting down"})
 			return
 		}
 		fl := &follower{s: s, eng: eng, sq: sq, req: req}

@@ -84,7 +84,7 @@ func (s *Server) bounded(h http.Handler) http.Handler {
 }
 
 func tooLarge(limit int64) *apiError {
-	return &apiError{status: http.StatusRequestEntityTooLarge, typ: "BadRequestError",
+	return &apiError{status: http.StatusRequestEntityTooLarge, typ: typeTooLarge,
 		msg: fmt.Sprintf("request body exceeds %d bytes", limit)}
 }
 
@@ -98,7 +98,7 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 	case errors.As(err, &mbe):
 		return nil, tooLarge(mbe.Limit)
 	case errors.As(err, &ne) && ne.Timeout():
-		return nil, &apiError{status: http.StatusRequestTimeout, typ: "BadRequestError", msg: "request body not received within the read timeout"}
+		return nil, &apiError{status: http.StatusRequestTimeout, typ: typeTimeout, msg: "request body not received within the read timeout"}
 	case err != nil:
 		return nil, badRequest("", "reading request body: %v", err)
 	}

@@ -82,7 +82,7 @@ func parseGenBody(body []byte, chat bool, cfg *config) (*genRequest, *apiError) 
 		return nil, jsonError(err)
 	}
 	if w.Model != "" && w.Model != cfg.model {
-		return nil, &apiError{status: http.StatusNotFound, typ: "NotFoundError", param: "model",
+		return nil, &apiError{status: http.StatusNotFound, typ: typeNotFound, param: "model",
 			msg: fmt.Sprintf("The model `%s` does not exist.", w.Model)}
 	}
 	g := &genRequest{chat: chat, stream: w.Stream, ignoreEOS: w.IgnoreEOS, seed: w.Seed, stopIDs: w.StopTokenIDs,

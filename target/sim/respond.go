@@ -43,7 +43,7 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, fl *followe
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusInternalServerError, typ: "InternalServerError", msg: "encoding response: " + err.Error()})
+		writeError(w, &apiError{status: http.StatusInternalServerError, typ: typeInternal, msg: "encoding response: " + err.Error()})
 		return false
 	}
 	w.Header().Set("Content-Type", "application/json")

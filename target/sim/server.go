@@ -60,6 +60,13 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// methodOf is the method each served path takes (the patterns below).
+var methodOf = map[string]string{
+	"/v1/completions": http.MethodPost, "/v1/chat/completions": http.MethodPost, "/v1/models": http.MethodGet,
+	"/health": http.MethodGet, "/metrics": http.MethodGet, "/tokenize": http.MethodPost, "/detokenize": http.MethodPost,
+	"/load": http.MethodGet, "/reset_prefix_cache": http.MethodPost,
+}
+
 func (s *Server) routes(admin bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleGenerate(false))
@@ -73,7 +80,13 @@ func (s *Server) routes(admin bool) *http.ServeMux {
 	mux.HandleFunc("POST /reset_prefix_cache", s.handleResetPrefixCache)
 	s.adminRoutes(mux, admin)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{status: http.StatusNotFound, typ: "NotFoundError", msg: "no route for " + r.Method + " " + r.URL.Path})
+		// A served path asked with another method is 405, as vLLM answers.
+		if allow, ok := methodOf[r.URL.Path]; ok {
+			w.Header().Set("Allow", allow)
+			writeError(w, &apiError{status: http.StatusMethodNotAllowed, typ: typeMethodNotAllowed, msg: r.Method + " not allowed on " + r.URL.Path + "; use " + allow})
+			return
+		}
+		writeError(w, &apiError{status: http.StatusNotFound, typ: typeNotFound, msg: "no route for " + r.Method + " " + r.URL.Path})
 	})
 	return mux
 }

@@ -173,13 +173,13 @@ func appendUsage(b []byte, prompt, completion, cached int) []byte {
 // finish before any byte was sent.
 func writeEngineError(w http.ResponseWriter, err error) {
 	if errors.Is(err, errEngineStopped) {
-		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: "ServiceUnavailableError", msg: "engine stopped before the request finished"})
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, typ: typeUnavailable, msg: "engine stopped before the request finished"})
 		return
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return // the client is gone
 	}
-	writeError(w, &apiError{status: http.StatusInternalServerError, typ: "InternalServerError", msg: err.Error()})
+	writeError(w, &apiError{status: http.StatusInternalServerError, typ: typeInternal, msg: err.Error()})
 }
 
 // tokenLogprobs is the logprob view of one output token.
