@@ -207,6 +207,7 @@ func (c *config) applyModel(e engcfg.Config) error {
 			e.TensorParallelSize, c.profile.Name, m.TP, e.TensorParallelSize)
 	}
 	c.tpSize = m.TP
+	c.profile.overlapCPU = e.AsyncScheduling != nil && *e.AsyncScheduling
 	if p, kvBytes := modelPrecision(e.Dtype, e.Quantization); p != stepmodel.BF16 {
 		c.profile.Model = m.WithPrecision(p)
 		c.profile.KVBytesPerToken = int(m.Arch.KVBytesPerToken(kvBytes))

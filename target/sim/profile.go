@@ -69,6 +69,11 @@ type Profile struct {
 	// Source says where the figures come from and how far they were
 	// measured to be off.
 	Source string `yaml:"-" json:"-"`
+
+	// overlapCPU is vLLM's async scheduling (engine.async_scheduling):
+	// the CPU part of a calibrated step runs while the GPU computes the
+	// previous one, so a step takes the longer of the two, not their sum.
+	overlapCPU bool
 }
 
 // Batch is one step's work; see stepmodel.Batch.
@@ -165,10 +170,16 @@ func (p Profile) StepTime(prefillTokens, decodeSeqs, contextTokens int) time.Dur
 
 // BatchTime is the duration of the step that computes b.
 func (p Profile) BatchTime(b *Batch) time.Duration {
-	ms := p.StepBaseMs + float64(b.Seqs())*p.CPUUsPerSeq/1e3 + float64(b.PrefillTokens())*p.PrefillUsPerToken/1e3 +
+	cpu := p.StepBaseMs + float64(b.Seqs())*p.CPUUsPerSeq/1e3
+	ms := float64(b.PrefillTokens())*p.PrefillUsPerToken/1e3 +
 		float64(b.DecodeSeqs)*p.DecodeUsPerSeq/1e3 + float64(b.DecodeContext)*p.DecodeNsPerContextToken/1e6
-	if p.Model != nil {
-		ms += p.GPUTimeScale * p.Model.StepMs(b)
+	switch {
+	case p.Model == nil:
+		ms += cpu
+	case p.overlapCPU:
+		ms += max(cpu, p.GPUTimeScale*p.Model.StepMs(b))
+	default:
+		ms += cpu + p.GPUTimeScale*p.Model.StepMs(b)
 	}
 	// Rounded explicitly so that no fused multiply-add makes the same
 	// profile give different steps on different CPUs.
