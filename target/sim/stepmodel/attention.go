@@ -39,15 +39,32 @@ type AttentionFit struct {
 
 // attnShape is one layer's attention on one GPU shard.
 type attnShape struct {
-	kvBytesPerToken float64 // K and V of one token, this shard, bf16
+	kvBytesPerToken float64 // K and V (or MLA's latent) of one token, this shard
 	tokBytes        float64 // q, k, v and o of one token
-	flopUnit        float64 // FLOPs per unit of c² + 2ck
+	flopUnit        float64 // prefill FLOPs per unit of c² + 2ck
+	decodeFlops     float64 // FLOPs per context token of a decoding sequence
 }
 
-func shapeOf(a Arch, tp int) attnShape {
-	hq, hkv := float64(a.Heads)/float64(tp), math.Max(1, float64(a.KVHeads)/float64(tp))
+// shapeOf is a's attention on one of tp GPUs with a bf16 KV cache.
+func shapeOf(a Arch, tp int) attnShape { return shapeFor(a, tp, 2) }
+
+// shapeFor is a's attention on one of tp GPUs with kvElem bytes per cached
+// element. GQA splits the KV heads over the GPUs (each keeps at least one);
+// MLA's latent is one per token for all heads, so every GPU caches and
+// reads all of it (vLLM's blog: latent projections are duplicated across
+// shards). MLA decodes in the absorbed form: per context token and head it
+// scores the latent and rope key and sums the latent.
+func shapeFor(a Arch, tp int, kvElem float64) attnShape {
+	hq := float64(a.Heads) / float64(tp)
+	if m := a.MLA; a.IsMLA() {
+		qk, v, lat := float64(m.NopeDim+m.RopeDim), float64(m.VDim), float64(m.KVLoraRank+m.RopeDim)
+		return attnShape{kvBytesPerToken: lat * kvElem, tokBytes: hq * (2*qk + 2*v) * 2, flopUnit: hq * (qk + v),
+			decodeFlops: hq * 2 * (lat + float64(m.KVLoraRank))}
+	}
+	hkv := math.Max(1, float64(a.KVHeads)/float64(tp))
 	hd := float64(a.HeadDim)
-	return attnShape{kvBytesPerToken: 2 * hkv * hd * 2, tokBytes: (2*hq + 2*hkv) * hd * 2, flopUnit: 2 * hq * hd}
+	return attnShape{kvBytesPerToken: 2 * hkv * hd * kvElem, tokBytes: (2*hq + 2*hkv) * hd * 2, flopUnit: 2 * hq * hd,
+		decodeFlops: 4 * hq * hd}
 }
 
 // peakEff is the highest fraction of g's bandwidth a measured decode row
@@ -74,6 +91,9 @@ func (f AttentionFit) DecodeMs(s attnShape, g GPU, seqs int, ctx float64) float6
 	c := ctx / b
 	t := f.DecodeBaseUs/1e3 + per*(b-f.DecodeB0)*c - f.DecodePerSeqUs/1e3*b
 	t = math.Max(t, s.kvBytesPerToken*ctx/(g.bytesPerMs()*f.DecodePeakEff))
+	// MLA's absorbed decode does ~240 FLOPs per byte it reads, near the
+	// ridge: it may be compute bound where GQA never is.
+	t = math.Max(t, s.decodeFlops*ctx/(g.flopsPerMs()*f.PrefillFlopEff))
 	return math.Max(t, f.DecodeFloorUs/1e3)
 }
 

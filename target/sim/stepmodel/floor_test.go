@@ -42,12 +42,8 @@ func checkFloor(t *testing.T, name string, m *Model) int {
 		// The attention alone reads every context token's K and V: the
 		// whole step's floor could hide a too-fast attention behind slow
 		// linear layers.
-		kv := float64(b.DecodeContext)
-		for _, c := range b.Chunks {
-			kv += float64(c.Tokens + c.Prefix)
-		}
-		attn := m.attn.DecodeMs(m.shape, m.GPU, b.DecodeSeqs, float64(b.DecodeContext)) + m.attn.PrefillMs(m.shape, m.GPU, b.Chunks)
-		if kvFloor := kv * m.shape.kvBytesPerToken / m.GPU.bytesPerMs(); !(attn >= kvFloor) {
+		kv, _ := m.attentionWork(m.shape, &b, 0)
+		if attn, kvFloor := m.attentionMs(m.shape, &b, 0), kv/m.GPU.bytesPerMs(); !(attn >= kvFloor) {
 			t.Errorf("%s: attention of step %+v takes %.4f ms per layer, below reading its K and V (%.4f ms)", name, b, attn, kvFloor)
 		}
 		n++
@@ -73,8 +69,30 @@ func TestStepsNeverBeatThePhysicalFloor(t *testing.T) {
 				if err != nil {
 					continue // no all-reduce table for this GPU and TP
 				}
-				for _, p := range []Precision{BF16, {WeightBytes: 1, FP8Compute: true}, {WeightBytes: 1}, {WeightBytes: 0.5}} {
-					steps += checkFloor(t, fmt.Sprintf("%s/%s/tp%d/%v", g.Name, name, tp, p), m.WithPrecision(p))
+				for _, p := range weightFormats {
+					steps += checkFloor(t, fmt.Sprintf("%s/%s/tp%d/%s", g.Name, name, tp, p.Name), m.WithPrecision(p))
+					models++
+				}
+			}
+		}
+	}
+	// The repository's MoE, MLA and sliding-window configs, with and
+	// without expert parallelism, in their own precision and fp8.
+	for _, file := range []string{"mixtral-8x7b.json", "qwen3-30b-a3b.json", "qwen3-235b-a22b.json", "deepseek-v3.json",
+		"gpt-oss-120b.json", "llama-4-scout.json"} {
+		a := readConfig(t, file)
+		for _, g := range gpus {
+			for _, tp := range []int{1, 2, 4, 8} {
+				m, err := NewModel(a, g, tp)
+				if err != nil {
+					continue
+				}
+				for _, s := range []Setup{{}, {Quantization: "fp8", KVCacheDtype: "fp8"}, {ExpertParallel: true}, {ExpertParallel: true, DataParallel: 2}} {
+					c, err := m.Configure(s)
+					if err != nil {
+						continue
+					}
+					steps += checkFloor(t, fmt.Sprintf("%s/%s/tp%d/%+v", g.Name, file, tp, s), c)
 					models++
 				}
 			}
