@@ -3,10 +3,13 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
@@ -91,4 +94,58 @@ func profileRows() []profileRow {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func newSimProfileCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "profile", Short: "Work with profile files (derive one for any model and GPU)", Args: cobra.NoArgs}
+	cmd.AddCommand(newSimProfileDeriveCmd())
+	return cmd
+}
+
+func newSimProfileDeriveCmd() *cobra.Command {
+	var cfgPath, gpu, out string
+	var eng engine.Config
+	cmd := &cobra.Command{
+		Use:   "derive",
+		Short: "Write a profile file for a Hugging Face config.json on a built-in GPU",
+		Long: `Derive a profile for the model in --model-config on --gpu with vLLM's engine
+settings (tensor parallelism, weight and KV precision, expert parallelism)
+and write it as a profile file: its provenance, its stated error, the
+model's architecture and the settings. A trial spec's target.profile_file
+names it. A model that does not fit its GPUs is refused with the numbers.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfgPath == "" || gpu == "" || eng.Model == "" {
+				return usageErr("--model-config, --gpu and --model: all required")
+			}
+			data, err := os.ReadFile(cfgPath)
+			if err != nil {
+				return usageErr("--model-config: %w", err)
+			}
+			b, err := sim.DeriveProfileFile(gpu, data, eng)
+			if err != nil {
+				return usageErr("--model-config %s: %w", cfgPath, err)
+			}
+			if out == "" || out == "-" {
+				_, err = cmd.OutOrStdout().Write(b)
+			} else {
+				err = os.WriteFile(out, b, 0o644)
+			}
+			if err != nil {
+				return withCode(ExitInfra, err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfgPath, "model-config", "", "the model's Hugging Face config.json")
+	fl.StringVar(&gpu, "gpu", "", "GPU: "+strings.Join(stepmodel.GPUNames(), ", "))
+	fl.StringVar(&eng.Model, "model", "", "served model name")
+	fl.StringVar(&out, "out", "-", "file to write (- : stdout)")
+	fl.IntVar(&eng.TensorParallelSize, "tensor-parallel-size", 1, "GPUs per engine")
+	fl.IntVar(&eng.DataParallelSize, "data-parallel-size", 0, "data-parallel ranks (with --enable-expert-parallel: the experts spread over TP x DP)")
+	fl.StringVar(&eng.Quantization, "quantization", "", "weight format (default: the checkpoint's)")
+	fl.StringVar(&eng.KVCacheDtype, "kv-cache-dtype", "", "KV cache dtype: auto or fp8")
+	fl.BoolVar(&eng.EnableExpertParallel, "enable-expert-parallel", false, "expert parallelism")
+	return cmd
 }

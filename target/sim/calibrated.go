@@ -43,7 +43,7 @@ func CalibratedProfile(name string, m *stepmodel.Model) Profile {
 		MaxNumSeqs:   seqs, MaxNumBatchedTokens: batched, Model: m,
 	}
 	p.Source = "step model " + stepmodel.TablesVersion + ": " + m.Source + "; " + m.Accuracy()
-	return p
+	return p.WithHash()
 }
 
 // DeriveProfile builds a profile for a model without measurements from its

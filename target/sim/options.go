@@ -236,7 +236,7 @@ func (c *config) applyModel(e engcfg.Config) error {
 // setupOf is what e changes in a step model.
 func setupOf(e engcfg.Config) stepmodel.Setup {
 	return stepmodel.Setup{Quantization: e.Quantization, Dtype: e.Dtype, KVCacheDtype: e.KVCacheDtype,
-		ExpertParallel: e.EnableExpertParallel, DataParallel: e.DataParallelSize}
+		ExpertParallel: e.EnableExpertParallel, DataParallel: e.DataParallelSize, MaxModelLen: e.MaxModelLen}
 }
 
 func orDefault(v, def int) int {

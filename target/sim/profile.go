@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -67,8 +70,14 @@ type Profile struct {
 	// chosen by the profile's name, not by a spec field.
 	Model *stepmodel.Model `yaml:"-" json:"-"`
 	// Source says where the figures come from and how far they were
-	// measured to be off.
-	Source string `yaml:"-" json:"-"`
+	// measured to be off: the profile's provenance, recorded with every
+	// row it runs.
+	Source string `yaml:"-" json:"provenance,omitempty"`
+	// ContentHash digests everything the profile computes with (its
+	// coefficients and, for a calibrated one, the architecture, GPU,
+	// parallelism, precisions and tables version): rows of equal hashes
+	// ran the same model of the hardware whatever it was named.
+	ContentHash string `yaml:"-" json:"content_hash,omitempty"`
 
 	// overlapCPU is vLLM's async scheduling (engine.async_scheduling):
 	// the CPU part of a calibrated step runs while the GPU computes the
@@ -109,7 +118,7 @@ func ProfileNames() []string {
 // "<gpu>-<model>[-tp<N>]" (see stepmodel.Catalogue).
 func LookupProfile(name string) (Profile, error) {
 	if p, ok := linearProfiles[name]; ok {
-		return p, nil
+		return p.WithHash(), nil
 	}
 	m, err := stepmodel.Lookup(name)
 	if err != nil {
@@ -207,3 +216,36 @@ func (p Profile) linkTime(tokens int) time.Duration {
 
 // kvBytes is the KV of tokens tokens.
 func (p Profile) kvBytes(tokens int) float64 { return float64(tokens) * float64(p.KVBytesPerToken) }
+
+// WithHash is p with its ContentHash set from its content.
+func (p Profile) WithHash() Profile {
+	p.ContentHash = ""
+	doc := struct {
+		Profile
+		Name    string `json:"name,omitempty"`
+		Source  string `json:"provenance,omitempty"`
+		Model   any    `json:"model,omitempty"`
+		Tables  string `json:"tables,omitempty"`
+		Overlap bool   `json:"overlap_cpu,omitempty"`
+	}{Profile: p, Overlap: p.overlapCPU}
+	if m := p.Model; m != nil {
+		arch := m.Arch
+		arch.Name = "" // what the served model is called computes nothing
+		doc.Model = struct {
+			Arch             stepmodel.Arch
+			GPU              string
+			TP, EP           int
+			Prec, ExpertPrec stepmodel.Precision
+			KVElemBytes      float64
+			Measured         bool
+		}{arch, m.GPU.Name, m.TP, m.EP, m.Prec, m.ExpertPrec, m.KVElemBytes, m.Measured}
+		doc.Tables = stepmodel.TablesVersion
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(fmt.Sprintf("encoding profile %s: %v", p.Name, err)) // plain numbers and strings: cannot fail
+	}
+	sum := sha256.Sum256(b)
+	p.ContentHash = hex.EncodeToString(sum[:8])
+	return p
+}

@@ -141,16 +141,10 @@ func (a Arch) fullLayers() int { return a.Layers - a.WindowLayers }
 // KVBytesPerToken is the KV cache one token takes in the layers whose
 // cache grows with the context, across all layers and GPUs: 2 (K and V) ×
 // layers × KV heads × head dim × bytes per element, or MLA's latent and
-// rope key per layer. Sliding-window layers hold at most Window tokens per
-// sequence (WindowKVBytesPerSeq).
+// rope key per layer. Sliding-window layers keep only a sequence's last
+// Window tokens (Model.KVBytesPerToken counts their share).
 func (a Arch) KVBytesPerToken(elemBytes float64) float64 {
 	return float64(a.fullLayers()) * a.kvElems() * elemBytes
-}
-
-// WindowKVBytesPerSeq is the most KV one sequence holds in the
-// sliding-window layers.
-func (a Arch) WindowKVBytesPerSeq(elemBytes float64) float64 {
-	return float64(a.WindowLayers*a.Window) * a.kvElems() * elemBytes
 }
 
 // mlpWidth is the output width of the MLP's up projection (gate and up

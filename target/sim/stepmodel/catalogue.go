@@ -72,7 +72,7 @@ func (m *Model) fits() bool { return Fits(m.Arch, m.GPU, m.TP) }
 // Fits reports whether arch in bf16 on tp GPUs g leaves minKVTokens of KV at
 // vLLM's defaults.
 func Fits(a Arch, g GPU, tp int) bool {
-	m := &Model{Arch: a, GPU: g, TP: tp, Prec: BF16, ExpertPrec: BF16, KVElemBytes: 2, EP: 1, shape: shapeOf(a, tp)}
+	m := &Model{Arch: a, GPU: g, TP: tp, Prec: BF16, ExpertPrec: BF16, KVElemBytes: 2, EP: 1, refLen: defaultRefLen, shape: shapeOf(a, tp)}
 	seqs, batched := g.BatchDefaults()
 	return m.KVBlocks(0.9, 16, batched, seqs)*16 >= minKVTokens
 }

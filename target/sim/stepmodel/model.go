@@ -29,6 +29,9 @@ type Model struct {
 	// EP is the expert-parallel size: the GPUs a MoE layer's experts are
 	// spread over (1: every GPU holds every expert, split over TP).
 	EP int
+	// refLen is the sequence length window layers' KV is sized for
+	// (max_model_len).
+	refLen int
 	// Measured is true when the linear layers come from a measured table,
 	// false when derived from the architecture.
 	Measured bool
@@ -57,6 +60,10 @@ type lmHeadTable struct {
 	ms   []float64
 }
 
+// defaultRefLen is vLLM's and the simulated engine's max_model_len when a
+// config sets none here (8192).
+const defaultRefLen = 8192
+
 // lmHeadSeqs is the largest sequence count tabulated; larger batches
 // compute the LM head per step.
 const lmHeadSeqs = 1024
@@ -75,7 +82,7 @@ func NewModel(a Arch, g GPU, tp int) (*Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("GPU %s: no fitted efficiencies for %s", g.Name, g.efficiencyGPU())
 	}
-	m := &Model{Name: a.Name, GPU: g, Arch: a, TP: tp, Prec: BF16, ExpertPrec: BF16, KVElemBytes: 2, EP: 1,
+	m := &Model{Name: a.Name, GPU: g, Arch: a, TP: tp, Prec: BF16, ExpertPrec: BF16, KVElemBytes: 2, EP: 1, refLen: defaultRefLen,
 		eff: e, attn: attention, shape: shapeOf(a, tp)}
 	if a.Quantization != "" {
 		p, err := LookupPrecision(a.Quantization)
@@ -267,20 +274,33 @@ func (m *Model) WeightBytesPerGPU() float64 {
 }
 
 // KVBytesPerToken is one token's KV across the TP group (one copy of
-// MLA's latent), in the layers whose cache grows with the context.
-func (m *Model) KVBytesPerToken() float64 { return m.Arch.KVBytesPerToken(m.KVElemBytes) }
+// MLA's latent): the full-attention layers', and the window layers' in the
+// share windowShare of a sequence's tokens they keep.
+func (m *Model) KVBytesPerToken() float64 {
+	return m.layersPerToken() * m.Arch.kvElems() * m.KVElemBytes
+}
 
 // KVBytesPerTokenPerGPU is what one token's KV takes on each GPU: GQA's
 // heads split over TP (at least one each), MLA's latent whole on every GPU.
-func (m *Model) KVBytesPerTokenPerGPU() float64 {
-	return float64(m.Arch.fullLayers()) * m.shape.kvBytesPerToken
+func (m *Model) KVBytesPerTokenPerGPU() float64 { return m.layersPerToken() * m.shape.kvBytesPerToken }
+
+// layersPerToken is the layers a cached token occupies on average: every
+// full-attention layer, and a sliding-window layer for the Window most
+// recent tokens of a sequence, which at max_model_len is Window of them
+// (vLLM's hybrid allocator frees a window layer's blocks that fall out of
+// the window).
+func (m *Model) layersPerToken() float64 {
+	a := m.Arch
+	if a.WindowLayers == 0 {
+		return float64(a.Layers)
+	}
+	return float64(a.fullLayers()) + float64(a.WindowLayers)*min(1, float64(a.Window)/float64(m.refLen))
 }
 
 // KVBlocks is the KV capacity in blocks of blockSize tokens per GPU memory
 // after weights at gpu_memory_utilization util, as vLLM sizes it; reserve
 // is the activation and CUDA-graph memory vLLM's profiling run finds, here
-// estimated (see docs/sim.md), and the sliding-window layers' KV of
-// maxNumSeqs sequences. Zero when the weights do not fit.
+// estimated (see docs/sim.md). Zero when the weights do not fit.
 func (m *Model) KVBlocks(util float64, blockSize, maxBatchedTokens, maxNumSeqs int) int {
 	budget := m.KVBudgetBytes(util, maxBatchedTokens, maxNumSeqs)
 	if budget <= 0 {
@@ -289,12 +309,11 @@ func (m *Model) KVBlocks(util float64, blockSize, maxBatchedTokens, maxNumSeqs i
 	return int(math.Floor(budget / (m.KVBytesPerTokenPerGPU() * float64(blockSize))))
 }
 
-// KVBudgetBytes is the memory one GPU has left for the growing KV cache:
-// util of its memory less the weights, the reserve and the sliding-window
-// layers' KV (negative: the weights do not fit).
+// KVBudgetBytes is the memory one GPU has left for the KV cache: util of
+// its memory less the weights and the reserve (negative: the weights do
+// not fit).
 func (m *Model) KVBudgetBytes(util float64, maxBatchedTokens, maxNumSeqs int) float64 {
-	window := float64(m.Arch.WindowLayers*m.Arch.Window) * m.windowShape.kvBytesPerToken * float64(maxNumSeqs)
-	return m.GPU.MemoryGiB*(1<<30)*util - m.WeightBytesPerGPU() - m.ReserveBytes(maxBatchedTokens, maxNumSeqs) - window
+	return m.GPU.MemoryGiB*(1<<30)*util - m.WeightBytesPerGPU() - m.ReserveBytes(maxBatchedTokens, maxNumSeqs)
 }
 
 // ReserveBytes estimates the non-KV, non-weight memory of a vLLM worker: a

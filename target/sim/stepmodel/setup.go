@@ -22,6 +22,9 @@ type Setup struct {
 	// spread over all tensor × data parallel GPUs.
 	ExpertParallel bool
 	DataParallel   int
+	// MaxModelLen is --max-model-len: the sequence length sliding-window
+	// layers' KV is sized for (0: 8192).
+	MaxModelLen int
 }
 
 // Configure is m under s: weight and KV precision, expert parallelism.
@@ -65,6 +68,9 @@ func (m *Model) Configure(s Setup) (*Model, error) {
 			return nil, fmt.Errorf("engine.enable_expert_parallel: %d GPUs for %d experts; at most one GPU per expert", c.EP, m.Arch.MoE.Experts)
 		}
 	}
+	if s.MaxModelLen > 0 {
+		c.refLen = s.MaxModelLen
+	}
 	c.shape = shapeFor(m.Arch, m.TP, c.KVElemBytes)
 	if m.Arch.Window > 0 {
 		c.windowShape = c.shape
@@ -75,7 +81,8 @@ func (m *Model) Configure(s Setup) (*Model, error) {
 // SameMemory reports whether m and o size memory alike: the same weights,
 // KV cache and expert placement.
 func (m *Model) SameMemory(o *Model) bool {
-	return m.Prec == o.Prec && m.ExpertPrec == o.ExpertPrec && m.KVElemBytes == o.KVElemBytes && m.EP == o.EP
+	return m.Prec == o.Prec && m.ExpertPrec == o.ExpertPrec && m.KVElemBytes == o.KVElemBytes && m.EP == o.EP &&
+		m.layersPerToken() == o.layersPerToken()
 }
 
 // FitError explains why m leaves no KV cache on its GPU at util, with the
