@@ -86,6 +86,13 @@ func (e Efficiency) smallMs(a Arch, g GPU, tp int, t, mlp float64) float64 {
 	return 5*e.SmallUs/1e3 + 2*small*t/(g.bytesPerMs()*e.SmallEff)
 }
 
+// groupedGEMMEff is how much of a dense GEMM's efficiency vLLM's fused MoE
+// kernels reach (routing, gathering tokens per expert, dequantizing 4- and
+// 8-bit experts in the kernel): the one figure fitted on a MoE
+// measurement, vLLM's median ITL of gpt-oss-20b on one H100
+// (shared/reference/fidelity-moe.md row 1); the other rows check it.
+var groupedGEMMEff = 0.5
+
 // moeLayerMs is one MoE layer's non-attention operations for the t tokens
 // of this rank: the attention projections, the router, the shared experts
 // and the routed experts as one grouped GEMM pair. Weight reads follow the
@@ -110,8 +117,8 @@ func (e Efficiency) moeLayerMs(a Arch, g GPU, dense, experts Precision, tp, ep i
 		width *= 2
 	}
 	touched := local * (1 - math.Pow(1-float64(m.TopK)/float64(m.Experts), tokens))
-	mem := (experts.WeightBytes*touched*d*(width+inter) + 2*routed*(2*d+width+inter)) / (g.bytesPerMs() * e.MemEff)
-	comp := 2 * routed * d * (width + inter) / (g.peakPerMs(experts.Rate) * e.ComputeEff)
+	mem := (experts.WeightBytes*touched*d*(width+inter) + 2*routed*(2*d+width+inter)) / (g.bytesPerMs() * e.MemEff * groupedGEMMEff)
+	comp := 2 * routed * d * (width + inter) / (g.peakPerMs(experts.Rate) * e.ComputeEff * groupedGEMMEff)
 	ms += e.roof(mem, comp) + 2*e.GEMMUs/1e3
 	return ms + e.smallMs(a, g, tp, t, float64(m.TopK)*(width+inter)+float64(a.gatedWidth(m.SharedIntermediate)+m.SharedIntermediate)/s)
 }
