@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,5 +110,53 @@ func TestTrialValidateChecksTheMemoryFit(t *testing.T) {
 	fits := derivedSpec(t, "llama-3.1-405b-fp8.json", "h100", "tensor_parallel_size: 8")
 	if code, out, errs := run(t, "trial", "validate", fits); code != ExitOK {
 		t.Errorf("Llama-3.1-405B FP8 on 8x H100: exit %d, want %d\n%s\n%s", code, ExitOK, out, errs)
+	}
+}
+
+// Acceptance 1 of issue 29: search varies a derived deployment's GPU type,
+// tensor and expert parallelism and KV dtype; every candidate is derived
+// for its own settings and recorded as a virtual row.
+func TestSearchVariesDerivedDeployments(t *testing.T) {
+	t.Parallel()
+	spec := derivedSpec(t, "qwen3-30b-a3b.json", "h100", "tensor_parallel_size: 1")
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, spec, strings.Replace(string(data), "num_prompts: 200", "num_prompts: 40", 1)+`search:
+  space:
+    target.gpu: [h100, h200, mi300x]
+    topology.engine.tensor_parallel_size: [1, 2]
+    topology.engine.enable_expert_parallel: [false, true]
+    topology.engine.kv_cache_dtype: [auto, fp8]
+  objective:
+    maximize: output_throughput
+`)
+	db := filepath.Join(t.TempDir(), "ledger.db")
+	if code, out, errs := run(t, "search", spec, "--ledger", db); code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	l, err := ledger.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	hashes := map[string]bool{}
+	for id := int64(1); ; id++ {
+		tr, err := l.Get(context.Background(), id)
+		if err != nil {
+			break
+		}
+		var hc struct {
+			Hash string `json:"content_hash"`
+		}
+		if err := json.Unmarshal(tr.HardwareConfig, &hc); err != nil || hc.Hash == "" {
+			t.Fatalf("row %d: hardware_config %s: %v", id, tr.HardwareConfig, err)
+		}
+		hashes[tr.Hardware+" "+hc.Hash] = true
+	}
+	// 3 GPUs x 2 TP x 2 EP x 2 KV dtypes; EP changes nothing at TP1.
+	if len(hashes) < 18 {
+		t.Errorf("%d distinct derived profiles recorded, want at least 18: %v", len(hashes), hashes)
 	}
 }

@@ -21,6 +21,7 @@ type profileRow struct {
 	Model               string  `json:"model,omitempty"`
 	TP                  int     `json:"tensor_parallel_size,omitempty"`
 	Linear              string  `json:"linear_layers"`
+	GPUSource           string  `json:"gpu_source,omitempty"`
 	MaxNumSeqs          int     `json:"max_num_seqs"`
 	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
 	NumGPUBlocks        int     `json:"num_gpu_blocks"`
@@ -37,7 +38,8 @@ func newSimProfilesCmd() *cobra.Command {
 		Long: `List every built-in profile: calibrated ones named <gpu>-<model>[-tp<N>]
 (step model from vidur's measured GPU timings, see docs/sim.md) and the
 linear test profile "fast". For each: whether its linear layers are measured
-or derived from the architecture, vLLM V1's defaults it uses, its KV
+or derived from the architecture, whether its GPU was measured or derived
+from its datasheet (with the stated error band), vLLM V1's defaults, its KV
 capacity, a decode step at batch 1 and 1k context, and what the golden tests
 measured its error to be.`,
 		Args: cobra.NoArgs,
@@ -53,9 +55,9 @@ measured its error to be.`,
 				return nil
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 2, 2, ' ', 0)
-			fmt.Fprintln(w, "PROFILE\tLINEAR\tSEQS\tBATCHED\tKV BLOCKS\tDECODE B=1\tMEASURED ERROR")
+			fmt.Fprintln(w, "PROFILE\tGPU\tLINEAR\tSEQS\tBATCHED\tKV BLOCKS\tDECODE B=1\tMEASURED ERROR")
 			for _, r := range rows {
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%.2f ms\t%s\n", r.Name, r.Linear, r.MaxNumSeqs, r.MaxNumBatchedTokens,
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%.2f ms\t%s\n", r.Name, r.GPUSource, r.Linear, r.MaxNumSeqs, r.MaxNumBatchedTokens,
 					r.NumGPUBlocks, r.DecodeStepMs, r.Accuracy)
 			}
 			if err := w.Flush(); err != nil {
@@ -85,6 +87,10 @@ func profileRows() []profileRow {
 			Accuracy: "not a model of any hardware", Source: p.Source}
 		if m := p.Model; m != nil {
 			r.GPU, r.Model, r.TP = m.GPU.Name, m.Arch.Name, m.TP
+			r.GPUSource = "measured"
+			if b := m.GPU.ErrorBand; b > 0 {
+				r.GPUSource = fmt.Sprintf("derived ±%.0f%%", 100*b)
+			}
 			r.Linear = "derived"
 			if m.Measured {
 				r.Linear = "measured"
