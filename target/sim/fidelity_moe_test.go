@@ -135,6 +135,27 @@ func TestReproducesPublishedMoEMeasurements(t *testing.T) {
 			check{"5", "gpt-oss-20b B200 " + kv + " ITL intercept (ms)", c.intercept, i, 2},
 			check{"5", "gpt-oss-20b B200 " + kv + " ITL slope (ns/token)", c.slope * 1e6, s * 1e6, 2})
 	}
+	// GPUStack's rows (L: third-party, ShareGPT whose sample is not here):
+	// reported, not gated. The workload is a stand-in with ShareGPT's mean
+	// lengths (217 in, 198 out) drawn uniformly, so the figures say little
+	// about TTFT, which ShareGPT's long tail decides.
+	for _, c := range []struct {
+		row, file, gpu string
+		e              engine.Config
+		out, tpot      float64
+	}{
+		{"16", "qwen3-235b-a22b.json", "h100", engine.Config{TensorParallelSize: 8}, 4015.36, 147.56},
+		{"17", "qwen3-235b-a22b.json", "h100", engine.Config{TensorParallelSize: 8, Quantization: "fp8", EnableExpertParallel: true}, 3856.59, 169.52},
+		{"18", "qwen3-235b-a22b.json", "h100", engine.Config{TensorParallelSize: 4, Quantization: "fp8"}, 3592.57, 169.20},
+		{"20", "qwen3-235b-a22b.json", "a100", engine.Config{TensorParallelSize: 8}, 1798.14, 123.36},
+		{"22", "qwen3-235b-a22b.json", "a100", engine.Config{TensorParallelSize: 4, Quantization: "fp8"}, 1428.16, 150.72},
+		{"25", "gpt-oss-20b.json", "h100", engine.Config{}, 7817.03, 91.00},
+	} {
+		out, tpot := shareGPTStandIn(t, c.file, c.gpu, c.e)
+		checks = append(checks,
+			check{c.row, c.file + " " + c.gpu + " output tok/s (L)", c.out, out, math.Inf(1)},
+			check{c.row, c.file + " " + c.gpu + " mean TPOT ms (L)", c.tpot, tpot, math.Inf(1)})
+	}
 	var gated []float64
 	for _, c := range checks {
 		dev := c.simulated/c.published - 1
@@ -142,7 +163,7 @@ func TestReproducesPublishedMoEMeasurements(t *testing.T) {
 		if math.Abs(dev) > c.tolerance {
 			t.Errorf("row %s %s: simulated %.2f vs published %.2f (%+.1f %%, limit ±%.0f %%)", c.row, c.name, c.simulated, c.published, 100*dev, 100*c.tolerance)
 		}
-		if c.tolerance <= 0.15 {
+		if c.tolerance <= 0.15 { // the H and M rows held to 15 %
 			gated = append(gated, math.Abs(dev))
 		}
 	}
@@ -150,4 +171,31 @@ func TestReproducesPublishedMoEMeasurements(t *testing.T) {
 	if med := gated[len(gated)/2]; med > 0.10 {
 		t.Errorf("median error of the gated rows %.1f %%, want within 10 %%", 100*med)
 	}
+}
+
+// shareGPTStandIn is GPUStack's `vllm bench serve` of 1000 ShareGPT
+// prompts at rate inf (vLLM v0.11, synchronous scheduling) with uniform
+// lengths of ShareGPT's means in place of the sample: output tokens per
+// second and the mean time per output token (ms).
+func shareGPTStandIn(t *testing.T, file, gpu string, e engine.Config) (tput, tpot float64) {
+	e.Model = model
+	p := deriveConfig(t, file, gpu, e)
+	r := rand.New(rand.NewPCG(13, 14))
+	trace := make([]sim.TraceRequest, 1000)
+	for i := range trace {
+		trace[i] = sim.TraceRequest{Prompt: randomPrompt(r, 1+r.IntN(433)), MaxTokens: 1 + r.IntN(395), IgnoreEOS: true}
+	}
+	rep, err := sim.Replay(sim.Options{Engine: e, Profile: p}, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, sum, n := 0, 0.0, 0
+	for _, q := range rep.Requests {
+		tokens += len(q.TokenTimes)
+		if k := len(q.TokenTimes); k > 1 {
+			sum += ms(q.TokenTimes[k-1]-q.TokenTimes[0]) / float64(k-1)
+			n++
+		}
+	}
+	return float64(tokens) / rep.End.Seconds(), sum / float64(n)
 }
