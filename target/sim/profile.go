@@ -3,7 +3,6 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -217,35 +216,21 @@ func (p Profile) linkTime(tokens int) time.Duration {
 // kvBytes is the KV of tokens tokens.
 func (p Profile) kvBytes(tokens int) float64 { return float64(tokens) * float64(p.KVBytesPerToken) }
 
-// WithHash is p with its ContentHash set from its content.
+// WithHash is p with its ContentHash set from its content: its
+// coefficients and what its step model computes with (architecture but not
+// its name, GPU, parallelism, precisions, tables version), never names or
+// provenance.
 func (p Profile) WithHash() Profile {
-	p.ContentHash = ""
-	doc := struct {
-		Profile
-		Name    string `json:"name,omitempty"`
-		Source  string `json:"provenance,omitempty"`
-		Model   any    `json:"model,omitempty"`
-		Tables  string `json:"tables,omitempty"`
-		Overlap bool   `json:"overlap_cpu,omitempty"`
-	}{Profile: p, Overlap: p.overlapCPU}
+	c := p
+	c.Name, c.Source, c.ContentHash, c.Model = "", "", "", nil
+	h := sha256.New()
+	fmt.Fprintf(h, "%+v", c)
 	if m := p.Model; m != nil {
 		arch := m.Arch
-		arch.Name = "" // what the served model is called computes nothing
-		doc.Model = struct {
-			Arch             stepmodel.Arch
-			GPU              string
-			TP, EP           int
-			Prec, ExpertPrec stepmodel.Precision
-			KVElemBytes      float64
-			Measured         bool
-		}{arch, m.GPU.Name, m.TP, m.EP, m.Prec, m.ExpertPrec, m.KVElemBytes, m.Measured}
-		doc.Tables = stepmodel.TablesVersion
+		arch.Name = ""
+		fmt.Fprintf(h, "|%+v|%s|tp%d|ep%d|%+v|%+v|kv%v|measured %v|%s", arch, m.GPU.Name, m.TP, m.EP, m.Prec, m.ExpertPrec,
+			m.KVElemBytes, m.Measured, stepmodel.TablesVersion)
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		panic(fmt.Sprintf("encoding profile %s: %v", p.Name, err)) // plain numbers and strings: cannot fail
-	}
-	sum := sha256.Sum256(b)
-	p.ContentHash = hex.EncodeToString(sum[:8])
+	p.ContentHash = hex.EncodeToString(h.Sum(nil)[:8])
 	return p
 }

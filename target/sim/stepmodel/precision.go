@@ -2,6 +2,7 @@ package stepmodel
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -59,7 +60,8 @@ var quantizationFormats = map[string]string{
 func LookupPrecision(name string) (Precision, error) {
 	f, ok := quantizationFormats[strings.ToLower(name)]
 	if !ok {
-		return Precision{}, fmt.Errorf("unknown weight format %q (known: %s)", name, strings.Join(slices.Sorted(mapKeys(quantizationFormats)), ", "))
+		known := slices.DeleteFunc(slices.Sorted(maps.Keys(quantizationFormats)), func(k string) bool { return k == "" })
+		return Precision{}, fmt.Errorf("unknown weight format %q (known: %s)", name, strings.Join(known, ", "))
 	}
 	for _, p := range weightFormats {
 		if p.Name == f {
@@ -67,16 +69,6 @@ func LookupPrecision(name string) (Precision, error) {
 		}
 	}
 	return Precision{}, fmt.Errorf("weight format %q has no entry", f)
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if k != "" && !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // peakPerMs is g's dense tensor-core peak in FLOPs per millisecond at rate
