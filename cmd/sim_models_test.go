@@ -160,3 +160,42 @@ func TestSearchVariesDerivedDeployments(t *testing.T) {
 		t.Errorf("%d distinct derived profiles recorded, want at least 18: %v", len(hashes), hashes)
 	}
 }
+
+// autoinfer sim profile derive writes a profile file a spec's
+// target.profile_file runs; a model that does not fit is refused.
+func TestSimProfileDeriveWritesARunnableProfile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gpt-oss.yaml")
+	code, out, errs := run(t, "sim", "profile", "derive", "--model-config", "../target/sim/configs/gpt-oss-120b.json", "--gpu", "h100",
+		"--model", "gpt-oss-120b", "--kv-cache-dtype", "fp8", "--out", file)
+	if code != ExitOK {
+		t.Fatalf("derive: exit %d\n%s\n%s", code, out, errs)
+	}
+	spec := filepath.Join(dir, "spec.yaml")
+	writeFile(t, spec, fmt.Sprintf(`name: from-file
+target:
+  kind: sim
+  profile_file: %s
+topology:
+  engine:
+    model: gpt-oss-120b
+workload:
+  kind: random
+  num_prompts: 20
+  input_len: 128
+  output_len: 8
+  arrival:
+    kind: poisson
+    request_rate: 20
+warmup:
+  requests: 0
+`, file))
+	if code, out, errs := run(t, "trial", "run", spec, "--ledger", filepath.Join(dir, "l.db"), "--clock", "virtual"); code != ExitOK {
+		t.Errorf("trial run with the profile file: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, _, errs = run(t, "sim", "profile", "derive", "--model-config", "../target/sim/configs/deepseek-v3.json", "--gpu", "h100", "--model", "ds")
+	if code != ExitUsage || !strings.Contains(errs, "weights 626.7 GiB per GPU (fp8)") {
+		t.Errorf("DeepSeek-V3 on one H100: exit %d, want %d naming its weights\n%s", code, ExitUsage, errs)
+	}
+}
