@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	engcfg "github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
 
 // ProfileFile is a profile kept in a file (YAML), as `autoinfer sim
@@ -110,13 +111,8 @@ func DeriveProfileFile(gpu string, configJSON []byte, e engcfg.Config) ([]byte, 
 		return nil, fmt.Errorf("model config: %w", err)
 	}
 	e.Model = ""
-	band := "not checked against measurements"
-	if b := p.Model.GPU.ErrorBand; b > 0 {
-		band = fmt.Sprintf("±%.0f %% (GPU derived from its datasheet); %s", 100*b, p.Model.Accuracy())
-	} else {
-		band = p.Model.Accuracy()
-	}
-	f := ProfileFile{Name: p.Name, Provenance: "derived by autoinfer sim profile derive: " + p.Source, Error: band,
-		GPU: gpu, ModelConfig: cfg, Engine: e}
+	f := ProfileFile{Name: p.Name, Error: p.Model.Accuracy(),
+		Provenance: "derived by autoinfer sim profile derive, step model " + stepmodel.TablesVersion + ": " + p.Model.Source,
+		GPU:        gpu, ModelConfig: cfg, Engine: e}
 	return yaml.Marshal(f)
 }
