@@ -28,6 +28,8 @@ type hfConfig struct {
 	QwenExperts   *int `json:"num_experts"`
 	RoutedExperts *int `json:"n_routed_experts"`
 	TopK          *int `json:"num_experts_per_tok"`
+	// ExpertsPerToken is gpt-oss's own name for num_experts_per_tok.
+	ExpertsPerToken *int `json:"experts_per_token"`
 	// MoEIntermediate: Qwen-MoE and DeepSeek; Mixtral, gpt-oss and
 	// Llama-4 give the expert width as intermediate_size (Llama-4's dense
 	// layers use intermediate_size_mlp).
@@ -138,6 +140,9 @@ func (c *hfConfig) moe(a *Arch, errs *[]error) {
 		return
 	}
 	m := MoE{Experts: *experts, ExpertIntermediate: a.Intermediate, Step: 1}
+	if c.TopK == nil {
+		c.TopK = c.ExpertsPerToken
+	}
 	if c.TopK == nil {
 		*errs = append(*errs, fmt.Errorf("config.json: num_experts_per_tok is missing (model_type %q has %d experts)", c.ModelType, m.Experts))
 	} else {
