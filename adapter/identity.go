@@ -25,7 +25,7 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 	if so, ok := t.Target.Options.(*simtarget.Options); ok {
 		// The resolved coefficients, not the profile's name alone: an
 		// override or a recalibrated profile is other hardware.
-		p, err := simtarget.ResolveProfile(so.Profile, so.ProfileOverrides)
+		p, err := so.Resolve(t.Topology.Engine)
 		if err != nil {
 			return ledger.Identity{}, fmt.Errorf("resolving sim profile: %w", err)
 		}

@@ -11,6 +11,6 @@ func newSimCmd() *cobra.Command {
 step-based model of continuous batching on a named hardware profile.
 See docs/sim.md.`,
 	}
-	cmd.AddCommand(newSimServeCmd(), newSimProfilesCmd(), newSimCalibrateCmd(), newSimOverheadCmd())
+	cmd.AddCommand(newSimServeCmd(), newSimProfilesCmd(), newSimProfileCmd(), newSimCalibrateCmd(), newSimOverheadCmd())
 	return cmd
 }

@@ -78,7 +78,11 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.IntVar(&f.eng.DataParallelSize, "data-parallel-size", 0, "engine ranks behind each port (header X-data-parallel-rank picks one)")
 	fl.IntVar(&f.eng.TensorParallelSize, "tensor-parallel-size", 0, "must match a calibrated profile's TP (the -tp<N> in its name); with --model-config, the TP to derive for")
 	fl.StringVar(&f.eng.Dtype, "dtype", "", "dtype (fp8 perturbs outputs; others are the reference)")
-	fl.StringVar(&f.eng.Quantization, "quantization", "", "quantization scheme (perturbs logprobs and flips tokens)")
+	fl.StringVar(&f.eng.Quantization, "quantization", "", "weight format: fp8, int8, awq/gptq (int4), mxfp4, nvfp4, … (bytes read, GEMM rate, memory; also perturbs logprobs)")
+	fl.StringVar(&f.eng.KVCacheDtype, "kv-cache-dtype", "", "KV cache dtype: auto or fp8 (one byte per element: twice the KV blocks)")
+	fl.BoolVar(&f.eng.EnableExpertParallel, "enable-expert-parallel", false, "spread a mixture of experts' experts over the tensor x data parallel GPUs")
+	fl.Var(boolPtrFlag{&f.eng.AsyncScheduling}, "async-scheduling", "overlap the scheduler's CPU work with the GPU step (vLLM's default from v0.14; default here: off, as calibrated)")
+	fl.Lookup("async-scheduling").NoOptDefVal = "true"
 	fl.Float64Var(&f.flipRate, "flip-rate", 0, "fraction of tokens a reduced precision flips (default: by scheme)")
 	fl.Float64Var(&f.prof.StepBaseMs, "step-base-ms", 0, "profile override: fixed cost of a step")
 	fl.Float64Var(&f.prof.CPUUsPerSeq, "cpu-us-per-seq", 0, "profile override: CPU cost per sequence in a step")
@@ -195,7 +199,9 @@ func serveProfile(cmd *cobra.Command, f *simServeFlags) (sim.Profile, error) {
 	if err != nil {
 		return sim.Profile{}, usageErr("--model-config: %w", err)
 	}
-	p, err := sim.DeriveProfile(f.gpu, data, f.model, max(1, f.eng.TensorParallelSize))
+	eng := f.eng
+	eng.Model = f.model
+	p, err := sim.DeriveProfile(f.gpu, data, eng)
 	if err != nil {
 		return sim.Profile{}, usageErr("--model-config %s: %w", f.modelConfig, err)
 	}
@@ -267,3 +273,25 @@ func runSimServe(cmd *cobra.Command, f *simServeFlags) error {
 	}
 	return nil
 }
+
+// boolPtrFlag sets a *bool only when the flag is given, so an engine
+// config's "engine default" (nil) survives an absent flag.
+type boolPtrFlag struct{ p **bool }
+
+func (b boolPtrFlag) String() string {
+	if b.p == nil || *b.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(**b.p)
+}
+
+func (b boolPtrFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b.p = &v
+	return nil
+}
+
+func (boolPtrFlag) Type() string { return "bool" }

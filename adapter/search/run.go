@@ -60,7 +60,7 @@ func GPUs(t trials.Trial) int {
 	e := t.Topology.Engine
 	tp := e.TensorParallelSize
 	if so, ok := t.Target.Options.(*simtarget.Options); ok && tp == 0 {
-		if p, err := simtarget.ResolveProfile(so.Profile, so.ProfileOverrides); err == nil && p.Model != nil {
+		if p, err := so.Resolve(t.Topology.Engine); err == nil && p.Model != nil {
 			tp = p.Model.TP
 		}
 	}

@@ -27,7 +27,7 @@ func FromTrial(t trials.Trial) (*Deployment, error) {
 	if !ok {
 		return nil, fmt.Errorf("clock: virtual needs target.kind sim, got %s", t.Target.Kind)
 	}
-	prof, err := simtarget.ResolveProfile(so.Profile, so.ProfileOverrides)
+	prof, err := so.Resolve(t.Topology.Engine)
 	if err != nil {
 		return nil, fmt.Errorf("target.profile: %w", err)
 	}

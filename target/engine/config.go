@@ -30,6 +30,15 @@ type Config struct {
 	// logprobs for anything below full precision so the quality gate can see it.
 	Dtype        string `yaml:"dtype,omitempty" json:"dtype,omitempty"`
 	Quantization string `yaml:"quantization,omitempty" json:"quantization,omitempty"`
+	// KVCacheDtype is the KV cache's element type (auto: the model's
+	// dtype; fp8, fp8_e4m3, fp8_e5m2: one byte).
+	KVCacheDtype string `yaml:"kv_cache_dtype,omitempty" json:"kv_cache_dtype,omitempty"`
+	// EnableExpertParallel shards a mixture of experts' experts over the
+	// tensor- and data-parallel ranks instead of splitting each expert.
+	EnableExpertParallel bool `yaml:"enable_expert_parallel,omitempty" json:"enable_expert_parallel,omitempty"`
+	// AsyncScheduling overlaps the scheduler's CPU work with the GPU's
+	// step (vLLM's default from v0.14; nil: the engine's default).
+	AsyncScheduling *bool `yaml:"async_scheduling,omitempty" json:"async_scheduling,omitempty"`
 	// ExtraArgs are passed to vLLM verbatim as --key value (key in snake_case
 	// or kebab-case); the simulator ignores them.
 	ExtraArgs map[string]string `yaml:"extra_args,omitempty" json:"extra_args,omitempty"`
@@ -69,6 +78,19 @@ func (c Config) Args() []string {
 	}
 	if c.Quantization != "" {
 		args = append(args, "--quantization", c.Quantization)
+	}
+	if c.KVCacheDtype != "" {
+		args = append(args, "--kv-cache-dtype", c.KVCacheDtype)
+	}
+	if c.EnableExpertParallel {
+		args = append(args, "--enable-expert-parallel")
+	}
+	if c.AsyncScheduling != nil {
+		if *c.AsyncScheduling {
+			args = append(args, "--async-scheduling")
+		} else {
+			args = append(args, "--no-async-scheduling")
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.ExtraArgs)) {
 		flag := "--" + strings.ReplaceAll(strings.TrimLeft(k, "-"), "_", "-")

@@ -6,11 +6,13 @@ import (
 )
 
 func TestArgsRendersSetFieldsInOrder(t *testing.T) {
-	off := false
+	off, on := false, true
 	c := Config{Model: "m", MaxNumSeqs: 64, MaxNumBatchedTokens: 4096, EnablePrefixCaching: &off,
-		Quantization: "fp8", ExtraArgs: map[string]string{"kv_transfer_config": "{}", "enforce-eager": ""}}
+		Quantization: "fp8", KVCacheDtype: "fp8", EnableExpertParallel: true, AsyncScheduling: &on,
+		ExtraArgs: map[string]string{"kv_transfer_config": "{}", "enforce-eager": ""}}
 	want := []string{"--max-num-seqs", "64", "--max-num-batched-tokens", "4096", "--no-enable-prefix-caching",
-		"--quantization", "fp8", "--enforce-eager", "--kv-transfer-config", "{}"}
+		"--quantization", "fp8", "--kv-cache-dtype", "fp8", "--enable-expert-parallel", "--async-scheduling",
+		"--enforce-eager", "--kv-transfer-config", "{}"}
 	if got := c.Args(); !slices.Equal(got, want) {
 		t.Fatalf("Args() = %v\nwant     %v", got, want)
 	}

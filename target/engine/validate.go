@@ -20,7 +20,7 @@ const (
 	MaxExtraArgs     = 256     // extra_args entries
 	maxNameLen       = 1024    // model
 	maxArgLen        = 4096    // an extra_args key or value
-	maxPrecisionName = 64      // dtype, quantization
+	maxPrecisionName = 64      // dtype, quantization, kv_cache_dtype
 )
 
 // Validate checks every field; paths are relative to the engine section
@@ -44,7 +44,8 @@ func (c Config) Validate() error {
 		l.Check(field.Between(f.key, f.v, 0, f.max))
 	}
 	l.Check(field.Between("gpu_memory_utilization", c.GPUMemoryUtilization, 0, 1))
-	l.Check(field.MaxLen("dtype", c.Dtype, maxPrecisionName), field.MaxLen("quantization", c.Quantization, maxPrecisionName))
+	l.Check(field.MaxLen("dtype", c.Dtype, maxPrecisionName), field.MaxLen("quantization", c.Quantization, maxPrecisionName),
+		field.MaxLen("kv_cache_dtype", c.KVCacheDtype, maxPrecisionName))
 	l.Check(field.MaxItems("extra_args", len(c.ExtraArgs), MaxExtraArgs))
 	if len(c.ExtraArgs) <= MaxExtraArgs {
 		for _, k := range slices.Sorted(maps.Keys(c.ExtraArgs)) {

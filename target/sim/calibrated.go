@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	engcfg "github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
 
@@ -42,31 +43,40 @@ func CalibratedProfile(name string, m *stepmodel.Model) Profile {
 		MaxNumSeqs:   seqs, MaxNumBatchedTokens: batched, Model: m,
 	}
 	p.Source = "step model " + stepmodel.TablesVersion + ": " + m.Source + "; " + m.Accuracy()
-	return p
+	return p.WithHash()
 }
 
 // DeriveProfile builds a profile for a model without measurements from its
-// Hugging Face config.json and a GPU of the built-in table, on tp GPUs: the
-// linear layers from the architecture with the GPU's fitted efficiencies
-// (a measured table is used when one exists for the same shape), attention
-// scaled from the measured rows.
-func DeriveProfile(gpu string, configJSON []byte, modelName string, tp int) (Profile, error) {
+// Hugging Face config.json and a GPU of the built-in table, for the engine
+// e (its model name, tensor_parallel_size, quantization, kv_cache_dtype,
+// expert parallelism and batch limits): the linear layers and experts from
+// the architecture with the GPU's fitted efficiencies (a measured table is
+// used when one exists for the same shape), attention scaled from the
+// measured rows. A model whose weights leave no room for KV is refused with
+// the numbers.
+func DeriveProfile(gpu string, configJSON []byte, e engcfg.Config) (Profile, error) {
 	g, err := stepmodel.LookupGPU(gpu)
 	if err != nil {
 		return Profile{}, fmt.Errorf("gpu: %w", err)
 	}
-	a, err := stepmodel.ArchFromHFConfig(modelName, configJSON)
+	a, err := stepmodel.ArchFromHFConfig(e.Model, configJSON)
 	if err != nil {
 		return Profile{}, err
 	}
-	m, err := stepmodel.NewModel(a, g, tp)
+	m, err := stepmodel.NewModel(a, g, max(1, e.TensorParallelSize))
 	if err != nil {
 		return Profile{}, err
 	}
-	p := CalibratedProfile(stepmodel.ProfileName(gpu, modelName, tp), m)
-	if p.NumGPUBlocks == 0 {
-		return Profile{}, fmt.Errorf("%s: %.1f GiB of weights per GPU leave no room for KV on a %s at gpu_memory_utilization 0.9; raise the tensor parallelism",
-			p.Name, m.WeightBytesPerGPU()/(1<<30), g.Description)
+	if m, err = m.Configure(setupOf(e)); err != nil {
+		return Profile{}, err
+	}
+	p := CalibratedProfile(stepmodel.ProfileName(gpu, e.Model, m.TP), m)
+	util := e.GPUMemoryUtilization
+	if util == 0 {
+		util = gpuMemoryUtilRatio
+	}
+	if err := m.FitError(util, orDefault(e.MaxNumBatchedTokens, p.MaxNumBatchedTokens), orDefault(e.MaxNumSeqs, p.MaxNumSeqs)); err != nil {
+		return Profile{}, err
 	}
 	return p, nil
 }

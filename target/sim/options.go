@@ -108,7 +108,6 @@ func resolve(o Options) (config, error) {
 		maxNumSeqs:  orDefault(e.MaxNumSeqs, orDefault(o.Profile.MaxNumSeqs, defaultMaxNumSeqs)),
 		maxBatched:  orDefault(e.MaxNumBatchedTokens, orDefault(o.Profile.MaxNumBatchedTokens, defaultMaxBatched)),
 		blockSize:   orDefault(e.BlockSize, defaultBlockSize),
-		numBlocks:   orDefault(e.NumGPUBlocksOverride, orDefault(o.Profile.NumGPUBlocks, defaultNumGPUBlocks)),
 		prefixCache: e.PrefixCaching(),
 		ranks:       orDefault(e.DataParallelSize, 1),
 		tpSize:      orDefault(e.TensorParallelSize, 1),
@@ -144,6 +143,10 @@ func resolve(o Options) (config, error) {
 	if err := c.profile.Validate(); err != nil {
 		return config{}, fmt.Errorf("profile: %w", err)
 	}
+	if err := c.applyModel(e); err != nil {
+		return config{}, err
+	}
+	c.numBlocks = orDefault(e.NumGPUBlocksOverride, orDefault(c.profile.NumGPUBlocks, defaultNumGPUBlocks))
 	if capacity := c.numBlocks * c.blockSize; c.maxModelLen > capacity {
 		return config{}, fmt.Errorf("engine.max_model_len: %d exceeds the KV cache capacity of %d tokens (%d blocks of %d); lower it or raise num_gpu_blocks_override",
 			c.maxModelLen, capacity, c.numBlocks, c.blockSize)
@@ -154,9 +157,6 @@ func resolve(o Options) (config, error) {
 	}
 	c.role = role
 	if c.precision, err = precisionOf(e.Dtype, e.Quantization, o.FlipRate); err != nil {
-		return config{}, err
-	}
-	if err := c.applyModel(e); err != nil {
 		return config{}, err
 	}
 	if err := o.Faults.Validate(); err != nil {
@@ -195,8 +195,12 @@ func resolve(o Options) (config, error) {
 }
 
 // applyModel reconciles a calibrated profile's step model with the engine
-// config: the tensor parallelism is the profile's, and a reduced precision
-// scales the memory-bound parts.
+// config: the tensor parallelism is the profile's; the weights' and KV
+// cache's precision, expert parallelism and async scheduling are the
+// engine's. When they change what fits in memory (or
+// gpu_memory_utilization or block_size differ from the profile's 0.9 and
+// 16), the KV capacity is sized again as vLLM would, unless the profile's
+// num_gpu_blocks was overridden.
 func (c *config) applyModel(e engcfg.Config) error {
 	m := c.profile.Model
 	if m == nil {
@@ -207,30 +211,32 @@ func (c *config) applyModel(e engcfg.Config) error {
 			e.TensorParallelSize, c.profile.Name, m.TP, e.TensorParallelSize)
 	}
 	c.tpSize = m.TP
-	if p, kvBytes := modelPrecision(e.Dtype, e.Quantization); p != stepmodel.BF16 {
-		c.profile.Model = m.WithPrecision(p)
-		c.profile.KVBytesPerToken = int(m.Arch.KVBytesPerToken(kvBytes))
+	c.profile.overlapCPU = e.AsyncScheduling != nil && *e.AsyncScheduling
+	mm, err := m.Configure(setupOf(e))
+	if err != nil {
+		return err
 	}
+	c.profile.Model = mm
+	c.profile.KVBytesPerToken = int(mm.KVBytesPerToken())
+	util := e.GPUMemoryUtilization
+	if util == 0 {
+		util = gpuMemoryUtilRatio
+	}
+	profileBlocks := m.KVBlocks(gpuMemoryUtilRatio, defaultBlockSize, c.profile.MaxNumBatchedTokens, c.profile.MaxNumSeqs)
+	if c.profile.NumGPUBlocks != profileBlocks || (mm.SameMemory(m) && util == gpuMemoryUtilRatio && c.blockSize == defaultBlockSize) {
+		return nil
+	}
+	if err := mm.FitError(util, c.maxBatched, c.maxNumSeqs); err != nil {
+		return err
+	}
+	c.profile.NumGPUBlocks = mm.KVBlocks(util, c.blockSize, c.maxBatched, c.maxNumSeqs)
 	return nil
 }
 
-// modelPrecision maps dtype and quantization to the weights' precision and
-// the KV cache's bytes per element.
-func modelPrecision(dtype, quant string) (stepmodel.Precision, float64) {
-	kv := 2.0
-	if strings.EqualFold(dtype, "fp8") {
-		kv = 1
-	}
-	switch strings.ToLower(quant) {
-	case "fp8", "int8", "w8a8", "fbgemm_fp8", "compressed-tensors":
-		return stepmodel.Precision{WeightBytes: 1, FP8Compute: true}, kv
-	case "awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes", "int4":
-		return stepmodel.Precision{WeightBytes: 0.5}, kv
-	}
-	if kv == 1 {
-		return stepmodel.Precision{WeightBytes: 1, FP8Compute: true}, kv
-	}
-	return stepmodel.BF16, kv
+// setupOf is what e changes in a step model.
+func setupOf(e engcfg.Config) stepmodel.Setup {
+	return stepmodel.Setup{Quantization: e.Quantization, Dtype: e.Dtype, KVCacheDtype: e.KVCacheDtype,
+		ExpertParallel: e.EnableExpertParallel, DataParallel: e.DataParallelSize, MaxModelLen: e.MaxModelLen}
 }
 
 func orDefault(v, def int) int {

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -67,8 +69,19 @@ type Profile struct {
 	// chosen by the profile's name, not by a spec field.
 	Model *stepmodel.Model `yaml:"-" json:"-"`
 	// Source says where the figures come from and how far they were
-	// measured to be off.
-	Source string `yaml:"-" json:"-"`
+	// measured to be off: the profile's provenance, recorded with every
+	// row it runs.
+	Source string `yaml:"-" json:"provenance,omitempty"`
+	// ContentHash digests everything the profile computes with (its
+	// coefficients and, for a calibrated one, the architecture, GPU,
+	// parallelism, precisions and tables version): rows of equal hashes
+	// ran the same model of the hardware whatever it was named.
+	ContentHash string `yaml:"-" json:"content_hash,omitempty"`
+
+	// overlapCPU is vLLM's async scheduling (engine.async_scheduling):
+	// the CPU part of a calibrated step runs while the GPU computes the
+	// previous one, so a step takes the longer of the two, not their sum.
+	overlapCPU bool
 }
 
 // Batch is one step's work; see stepmodel.Batch.
@@ -104,7 +117,7 @@ func ProfileNames() []string {
 // "<gpu>-<model>[-tp<N>]" (see stepmodel.Catalogue).
 func LookupProfile(name string) (Profile, error) {
 	if p, ok := linearProfiles[name]; ok {
-		return p, nil
+		return p.WithHash(), nil
 	}
 	m, err := stepmodel.Lookup(name)
 	if err != nil {
@@ -165,10 +178,16 @@ func (p Profile) StepTime(prefillTokens, decodeSeqs, contextTokens int) time.Dur
 
 // BatchTime is the duration of the step that computes b.
 func (p Profile) BatchTime(b *Batch) time.Duration {
-	ms := p.StepBaseMs + float64(b.Seqs())*p.CPUUsPerSeq/1e3 + float64(b.PrefillTokens())*p.PrefillUsPerToken/1e3 +
+	cpu := p.StepBaseMs + float64(b.Seqs())*p.CPUUsPerSeq/1e3
+	ms := float64(b.PrefillTokens())*p.PrefillUsPerToken/1e3 +
 		float64(b.DecodeSeqs)*p.DecodeUsPerSeq/1e3 + float64(b.DecodeContext)*p.DecodeNsPerContextToken/1e6
-	if p.Model != nil {
-		ms += p.GPUTimeScale * p.Model.StepMs(b)
+	switch {
+	case p.Model == nil:
+		ms += cpu
+	case p.overlapCPU:
+		ms += max(cpu, p.GPUTimeScale*p.Model.StepMs(b))
+	default:
+		ms += cpu + p.GPUTimeScale*p.Model.StepMs(b)
 	}
 	// Rounded explicitly so that no fused multiply-add makes the same
 	// profile give different steps on different CPUs.
@@ -196,3 +215,22 @@ func (p Profile) linkTime(tokens int) time.Duration {
 
 // kvBytes is the KV of tokens tokens.
 func (p Profile) kvBytes(tokens int) float64 { return float64(tokens) * float64(p.KVBytesPerToken) }
+
+// WithHash is p with its ContentHash set from its content: its
+// coefficients and what its step model computes with (architecture but not
+// its name, GPU, parallelism, precisions, tables version), never names or
+// provenance.
+func (p Profile) WithHash() Profile {
+	c := p
+	c.Name, c.Source, c.ContentHash, c.Model = "", "", "", nil
+	h := sha256.New()
+	fmt.Fprintf(h, "%+v", c)
+	if m := p.Model; m != nil {
+		arch := m.Arch
+		arch.Name = ""
+		fmt.Fprintf(h, "|%+v|%s|tp%d|ep%d|%+v|%+v|kv%v|measured %v|%s", arch, m.GPU.Name, m.TP, m.EP, m.Prec, m.ExpertPrec,
+			m.KVElemBytes, m.Measured, stepmodel.TablesVersion)
+	}
+	p.ContentHash = hex.EncodeToString(h.Sum(nil)[:8])
+	return p
+}

@@ -14,7 +14,7 @@ var _ target.ContextLimited = (*Options)(nil)
 // under the options' profile (overrides applied) and e, as the engine
 // resolves them at startup.
 func (o *Options) ContextLimits(e engine.Config) (target.Limits, error) {
-	p, err := ResolveProfile(o.Profile, o.ProfileOverrides)
+	p, err := o.Resolve(e)
 	if err != nil {
 		return target.Limits{}, err
 	}

@@ -10,7 +10,7 @@ var _ target.InProcessWorkers = (*Options)(nil)
 // WorkerMemory is the simulated engines' bookkeeping (KV pools and prefix
 // caches of every rank) for topo's workers, all in this process.
 func (o *Options) WorkerMemory(topo target.Topology) (int64, error) {
-	p, err := ResolveProfile(o.Profile, o.ProfileOverrides)
+	p, err := o.Resolve(topo.Engine)
 	if err != nil {
 		return 0, err
 	}

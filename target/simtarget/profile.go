@@ -2,17 +2,67 @@ package simtarget
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
+
+// Resolve is the profile o describes for engines configured as e: the
+// built-in profile, the profile file, or the profile derived from
+// model_config on gpu for e's settings; with the overrides applied.
+func (o *Options) Resolve(e engine.Config) (sim.Profile, error) {
+	var p sim.Profile
+	var err error
+	switch {
+	case o.ModelConfig != "":
+		var data []byte
+		if data, err = os.ReadFile(o.ModelConfig); err != nil {
+			return sim.Profile{}, fmt.Errorf("reading model config: %w", err)
+		}
+		if e.Model == "" {
+			e.Model = strings.TrimSuffix(filepath.Base(o.ModelConfig), filepath.Ext(o.ModelConfig))
+		}
+		p, err = derive(o.GPU, data, e)
+	case o.ProfileFile != "":
+		p, err = sim.ReadProfileFile(o.ProfileFile)
+	default:
+		p, err = sim.LookupProfile(o.Profile)
+	}
+	if err != nil {
+		return sim.Profile{}, err
+	}
+	return applyOverrides(p, o.ProfileOverrides)
+}
+
+// derive derives the profile of the model in config.json data on gpu for
+// e; without a tensor_parallel_size, for the smallest of 1, 2, 4 and 8
+// GPUs it fits (a gate's reference replica leaves it unset).
+func derive(gpu string, data []byte, e engine.Config) (sim.Profile, error) {
+	if e.TensorParallelSize != 0 {
+		return sim.DeriveProfile(gpu, data, e)
+	}
+	var errs []error
+	for _, tp := range []int{1, 2, 4, 8} {
+		e.TensorParallelSize = tp
+		p, err := sim.DeriveProfile(gpu, data, e)
+		if err == nil {
+			return p, nil
+		}
+		errs = append(errs, err)
+	}
+	return sim.Profile{}, errors.Join(errs...)
+}
 
 // ResolveProfile looks up a built-in profile and applies per-field
 // overrides keyed by the profile's YAML names (step_base_ms, …). Errors name
@@ -22,9 +72,15 @@ func ResolveProfile(name string, overrides map[string]any) (sim.Profile, error) 
 	if err != nil {
 		return sim.Profile{}, err
 	}
+	return applyOverrides(p, overrides)
+}
+
+// applyOverrides replaces p's coefficients named in overrides.
+func applyOverrides(p sim.Profile, overrides map[string]any) (sim.Profile, error) {
 	if len(overrides) == 0 {
 		return p, nil
 	}
+	name := p.Name
 	known := profileKeys()
 	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		if !slices.Contains(known, k) || k == "name" {
@@ -44,7 +100,7 @@ func ResolveProfile(name string, overrides map[string]any) (sim.Profile, error) 
 	if err := p.Validate(); err != nil {
 		return sim.Profile{}, err
 	}
-	return p, nil
+	return p.WithHash(), nil
 }
 
 // profileKeys are sim.Profile's YAML keys in declaration order (name first).

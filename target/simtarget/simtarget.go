@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
@@ -22,24 +23,26 @@ const host = "127.0.0.1"
 
 // Provisioner serves simulated engines in this process.
 type Provisioner struct {
-	profile sim.Profile
-	log     *slog.Logger
+	opts Options
+	log  *slog.Logger
 }
 
 var _ target.Provisioner = (*Provisioner)(nil)
 
-// New resolves the options' profile; log is passed to every engine (nil
+// New checks the options' profile (a derived one is derived again for the
+// topology's engine when provisioning); log is passed to every engine (nil
 // discards).
 func New(opts Options, log *slog.Logger) (*Provisioner, error) {
 	opts.Default()
-	p, err := ResolveProfile(opts.Profile, opts.ProfileOverrides)
-	if err != nil {
-		return nil, fmt.Errorf("target.profile: %w", err)
+	if opts.ModelConfig == "" {
+		if _, err := opts.Resolve(engine.Config{}); err != nil {
+			return nil, fmt.Errorf("target.%s: %w", opts.sourceField(), err)
+		}
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Provisioner{profile: p, log: log}, nil
+	return &Provisioner{opts: opts, log: log}, nil
 }
 
 // Provision starts one engine per worker with topo.Engine and the role of
@@ -47,6 +50,10 @@ func New(opts Options, log *slog.Logger) (*Provisioner, error) {
 func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*target.Deployment, error) {
 	if err := topo.Validate(); err != nil {
 		return nil, err
+	}
+	prof, err := p.opts.Resolve(topo.Engine)
+	if err != nil {
+		return nil, fmt.Errorf("target.%s: %w", p.opts.sourceField(), err)
 	}
 	var members []target.Member
 	var workers []target.Worker
@@ -57,7 +64,7 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		}
 		slot.URL = "http://" + ln.Addr().String()
 		e := &simWorker{worker: slot, addr: ln.Addr().String(), opts: sim.Options{
-			Engine: topo.Engine, Profile: p.profile, Role: sim.Role(slot.Role),
+			Engine: topo.Engine, Profile: prof, Role: sim.Role(slot.Role),
 			Logger: p.log.With("worker", slot.String()), EnableAdmin: true, // the trial's own chaos steps
 		}}
 		if err := e.start(ctx, ln); err != nil {

@@ -1,14 +1,14 @@
 package stepmodel
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Arch is the shape of a decoder-only transformer: what the step model needs
-// to size weights, KV and FLOPs.
+// to size weights, KV and FLOPs. Dense models set only the first block of
+// fields; mixtures of experts (MoE), multi-head latent attention (MLA) and
+// sliding-window layers add theirs (zero: not used).
 type Arch struct {
 	Name         string `json:"name"`
 	Layers       int    `json:"num_hidden_layers"`
@@ -23,7 +23,53 @@ type Arch struct {
 	Gated bool `json:"gated"`
 	// TiedEmbeddings shares the LM head with the input embedding.
 	TiedEmbeddings bool `json:"tie_word_embeddings"`
+
+	MoE MoE `json:"moe,omitzero"`
+	MLA MLA `json:"mla,omitzero"`
+	// Window is the sliding (or chunked local) attention span of the
+	// WindowLayers layers that use one: they attend to at most Window
+	// earlier tokens and keep at most that many in the KV cache.
+	Window       int `json:"sliding_window,omitempty"`
+	WindowLayers int `json:"sliding_window_layers,omitempty"`
+	// Quantization is the checkpoint's own weight format
+	// (config.json's quantization_config; "" = bf16), applied unless the
+	// engine's quantization names another; ExpertsOnly applies it to the
+	// routed experts alone (gpt-oss's MXFP4).
+	Quantization string `json:"quantization,omitempty"`
+	ExpertsOnly  bool   `json:"quantize_experts_only,omitempty"`
 }
+
+// MoE is a mixture of experts' feed-forward: in each MoE layer every token
+// is routed to TopK of Experts experts of ExpertIntermediate width, plus
+// Shared always-on experts of SharedIntermediate width in total. The first
+// DenseLayers layers, and all but every Step-th after them, keep a dense
+// MLP of the Arch's Intermediate width.
+type MoE struct {
+	Experts            int `json:"num_experts"`
+	TopK               int `json:"num_experts_per_tok"`
+	ExpertIntermediate int `json:"moe_intermediate_size"`
+	SharedIntermediate int `json:"shared_expert_intermediate_size,omitempty"`
+	DenseLayers        int `json:"first_k_dense_replace,omitempty"`
+	Step               int `json:"moe_layer_step,omitempty"`
+}
+
+// MLA is DeepSeek's multi-head latent attention: queries through a
+// QLoraRank bottleneck (0: none), one KVLoraRank latent plus a RopeDim key
+// per token cached for all heads, NopeDim+RopeDim query/key and VDim value
+// widths per head.
+type MLA struct {
+	QLoraRank  int `json:"q_lora_rank,omitempty"`
+	KVLoraRank int `json:"kv_lora_rank"`
+	RopeDim    int `json:"qk_rope_head_dim"`
+	NopeDim    int `json:"qk_nope_head_dim"`
+	VDim       int `json:"v_head_dim"`
+}
+
+// IsMoE reports whether a has routed experts.
+func (a Arch) IsMoE() bool { return a.MoE.Experts > 0 }
+
+// IsMLA reports whether a caches a latent instead of per-head K and V.
+func (a Arch) IsMLA() bool { return a.MLA.KVLoraRank > 0 }
 
 // Validate names every field that cannot describe a model.
 func (a Arch) Validate() error {
@@ -43,106 +89,126 @@ func (a Arch) Validate() error {
 	if a.KVHeads > 0 && a.Heads%a.KVHeads != 0 {
 		errs = append(errs, fmt.Errorf("num_key_value_heads: %d does not divide num_attention_heads %d", a.KVHeads, a.Heads))
 	}
+	if m := a.MoE; m != (MoE{}) {
+		if m.Experts <= 0 || m.TopK <= 0 || m.TopK > m.Experts {
+			errs = append(errs, fmt.Errorf("num_experts_per_tok: %d must be in 1..num_experts %d", m.TopK, m.Experts))
+		}
+		if m.ExpertIntermediate <= 0 {
+			errs = append(errs, fmt.Errorf("moe_intermediate_size: must be > 0, got %d", m.ExpertIntermediate))
+		}
+		if m.DenseLayers < 0 || m.DenseLayers > a.Layers || m.Step < 0 || m.SharedIntermediate < 0 {
+			errs = append(errs, fmt.Errorf("first_k_dense_replace %d, moe layer step %d, shared_expert_intermediate_size %d: out of range",
+				m.DenseLayers, m.Step, m.SharedIntermediate))
+		}
+	}
+	if m := a.MLA; m != (MLA{}) && (m.KVLoraRank <= 0 || m.RopeDim <= 0 || m.NopeDim <= 0 || m.VDim <= 0 || m.QLoraRank < 0) {
+		errs = append(errs, fmt.Errorf("kv_lora_rank %d, qk_rope_head_dim %d, qk_nope_head_dim %d, v_head_dim %d: must all be > 0",
+			m.KVLoraRank, m.RopeDim, m.NopeDim, m.VDim))
+	}
+	if a.Window < 0 || a.WindowLayers < 0 || a.WindowLayers > a.Layers || (a.WindowLayers > 0) != (a.Window > 0) {
+		errs = append(errs, fmt.Errorf("sliding_window %d on %d layers: out of range", a.Window, a.WindowLayers))
+	}
 	return errors.Join(errs...)
 }
 
-// hfConfig is the part of a Hugging Face config.json the model reads.
-type hfConfig struct {
-	ModelType          string  `json:"model_type"`
-	Layers             *int    `json:"num_hidden_layers"`
-	Hidden             *int    `json:"hidden_size"`
-	Heads              *int    `json:"num_attention_heads"`
-	KVHeads            *int    `json:"num_key_value_heads"`
-	HeadDim            *int    `json:"head_dim"`
-	Intermediate       *int    `json:"intermediate_size"`
-	Vocab              *int    `json:"vocab_size"`
-	HiddenAct          string  `json:"hidden_act"`
-	TieWordEmbeddings  bool    `json:"tie_word_embeddings"`
-	NumExperts         *int    `json:"num_local_experts"`
-	NumExpertsQwen     *int    `json:"num_experts"`
-	TorchDtype         *string `json:"torch_dtype"`
-	QuantizationConfig any     `json:"quantization_config"`
-}
-
-// ArchFromHFConfig reads a Hugging Face config.json of a dense decoder-only
-// model (Llama, Mistral, Qwen2, Phi and alike). Missing fields are errors
-// that name them; mixture-of-experts models are refused (the step model has
-// no expert routing).
-func ArchFromHFConfig(name string, data []byte) (Arch, error) {
-	var c hfConfig
-	if err := json.Unmarshal(data, &c); err != nil {
-		return Arch{}, fmt.Errorf("reading config.json: %w", err)
+// MoELayers is the number of layers with routed experts.
+func (a Arch) MoELayers() int {
+	if !a.IsMoE() {
+		return 0
 	}
-	var errs []error
-	need := func(field string, p *int) int {
-		if p == nil {
-			errs = append(errs, fmt.Errorf("config.json: %s is missing", field))
-			return 0
+	step := max(a.MoE.Step, 1)
+	n := 0
+	for l := a.MoE.DenseLayers; l < a.Layers; l++ {
+		if (l+1)%step == 0 {
+			n++
 		}
-		return *p
 	}
-	a := Arch{Name: name,
-		Layers: need("num_hidden_layers", c.Layers), Hidden: need("hidden_size", c.Hidden),
-		Heads: need("num_attention_heads", c.Heads), Intermediate: need("intermediate_size", c.Intermediate),
-		Vocab: need("vocab_size", c.Vocab), TiedEmbeddings: c.TieWordEmbeddings}
-	if c.NumExperts != nil || c.NumExpertsQwen != nil {
-		errs = append(errs, fmt.Errorf("config.json: model_type %q is a mixture of experts, which the step model does not cover", c.ModelType))
-	}
-	a.KVHeads = a.Heads
-	if c.KVHeads != nil {
-		a.KVHeads = *c.KVHeads
-	}
-	if c.HeadDim != nil {
-		a.HeadDim = *c.HeadDim
-	} else if a.Heads > 0 {
-		a.HeadDim = a.Hidden / a.Heads
-	}
-	switch act := strings.ToLower(c.HiddenAct); act {
-	case "silu", "swish", "swiglu", "":
-		a.Gated = true
-	case "gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast":
-		a.Gated = c.ModelType == "gemma" || c.ModelType == "gemma2" // GeGLU
-	default:
-		errs = append(errs, fmt.Errorf("config.json: hidden_act %q is not one the step model knows (silu, gelu)", act))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return Arch{}, err
-	}
-	if err := a.Validate(); err != nil {
-		return Arch{}, fmt.Errorf("config.json: %w", err)
-	}
-	return a, nil
+	return n
 }
 
-// KVBytesPerToken is the KV cache one token takes across all layers and
-// GPUs: 2 (K and V) × layers × KV heads × head dim × bytes per element.
+// kvElems is the cached elements per token of one layer across all ranks:
+// K and V of every KV head, or MLA's one latent and rope key.
+func (a Arch) kvElems() float64 {
+	if a.IsMLA() {
+		return float64(a.MLA.KVLoraRank + a.MLA.RopeDim)
+	}
+	return 2 * float64(a.KVHeads*a.HeadDim)
+}
+
+// fullLayers are the layers whose KV grows with the context.
+func (a Arch) fullLayers() int { return a.Layers - a.WindowLayers }
+
+// KVBytesPerToken is the KV cache one token takes in the layers whose
+// cache grows with the context, across all layers and GPUs: 2 (K and V) ×
+// layers × KV heads × head dim × bytes per element, or MLA's latent and
+// rope key per layer. Sliding-window layers keep only a sequence's last
+// Window tokens (Model.KVBytesPerToken counts their share).
 func (a Arch) KVBytesPerToken(elemBytes float64) float64 {
-	return 2 * float64(a.Layers*a.KVHeads*a.HeadDim) * elemBytes
+	return float64(a.fullLayers()) * a.kvElems() * elemBytes
 }
 
 // mlpWidth is the output width of the MLP's up projection (gate and up
 // together when gated).
-func (a Arch) mlpWidth() int {
+func (a Arch) mlpWidth() int { return a.gatedWidth(a.Intermediate) }
+
+func (a Arch) gatedWidth(inter int) int {
 	if a.Gated {
-		return 2 * a.Intermediate
+		return 2 * inter
 	}
-	return a.Intermediate
+	return inter
 }
 
-// LayerParams is the number of weights in one transformer block.
+// attnParams is the weights of one layer's attention projections.
+func (a Arch) attnParams() float64 {
+	d, h := float64(a.Hidden), float64(a.Heads)
+	if m := a.MLA; a.IsMLA() {
+		qk := float64(m.NopeDim + m.RopeDim)
+		q := d * h * qk
+		if m.QLoraRank > 0 {
+			q = d*float64(m.QLoraRank) + float64(m.QLoraRank)*h*qk
+		}
+		kv := d*float64(m.KVLoraRank+m.RopeDim) + float64(m.KVLoraRank)*h*float64(m.NopeDim+m.VDim)
+		return q + kv + h*float64(m.VDim)*d
+	}
+	q, kv := float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim)
+	return d*(q+2*kv) + q*d
+}
+
+// mlpParams is one MLP (or expert) of intermediate width inter.
+func (a Arch) mlpParams(inter int) float64 {
+	return float64(a.Hidden) * float64(a.gatedWidth(inter)+inter)
+}
+
+// expertParams is one routed expert; sharedParams the shared experts of a
+// MoE layer and its router.
+func (a Arch) expertParams() float64 { return a.mlpParams(a.MoE.ExpertIntermediate) }
+func (a Arch) sharedParams() float64 {
+	return a.mlpParams(a.MoE.SharedIntermediate) + float64(a.Hidden*a.MoE.Experts)
+}
+
+// LayerParams is the number of weights in one dense transformer block.
 func (a Arch) LayerParams() float64 {
-	q, kv := a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
-	attn := a.Hidden*(q+2*kv) + q*a.Hidden
-	mlp := a.Hidden*a.mlpWidth() + a.Intermediate*a.Hidden
-	return float64(attn + mlp + 2*a.Hidden)
+	return a.attnParams() + a.mlpParams(a.Intermediate) + float64(2*a.Hidden)
+}
+
+// embParams is the input embedding and, unless tied, the LM head.
+func (a Arch) embParams() float64 {
+	emb := float64(a.Vocab * a.Hidden)
+	if a.TiedEmbeddings {
+		return emb
+	}
+	return 2 * emb
 }
 
 // Params is the number of weights of the whole model.
 func (a Arch) Params() float64 {
-	emb := float64(a.Vocab * a.Hidden)
-	head := emb
-	if a.TiedEmbeddings {
-		head = 0
-	}
-	return float64(a.Layers)*a.LayerParams() + emb + head + float64(a.Hidden)
+	dense := a.Layers - a.MoELayers()
+	moe := float64(a.MoELayers()) * (a.attnParams() + a.sharedParams() + float64(a.MoE.Experts)*a.expertParams() + float64(2*a.Hidden))
+	return float64(dense)*a.LayerParams() + moe + a.embParams() + float64(a.Hidden)
+}
+
+// ActiveParams is the weights one token uses: every expert but the TopK
+// routed ones left out.
+func (a Arch) ActiveParams() float64 {
+	return a.Params() - float64(a.MoELayers()*(a.MoE.Experts-a.MoE.TopK))*a.expertParams()
 }

@@ -33,7 +33,7 @@ func TestArchFromHFConfigNamesMissingFields(t *testing.T) {
 		{`{"hidden_size":4096}`, "num_hidden_layers"},
 		{`{"hidden_size":4096,"num_hidden_layers":2,"num_attention_heads":32,"intermediate_size":1,"vocab_size":1,"num_key_value_heads":5}`, "num_key_value_heads"},
 		{`{"hidden_size":4096,"num_hidden_layers":2,"num_attention_heads":32,"intermediate_size":1,"vocab_size":1,"hidden_act":"relu2"}`, "hidden_act"},
-		{`{"hidden_size":4096,"num_hidden_layers":2,"num_attention_heads":32,"intermediate_size":1,"vocab_size":1,"num_local_experts":8}`, "mixture of experts"},
+		{`{"hidden_size":4096,"num_hidden_layers":2,"num_attention_heads":32,"intermediate_size":1,"vocab_size":1,"num_local_experts":8}`, "num_experts_per_tok"},
 		{`not json`, "config.json"},
 	} {
 		if _, err := ArchFromHFConfig("m", []byte(c.cfg)); err == nil || !strings.Contains(err.Error(), c.want) {

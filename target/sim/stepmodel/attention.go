@@ -12,7 +12,7 @@ import (
 // Llama-3-8B rows (FlashInfer, TP 1), in physical units so that it scales to
 // other shapes and GPUs:
 //
-//	decode(B seqs, C context each) = max(Floor, Base + KV·(B−B0)·C − PerSeq·B, KV·B·C/2)
+//	decode(B seqs, C context each) = max(Floor, Base + KV·(B−B0)·C − PerSeq·B, KVpeak·B·C)
 //	prefill(chunks c_i after prefixes k_i) = PrefillBase + Σ c_i·Tok + Flop·(c_i² + 2·c_i·k_i)
 //
 // KV is the time to read one token's K and V of one layer at DecodeEff of the
@@ -20,14 +20,18 @@ import (
 // Flop is one unit of causal attention work (2·heads·head_dim FLOPs) at
 // PrefillFlopEff of the bf16 peak. B0 (sequences whose reads hide under the
 // launch) and PerSeq (a per-sequence saving large batches show) are
-// dimensionless/absolute fits; the last term keeps the decode time from
-// falling below half its bandwidth time outside the measured range.
+// dimensionless/absolute fits. KVpeak reads the same bytes at DecodePeakEff,
+// the highest fraction of the bandwidth any measured row reached: the fitted
+// form extrapolates below the bytes the kernel must stream (one sequence at
+// long context, where B−B0 < 1), and no step may read KV faster than the
+// best measured kernel did.
 type AttentionFit struct {
 	DecodeFloorUs  float64 `json:"decode_floor_us"`
 	DecodeBaseUs   float64 `json:"decode_base_us"`
 	DecodeEff      float64 `json:"decode_eff"`
 	DecodeB0       float64 `json:"decode_b0"`
 	DecodePerSeqUs float64 `json:"decode_per_seq_us"`
+	DecodePeakEff  float64 `json:"decode_peak_eff"`
 	PrefillBaseUs  float64 `json:"prefill_base_us"`
 	PrefillTokEff  float64 `json:"prefill_tok_eff"`
 	PrefillFlopEff float64 `json:"prefill_flop_eff"`
@@ -35,15 +39,45 @@ type AttentionFit struct {
 
 // attnShape is one layer's attention on one GPU shard.
 type attnShape struct {
-	kvBytesPerToken float64 // K and V of one token, this shard, bf16
+	kvBytesPerToken float64 // K and V (or MLA's latent) of one token, this shard
 	tokBytes        float64 // q, k, v and o of one token
-	flopUnit        float64 // FLOPs per unit of c² + 2ck
+	flopUnit        float64 // prefill FLOPs per unit of c² + 2ck
+	decodeFlops     float64 // FLOPs per context token of a decoding sequence
 }
 
-func shapeOf(a Arch, tp int) attnShape {
-	hq, hkv := float64(a.Heads)/float64(tp), math.Max(1, float64(a.KVHeads)/float64(tp))
+// shapeOf is a's attention on one of tp GPUs with a bf16 KV cache.
+func shapeOf(a Arch, tp int) attnShape { return shapeFor(a, tp, 2) }
+
+// shapeFor is a's attention on one of tp GPUs with kvElem bytes per cached
+// element. GQA splits the KV heads over the GPUs (each keeps at least one);
+// MLA's latent is one per token for all heads, so every GPU caches and
+// reads all of it (vLLM's blog: latent projections are duplicated across
+// shards). MLA decodes in the absorbed form: per context token and head it
+// scores the latent and rope key and sums the latent.
+func shapeFor(a Arch, tp int, kvElem float64) attnShape {
+	hq := float64(a.Heads) / float64(tp)
+	if m := a.MLA; a.IsMLA() {
+		qk, v, lat := float64(m.NopeDim+m.RopeDim), float64(m.VDim), float64(m.KVLoraRank+m.RopeDim)
+		return attnShape{kvBytesPerToken: lat * kvElem, tokBytes: hq * (2*qk + 2*v) * 2, flopUnit: hq * (qk + v),
+			decodeFlops: hq * 2 * (lat + float64(m.KVLoraRank))}
+	}
+	hkv := math.Max(1, float64(a.KVHeads)/float64(tp))
 	hd := float64(a.HeadDim)
-	return attnShape{kvBytesPerToken: 2 * hkv * hd * 2, tokBytes: (2*hq + 2*hkv) * hd * 2, flopUnit: 2 * hq * hd}
+	return attnShape{kvBytesPerToken: 2 * hkv * hd * kvElem, tokBytes: (2*hq + 2*hkv) * hd * 2, flopUnit: 2 * hq * hd,
+		decodeFlops: 4 * hq * hd}
+}
+
+// peakEff is the highest fraction of g's bandwidth a measured decode row
+// reached: its K and V bytes over its time.
+func peakEff(a Arch, g GPU, rows []AttentionRow) float64 {
+	s := shapeOf(a, 1)
+	best := 0.0
+	for _, r := range rows {
+		if r.Decode && r.AttnMs > 0 {
+			best = math.Max(best, s.kvBytesPerToken*float64(r.Batch*r.KV)/(g.bytesPerMs()*r.AttnMs))
+		}
+	}
+	return best
 }
 
 // DecodeMs is one layer's decode attention for seqs sequences over ctx
@@ -56,7 +90,10 @@ func (f AttentionFit) DecodeMs(s attnShape, g GPU, seqs int, ctx float64) float6
 	per := s.kvBytesPerToken / (g.bytesPerMs() * f.DecodeEff)
 	c := ctx / b
 	t := f.DecodeBaseUs/1e3 + per*(b-f.DecodeB0)*c - f.DecodePerSeqUs/1e3*b
-	t = math.Max(t, per*b*c/2)
+	t = math.Max(t, s.kvBytesPerToken*ctx/(g.bytesPerMs()*f.DecodePeakEff))
+	// MLA's absorbed decode does ~240 FLOPs per byte it reads, near the
+	// ridge: it may be compute bound where GQA never is.
+	t = math.Max(t, s.decodeFlops*ctx/(g.flopsPerMs()*f.PrefillFlopEff))
 	return math.Max(t, f.DecodeFloorUs/1e3)
 }
 
@@ -67,10 +104,14 @@ func (f AttentionFit) PrefillMs(s attnShape, g GPU, chunks []Chunk) float64 {
 	}
 	tok := s.tokBytes / (g.bytesPerMs() * f.PrefillTokEff)
 	flop := s.flopUnit / (g.flopsPerMs() * f.PrefillFlopEff)
+	kv := s.kvBytesPerToken / (g.bytesPerMs() * f.DecodePeakEff)
 	t := f.PrefillBaseUs / 1e3
 	for _, ch := range chunks {
 		c, k := float64(ch.Tokens), float64(ch.Prefix)
-		t += c*tok + flop*(c*c+2*c*k)
+		// A short chunk after a long prefix (the one token vLLM
+		// recomputes after a prefix-cache hit) is bound by reading the
+		// prefix's K and V, not by its FLOPs.
+		t += max(c*tok+flop*(c*c+2*c*k), (c+k)*kv)
 	}
 	return t
 }
@@ -114,9 +155,10 @@ func FitAttention(rows []AttentionRow) (AttentionFit, error) {
 	if len(dec) < 5 || len(pre) < 3 {
 		return AttentionFit{}, errors.New("fitting attention: too few measured rows")
 	}
+	peak := peakEff(attentionArch, g, dec)
 	decodeOf := func(x []float64) AttentionFit {
 		return AttentionFit{DecodeFloorUs: math.Exp(x[0]), DecodeBaseUs: math.Exp(x[1]), DecodeEff: sigmoid(x[2]),
-			DecodeB0: x[3], DecodePerSeqUs: x[4]}
+			DecodeB0: x[3], DecodePerSeqUs: x[4], DecodePeakEff: peak}
 	}
 	prefillOf := func(x []float64) AttentionFit {
 		return AttentionFit{PrefillBaseUs: math.Exp(x[0]), PrefillTokEff: sigmoid(x[1]), PrefillFlopEff: sigmoid(x[2])}

@@ -27,27 +27,18 @@ type Efficiency struct {
 	SmallEff  float64 `json:"small_eff"`
 }
 
-// Precision is how many bytes a weight takes and which tensor-core peak
-// the GEMMs run at.
-type Precision struct {
-	WeightBytes float64 // 2: bf16/fp16, 1: fp8/int8, 0.5: 4-bit
-	FP8Compute  bool    // GEMMs at the fp8 peak
-}
-
-// BF16 is the precision vidur measured.
-var BF16 = Precision{WeightBytes: 2}
-
 // gemmMs is one GEMM of t tokens by a k×n weight on g; activations are
 // bf16.
 func (e Efficiency) gemmMs(g GPU, p Precision, t, k, n float64) float64 {
 	mem := (p.WeightBytes*k*n + 2*(t*k+t*n)) / (g.bytesPerMs() * e.MemEff)
-	peak := g.flopsPerMs()
-	if p.FP8Compute && g.FP8TFLOPS > 0 {
-		peak = g.FP8TFLOPS * 1e9
-	}
-	comp := 2 * t * k * n / (peak * e.ComputeEff)
+	comp := 2 * t * k * n / (g.peakPerMs(p.Rate) * e.ComputeEff)
+	return e.roof(mem, comp) + e.GEMMUs/1e3
+}
+
+// roof is the smooth maximum of a kernel's memory and compute times.
+func (e Efficiency) roof(mem, comp float64) float64 {
 	x := e.Sharpness
-	return math.Pow(math.Pow(mem, x)+math.Pow(comp, x), 1/x) + e.GEMMUs/1e3
+	return math.Pow(math.Pow(mem, x)+math.Pow(comp, x), 1/x)
 }
 
 // LayerMs is the derived time of one transformer block's non-attention
@@ -58,15 +49,78 @@ func (e Efficiency) LayerMs(a Arch, g GPU, tp int, t float64) float64 {
 
 func (e Efficiency) layerMs(a Arch, g GPU, p Precision, tp int, t float64) float64 {
 	s := float64(tp)
-	d, q, kv := float64(a.Hidden), float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim)
-	inter, width := float64(a.Intermediate), float64(a.mlpWidth())
-	ms := e.gemmMs(g, p, t, d, (q+2*kv)/s) + e.gemmMs(g, p, t, q/s, d) +
-		e.gemmMs(g, p, t, d, width/s) + e.gemmMs(g, p, t, inter/s, d)
-	// Elementwise bytes per token: two norms (read and write d), rotary on
-	// q and k, the activation (read the up output, write the intermediate),
-	// the residual add (two reads, one write), all bf16.
-	small := 2*(2*d) + 2*(q+kv)/s + (width+inter)/s + 3*d
-	return ms + 5*e.SmallUs/1e3 + 2*small*t/(g.bytesPerMs()*e.SmallEff)
+	d, inter, width := float64(a.Hidden), float64(a.Intermediate), float64(a.mlpWidth())
+	ms := e.attnProjMs(a, g, p, tp, t) + e.gemmMs(g, p, t, d, width/s) + e.gemmMs(g, p, t, inter/s, d)
+	return ms + e.smallMs(a, g, tp, t, (width+inter)/s)
+}
+
+// attnProjMs is one layer's attention projections: QKV and O, or MLA's
+// low-rank query and latent projections (the down-projections replicated
+// on every rank, as vLLM runs them).
+func (e Efficiency) attnProjMs(a Arch, g GPU, p Precision, tp int, t float64) float64 {
+	s, d, h := float64(tp), float64(a.Hidden), float64(a.Heads)
+	if m := a.MLA; a.IsMLA() {
+		qk, kvl := float64(m.NopeDim+m.RopeDim), float64(m.KVLoraRank)
+		ms := e.gemmMs(g, p, t, d, kvl+float64(m.RopeDim)) + e.gemmMs(g, p, t, kvl, h*float64(m.NopeDim+m.VDim)/s) +
+			e.gemmMs(g, p, t, h*float64(m.VDim)/s, d)
+		if m.QLoraRank > 0 {
+			return ms + e.gemmMs(g, p, t, d, float64(m.QLoraRank)) + e.gemmMs(g, p, t, float64(m.QLoraRank), h*qk/s)
+		}
+		return ms + e.gemmMs(g, p, t, d, h*qk/s)
+	}
+	q, kv := float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim)
+	return e.gemmMs(g, p, t, d, (q+2*kv)/s) + e.gemmMs(g, p, t, q/s, d)
+}
+
+// smallMs is the elementwise ops of one layer; mlp is the per-token width
+// the activation reads and writes on this GPU. Bytes per token: two norms
+// (read and write d), rotary on q and k, the activation, the residual add
+// (two reads, one write), all bf16.
+func (e Efficiency) smallMs(a Arch, g GPU, tp int, t, mlp float64) float64 {
+	s, d := float64(tp), float64(a.Hidden)
+	q, kv := float64(a.Heads*a.HeadDim), float64(a.KVHeads*a.HeadDim)
+	if a.IsMLA() {
+		kv = float64(a.MLA.KVLoraRank + a.MLA.RopeDim)
+	}
+	small := 2*(2*d) + 2*(q+kv)/s + mlp + 3*d
+	return 5*e.SmallUs/1e3 + 2*small*t/(g.bytesPerMs()*e.SmallEff)
+}
+
+// groupedGEMMEff is how much of a dense GEMM's efficiency vLLM's fused MoE
+// kernels reach (routing, gathering tokens per expert, dequantizing 4- and
+// 8-bit experts in the kernel): the one figure fitted on a MoE
+// measurement, vLLM's median ITL of gpt-oss-20b on one H100
+// (shared/reference/fidelity-moe.md row 1); the other rows check it.
+var groupedGEMMEff = 0.5
+
+// moeLayerMs is one MoE layer's non-attention operations for the t tokens
+// of this rank: the attention projections, the router, the shared experts
+// and the routed experts as one grouped GEMM pair. Weight reads follow the
+// experts the tokens touch (E·(1−(1−k/E)^T) of E for T tokens routed
+// uniformly: few at small batches, all at large ones). Without expert
+// parallelism (ep ≤ 1) every GPU holds every expert split over tp; with it
+// a GPU holds E/ep whole experts and computes the tokens routed to them out
+// of tAll, the tokens of all ep/tp data-parallel ranks stepping together.
+func (e Efficiency) moeLayerMs(a Arch, g GPU, dense, experts Precision, tp, ep int, t, tAll float64) float64 {
+	s, d := float64(tp), float64(a.Hidden)
+	m := a.MoE
+	ms := e.attnProjMs(a, g, dense, tp, t) + e.gemmMs(g, BF16, t, d, float64(m.Experts))
+	if sh := float64(m.SharedIntermediate); sh > 0 {
+		ms += e.gemmMs(g, dense, t, d, float64(a.gatedWidth(m.SharedIntermediate))/s) + e.gemmMs(g, dense, t, sh/s, d)
+	}
+	local, inter, routed, tokens := float64(m.Experts), float64(m.ExpertIntermediate)/s, t*float64(m.TopK), t
+	if ep > 1 {
+		local, inter, routed, tokens = float64(m.Experts)/float64(ep), float64(m.ExpertIntermediate), tAll*float64(m.TopK)/float64(ep), tAll
+	}
+	width := inter
+	if a.Gated {
+		width *= 2
+	}
+	touched := local * (1 - math.Pow(1-float64(m.TopK)/float64(m.Experts), tokens))
+	mem := (experts.WeightBytes*touched*d*(width+inter) + 2*routed*(2*d+width+inter)) / (g.bytesPerMs() * e.MemEff * groupedGEMMEff)
+	comp := 2 * routed * d * (width + inter) / (g.peakPerMs(experts.Rate) * e.ComputeEff * groupedGEMMEff)
+	ms += e.roof(mem, comp) + 2*e.GEMMUs/1e3
+	return ms + e.smallMs(a, g, tp, t, float64(m.TopK)*(width+inter)+float64(a.gatedWidth(m.SharedIntermediate)+m.SharedIntermediate)/s)
 }
 
 // LMHeadMs is the LM head GEMM over the hidden states of seqs sequences

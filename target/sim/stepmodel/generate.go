@@ -52,8 +52,8 @@ func (c *Calibration) GoSource() ([]byte, error) {
 			g, num(e.MemEff), num(e.ComputeEff), num(e.Sharpness), num(e.GEMMUs), num(e.SmallUs), num(e.SmallEff))
 	}
 	a := c.Attention
-	fmt.Fprintf(&b, "}\n\n// attention is fitted on the measured A100 Llama-3-8B rows.\nvar attention = AttentionFit{DecodeFloorUs: %s, DecodeBaseUs: %s, DecodeEff: %s, DecodeB0: %s, DecodePerSeqUs: %s, PrefillBaseUs: %s, PrefillTokEff: %s, PrefillFlopEff: %s}\n\n",
-		num(a.DecodeFloorUs), num(a.DecodeBaseUs), num(a.DecodeEff), num(a.DecodeB0), num(a.DecodePerSeqUs), num(a.PrefillBaseUs), num(a.PrefillTokEff), num(a.PrefillFlopEff))
+	fmt.Fprintf(&b, "}\n\n// attention is fitted on the measured A100 Llama-3-8B rows.\nvar attention = AttentionFit{DecodeFloorUs: %s, DecodeBaseUs: %s, DecodeEff: %s, DecodeB0: %s, DecodePerSeqUs: %s, DecodePeakEff: %s, PrefillBaseUs: %s, PrefillTokEff: %s, PrefillFlopEff: %s}\n\n",
+		num(a.DecodeFloorUs), num(a.DecodeBaseUs), num(a.DecodeEff), num(a.DecodeB0), num(a.DecodePerSeqUs), num(a.DecodePeakEff), num(a.PrefillBaseUs), num(a.PrefillTokEff), num(a.PrefillFlopEff))
 	writeErrs := func(name, doc string, m map[PairKey]float64) {
 		fmt.Fprintf(&b, "// %s: %s\nvar %s = map[PairKey]float64{\n", name, doc, name)
 		for _, k := range slices.SortedFunc(maps.Keys(m), comparePairs) {
@@ -137,7 +137,8 @@ func GridSteps() []Batch {
 
 // VidurBlockMs is vidur's summation rule for one block of step b (COLUMNS.md
 // section 5): linear ops looked up in the measured rows themselves at the
-// token count rounded up to 8 (interpolating between the rows around it),
+// padded token count (vidur rounds up to 8; the step model pads to vLLM's
+// CUDA-graph sizes, see paddedTokens; interpolating between the rows),
 // all-reduce in the fitted all-reduce table at that size (vidur too fits a
 // regressor; the raw NCCL rows scatter by ±50 % below 64 KiB), decode
 // attention at (batch, mean context rounded up to 64), prefill attention at
@@ -147,7 +148,7 @@ func (c *Calibration) VidurBlockMs(v *Vidur, k PairKey, b *Batch) float64 {
 	att := c.Attention
 	arch := v.Archs[k.Model]
 	g, _ := LookupGPU(k.GPU)
-	t8 := math.Ceil(float64(b.Tokens())/8) * 8
+	t8 := paddedTokens(b.Tokens())
 	ms := rawInterp(v.Linear[k], t8)
 	if k.TP > 1 {
 		ms += 2 * c.AllReduce[allReduceKey(g.Network, k.TP)].Eval(t8*float64(arch.Hidden)*2)

@@ -102,7 +102,7 @@ var efficiencies = map[string]Efficiency{
 }
 
 // attention is fitted on the measured A100 Llama-3-8B rows.
-var attention = AttentionFit{DecodeFloorUs: 13.654, DecodeBaseUs: 23.869, DecodeEff: 0.76086, DecodeB0: 0.72677, DecodePerSeqUs: 0.24686, PrefillBaseUs: 8.5604, PrefillTokEff: 0.22583, PrefillFlopEff: 0.55308}
+var attention = AttentionFit{DecodeFloorUs: 23.952, DecodeBaseUs: 23.923, DecodeEff: 0.76082, DecodeB0: 0.73058, DecodePerSeqUs: 0.24772, DecodePeakEff: 0.86399, PrefillBaseUs: 8.5604, PrefillTokEff: 0.22583, PrefillFlopEff: 0.55308}
 
 // linearErrors: each table's mean relative error on the measured rows it was not fitted on.
 var linearErrors = map[PairKey]float64{
