@@ -31,7 +31,13 @@
 // fresh connection, when its body can be replayed (GetBody); cancelling the
 // request's context aborts the round trip and a body being read; a body
 // closed before its end closes its connection; idle connections are closed
-// after IdleTimeout and by CloseIdleConnections.
+// after IdleTimeout and by CloseIdleConnections; a read is pending on every
+// idle connection, and one on which the worker speaks unasked or that it
+// closes is discarded at once (idle.go: the goroutine that reads takes turns
+// with the round trips, so a reused connection's answer arrives through
+// it). Stricter than net/http: a connection is pooled only when nothing was
+// read past its answer's end (net/http pools it first and looks after, so
+// a request sent at once could read those bytes as its answer).
 //
 // Not kept: net/http writes a request body while it already reads the
 // answer, so a server that answers early (413, say) without reading the

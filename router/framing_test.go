@@ -1,0 +1,167 @@
+package router
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Framing between the router and its workers (issue 34): a worker's
+// answer only ever reaches the client that asked for it.
+
+// taggingUpstream is a worker on 127.0.0.1 that answers every request with
+// its X-Request-Id ({"id":…}) and keeps each request's headers. With the
+// answer to the request whose id is inject (in the same write), or once
+// injectNow is closed when that is set, it sends a second answer nobody
+// asked for ({"id":"injected"}); it closes injectedGone once the router
+// closed that connection, or injectedReused if the router sent another
+// request on it.
+type taggingUpstream struct {
+	url            string
+	inject         string
+	injectNow      chan struct{}
+	injectedGone   chan struct{}
+	injectedReused chan struct{}
+
+	mu      sync.Mutex
+	headers map[string]http.Header
+}
+
+func startTaggingUpstream(t *testing.T, inject string) *taggingUpstream {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &taggingUpstream{url: "http://" + ln.Addr().String(), inject: inject, injectedGone: make(chan struct{}),
+		injectedReused: make(chan struct{}), headers: map[string]http.Header{}}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Go(func() { u.serve(c) })
+		}
+	})
+	return u
+}
+
+func (u *taggingUpstream) serve(c net.Conn) {
+	defer c.Close()
+	injected := false
+	defer func() {
+		if injected {
+			close(u.injectedGone)
+		}
+	}()
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, req.Body)
+		if injected {
+			close(u.injectedReused)
+			return
+		}
+		id := req.Header.Get("X-Request-Id")
+		u.mu.Lock()
+		u.headers[id] = req.Header
+		u.mu.Unlock()
+		answer := taggedAnswer(id)
+		if id != "" && id == u.inject {
+			injected = true
+			if u.injectNow == nil {
+				answer += taggedAnswer("injected")
+			} else {
+				if _, err := io.WriteString(c, answer); err != nil {
+					return
+				}
+				<-u.injectNow
+				answer = taggedAnswer("injected")
+			}
+		}
+		if _, err := io.WriteString(c, answer); err != nil {
+			return
+		}
+	}
+}
+
+func taggedAnswer(id string) string {
+	body := fmt.Sprintf(`{"id":%q}`, id)
+	return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// header is what the upstream received with the request whose id is id.
+func (u *taggingUpstream) header(id string) http.Header {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.headers[id]
+}
+
+// A worker that sends an extra answer after a complete one loses that
+// connection: the next 20 clients each get their own answer, none gets the
+// injected one or another client's (issue 34, acceptance 1).
+//
+// The extra answer comes with the first (the router reads past the answer's
+// end and closes the connection) or once the connection is idle (the idle
+// watch discards it).
+func TestExtraWorkerAnswerReachesNoClient(t *testing.T) {
+	for _, later := range []bool{false, true} {
+		t.Run(map[bool]string{false: "with the answer", true: "while idle"}[later], func(t *testing.T) {
+			e := loopback(t)
+			up := startTaggingUpstream(t, "client-0")
+			if later {
+				up.injectNow = make(chan struct{})
+			}
+			_, base := e.router(testConfig("round_robin", up.url))
+			post := func(id string) {
+				t.Helper()
+				res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"p"}`, "X-Request-Id", id)
+				if want := fmt.Sprintf(`{"id":%q}`, id); res.Status != http.StatusOK || res.Body != want {
+					t.Fatalf("client %s got %d %s, want its own answer %s", id, res.Status, res.Body, want)
+				}
+			}
+			post("client-0")
+			if later {
+				close(up.injectNow)
+			}
+			// A router without the watch reuses the connection (its next
+			// health check does, if no client comes first); the bound only
+			// keeps a router that neither drops nor reuses it from hanging
+			// the test.
+			select {
+			case <-up.injectedGone:
+			case <-up.injectedReused:
+				t.Fatal("the router sent a request on the connection a worker had sent an unasked answer on")
+			case <-time.After(time.Minute):
+				t.Fatal("the router kept the connection a worker sent an unasked answer on")
+			}
+			for i := 1; i <= 20; i++ {
+				post(fmt.Sprintf("client-%d", i))
+			}
+		})
+	}
+}
