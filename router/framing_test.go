@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -163,5 +164,75 @@ func TestExtraWorkerAnswerReachesNoClient(t *testing.T) {
 				post(fmt.Sprintf("client-%d", i))
 			}
 		})
+	}
+}
+
+// rawExchange writes raw to the router on a new connection and reads what
+// comes back until the router closes it: every answer, in order.
+func rawExchange(t *testing.T, base, raw string) []*http.Response {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Only keeps a router that leaves the connection open from hanging the
+	// test.
+	_ = c.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	var out []*http.Response
+	br := bufio.NewReader(c)
+	for {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return out
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		out = append(out, resp)
+		if resp.Close {
+			return out
+		}
+	}
+}
+
+// A request head with a bare LF among CRLFs is refused (400, connection
+// closed), and neither the request a CRLF-only proxy in front would see nor
+// the one smuggled behind the LF reaches a worker (issue 34, acceptance 2).
+func TestMixedLineEndingsAreRefused(t *testing.T) {
+	e := loopback(t)
+	up := startTaggingUpstream(t, "")
+	_, base := e.router(testConfig("round_robin", up.url))
+	smuggled := "POST /v1/completions HTTP/1.1\r\nHost: r\r\nX-Request-Id: smuggled\r\nContent-Length: 2\r\n\r\n{}"
+	for name, head := range map[string]string{
+		// A CRLF-only reader sees one X-Pad field and no body, then the
+		// smuggled request; an LF-accepting one a 2-byte body.
+		"field line":   "POST /v1/completions HTTP/1.1\r\nHost: r\r\nX-Request-Id: front\r\nX-Pad: a\nContent-Length: 2\r\n\r\n{}",
+		"request line": "POST /v1/completions HTTP/1.1\nHost: r\r\nX-Request-Id: front\r\nContent-Length: 2\r\n\r\n{}",
+		"end of head":  "POST /v1/completions HTTP/1.1\r\nHost: r\r\nX-Request-Id: front\r\nContent-Length: 2\r\n\n{}",
+		"whole head":   "POST /v1/completions HTTP/1.1\nHost: r\nX-Request-Id: front\nContent-Length: 2\n\n{}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			answers := rawExchange(t, base, head+smuggled)
+			if len(answers) != 1 || answers[0].StatusCode != http.StatusBadRequest || !answers[0].Close {
+				for _, a := range answers {
+					t.Logf("answer %d close=%v", a.StatusCode, a.Close)
+				}
+				t.Fatalf("%d answers, want one 400 that closes the connection", len(answers))
+			}
+			for _, id := range []string{"front", "smuggled"} {
+				if up.header(id) != nil {
+					t.Errorf("the request with id %q reached the worker", id)
+				}
+			}
+		})
+	}
+	// The same requests with CRLF throughout are served, one after the other.
+	answers := rawExchange(t, base, strings.Replace(smuggled, "smuggled", "first", 1)+smuggled+
+		"GET /liveness HTTP/1.1\r\nHost: r\r\nConnection: close\r\n\r\n")
+	if len(answers) != 3 || answers[0].StatusCode != http.StatusOK || answers[1].StatusCode != http.StatusOK {
+		t.Fatalf("%d answers to well-formed pipelined requests, want 3", len(answers))
 	}
 }

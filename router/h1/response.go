@@ -31,7 +31,7 @@ type reply struct {
 // Content-Length; else until the worker closes. Trailers after a chunked
 // body are read and dropped (the router relays bodies, not trailers).
 func (c *conn) readReply(req *http.Request) (*reply, error) {
-	head, scratch, err := readHead(c.br, c.scratch, maxResponseHead)
+	head, scratch, err := readHead(c.br, c.scratch, maxResponseHead, false)
 	c.scratch = scratch
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if errors.Is(err, io.EOF) {
 		var scratch []byte
-		if scratch, err = readTrailer(b.c.br, b.c.scratch, maxResponseHead); err == nil {
+		if scratch, err = readTrailer(b.c.br, b.c.scratch, maxResponseHead, false); err == nil {
 			err = io.EOF
 		}
 		b.c.scratch = scratch
