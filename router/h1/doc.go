@@ -74,8 +74,9 @@
 // for up to 500 ms) so a client still sending a body hears a 413 or 429
 // rather than a reset. What it refuses, in the OpenAI error shape and
 // closing the connection: a head over MaxHeaderBytes (431), a malformed
-// request line or field, a folded field line, several Host fields or
-// none in HTTP/1.1 (400), both Content-Length and Transfer-Encoding,
+// request line or field, a folded field line, a line that ends in a bare
+// LF (a head is all CRLF: head.go), several Host fields or none in
+// HTTP/1.1 (400), both Content-Length and Transfer-Encoding,
 // several or non-decimal Content-Lengths (400), a transfer coding other
 // than chunked (501), HTTP/2 or later (505), CONNECT (405), an Expect
 // other than 100-continue (417). A malformed chunked body is the handler's
