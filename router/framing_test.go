@@ -236,3 +236,32 @@ func TestMixedLineEndingsAreRefused(t *testing.T) {
 		t.Fatalf("%d answers to well-formed pipelined requests, want 3", len(answers))
 	}
 }
+
+// Header fields whose names hold "_" are dropped before a request reaches
+// a worker (a CGI/WSGI-style server reads Content_Length as Content-Length),
+// unless keep_underscore_headers is set (issue 34, acceptance 2).
+func TestUnderscoreHeaderNamesAreDropped(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			e := loopback(t)
+			up := startTaggingUpstream(t, "")
+			cfg := testConfig("round_robin", up.url)
+			cfg.KeepUnderscoreHeaders = keep
+			_, base := e.router(cfg)
+			res := e.Post(base+"/v1/completions", `{"model":"m","prompt":"p"}`, "X-Request-Id", "u",
+				"Content_Length", "1000", "Transfer_Encoding", "chunked", "X_Tenant", "a", "X-Tenant", "b")
+			if res.Status != http.StatusOK || res.Body != `{"id":"u"}` {
+				t.Fatalf("got %d %s", res.Status, res.Body)
+			}
+			h := up.header("u")
+			for _, k := range []string{"Content_length", "Transfer_encoding", "X_tenant"} {
+				if _, got := h[k]; got != keep {
+					t.Errorf("%s reached the worker: %v, want %v (%v)", k, got, keep, h)
+				}
+			}
+			if h.Get("X-Tenant") != "b" || h.Get("Content-Length") != "26" {
+				t.Errorf("the worker got X-Tenant %q, Content-Length %q; want b, 26", h.Get("X-Tenant"), h.Get("Content-Length"))
+			}
+		})
+	}
+}
