@@ -16,7 +16,10 @@
 // bodies, keep-alive: an answer's head is read into one string and its
 // fields are substrings of it (head.go, response.go; a fuzz target holds
 // the reading to http.ReadResponse's), chunked bodies are net/http's
-// decoder (httputil.NewChunkedReader).
+// decoder (httputil.NewChunkedReader). A differential fuzz target
+// (transport_diff_test.go) feeds this Transport and net/http's the same
+// worker byte streams and holds them to handing each caller the same
+// answer.
 // valyala/fasthttp does the same but has no context cancellation and its
 // own request and response types; every caller of the router's client
 // (attempts, health checks, load scrapes) speaks net/http.

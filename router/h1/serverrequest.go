@@ -306,7 +306,7 @@ func (b *body) Read(p []byte) (int, error) {
 // readTrailer reads the trailer section after a chunked body's last
 // chunk, within the head limit, and drops it; it returns io.EOF.
 func (b *body) readTrailer() error {
-	scratch, err := readTrailer(b.c.br, b.c.scratch, b.c.maxHead(), true)
+	scratch, err := readTrailer(b.c.br, b.c.scratch, b.c.maxHead())
 	b.c.scratch = scratch
 	if err != nil {
 		return badRequest("malformed chunked body trailer")
