@@ -167,9 +167,15 @@ func TestExtraWorkerAnswerReachesNoClient(t *testing.T) {
 	}
 }
 
+// rawAnswer is an answer as rawExchange read it.
+type rawAnswer struct {
+	status int
+	close  bool
+}
+
 // rawExchange writes raw to the router on a new connection and reads what
 // comes back until the router closes it: every answer, in order.
-func rawExchange(t *testing.T, base, raw string) []*http.Response {
+func rawExchange(t *testing.T, base, raw string) []rawAnswer {
 	t.Helper()
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
@@ -182,7 +188,7 @@ func rawExchange(t *testing.T, base, raw string) []*http.Response {
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
-	var out []*http.Response
+	var out []rawAnswer
 	br := bufio.NewReader(c)
 	for {
 		resp, err := http.ReadResponse(br, nil)
@@ -191,7 +197,7 @@ func rawExchange(t *testing.T, base, raw string) []*http.Response {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
-		out = append(out, resp)
+		out = append(out, rawAnswer{status: resp.StatusCode, close: resp.Close})
 		if resp.Close {
 			return out
 		}
@@ -216,9 +222,9 @@ func TestMixedLineEndingsAreRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			answers := rawExchange(t, base, head+smuggled)
-			if len(answers) != 1 || answers[0].StatusCode != http.StatusBadRequest || !answers[0].Close {
+			if len(answers) != 1 || answers[0].status != http.StatusBadRequest || !answers[0].close {
 				for _, a := range answers {
-					t.Logf("answer %d close=%v", a.StatusCode, a.Close)
+					t.Logf("answer %d close=%v", a.status, a.close)
 				}
 				t.Fatalf("%d answers, want one 400 that closes the connection", len(answers))
 			}
@@ -232,7 +238,7 @@ func TestMixedLineEndingsAreRefused(t *testing.T) {
 	// The same requests with CRLF throughout are served, one after the other.
 	answers := rawExchange(t, base, strings.Replace(smuggled, "smuggled", "first", 1)+smuggled+
 		"GET /liveness HTTP/1.1\r\nHost: r\r\nConnection: close\r\n\r\n")
-	if len(answers) != 3 || answers[0].StatusCode != http.StatusOK || answers[1].StatusCode != http.StatusOK {
+	if len(answers) != 3 || answers[0].status != http.StatusOK || answers[1].status != http.StatusOK {
 		t.Fatalf("%d answers to well-formed pipelined requests, want 3", len(answers))
 	}
 }
