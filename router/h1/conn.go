@@ -112,6 +112,9 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*reply, error) {
 
 // firstByte waits for the answer's first byte: read here on a new
 // connection, brought by the watcher's pending read on one that was idle.
+// Until it returned, the watcher owns br: on a reused connection nothing
+// else may read the connection before (an answer read after a failed
+// write too; the read ends at once then, the connection being broken).
 func (c *conn) firstByte() error {
 	if c.reused {
 		return c.awaitAnswer()
