@@ -211,3 +211,56 @@ func TestCancelWhileAwaitingAnswerOnReusedConnection(t *testing.T) {
 		}
 	})
 }
+
+// Many goroutines share a pool whose connections the worker closes after
+// one to three answers, unannounced, so idle connections die while others
+// are being taken: every caller still gets its own answer (a request that
+// met a connection closing under it is sent again), and the race detector
+// sees the watchers, the pool and the round trips agree.
+func TestConcurrentRequestsWhileWorkerClosesIdleConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				readRequests(bufio.NewReader(c), func(i int, req *http.Request) bool {
+					_, err := io.WriteString(c, okAnswer(req.Header.Get("X-Tag")))
+					return err == nil && i <= n%3
+				})
+			})
+		}
+	})
+	tr := newTransport(nil)
+	defer tr.CloseIdleConnections()
+	var callers sync.WaitGroup
+	for g := range 8 {
+		callers.Go(func() {
+			for i := range 40 {
+				tag := fmt.Sprintf("caller %d request %d", g, i)
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+ln.Addr().String()+"/", strings.NewReader("{}"))
+				req.Header.Set("X-Tag", tag)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Errorf("%s: %v", tag, err)
+					return
+				}
+				b, err := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				if err != nil || string(b) != tag {
+					t.Errorf("%s got %q, %v", tag, b, err)
+					return
+				}
+			}
+		})
+	}
+	callers.Wait()
+}
