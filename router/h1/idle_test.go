@@ -264,3 +264,34 @@ func TestConcurrentRequestsWhileWorkerClosesIdleConnections(t *testing.T) {
 	}
 	callers.Wait()
 }
+
+// A chunked body read again after its end says EOF again and leaves the
+// connection, idle by then and read by its watcher, alone.
+func TestChunkedBodyReadAfterEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &pipeWorker{answer: func(n int, c net.Conn, br *bufio.Reader) {
+			readRequests(br, func(i int, _ *http.Request) bool {
+				body := fmt.Sprintf("conn %d request %d", n, i)
+				_, err := fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+				return err == nil
+			})
+		}}
+		tr := newPipeTransport(t, w)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://worker:80/", strings.NewReader("{}"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "conn 1 request 1" {
+			t.Fatalf("body %q, %v", b, err)
+		}
+		synctest.Wait() // idle, its watcher reading
+		if n, err := resp.Body.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+			t.Fatalf("read after the end: %d, %v; want 0, EOF", n, err)
+		}
+		_ = resp.Body.Close()
+		if got := getBody(t, tr); got != "conn 1 request 2" {
+			t.Fatalf("next answer %q, want conn 1 request 2", got)
+		}
+	})
+}

@@ -166,9 +166,15 @@ func (b *lengthBody) Close() error { return nil }
 type chunkedBody struct {
 	c *conn
 	r io.Reader
+	// err ends every later Read: once the body ended, its connection may
+	// be idle, its reader its watcher's (idle.go).
+	err error
 }
 
 func (b *chunkedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
 	n, err := b.r.Read(p)
 	if errors.Is(err, io.EOF) {
 		var scratch []byte
@@ -181,6 +187,7 @@ func (b *chunkedBody) Read(p []byte) (int, error) {
 		}
 		b.c.scratch = scratch
 	}
+	b.err = err
 	return n, err
 }
 
