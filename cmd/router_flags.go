@@ -66,6 +66,7 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.StringVar(&s.AdminAPIKeyEnv, "admin-api-key-env", s.AdminAPIKeyEnv, "environment variable holding the admin key; admin routes are off without one")
 	fs.StringVar(&s.WorkerAPIKeyEnv, "worker-api-key-env", s.WorkerAPIKeyEnv, "environment variable holding the key the router sends workers")
 	fs.BoolVar(&s.ForwardClientAuth, "forward-client-auth", s.ForwardClientAuth, "forward clients' Authorization, Cookie and API-key headers to workers")
+	fs.BoolVar(&s.KeepUnderscoreHeaders, "keep-underscore-headers", s.KeepUnderscoreHeaders, "forward header fields whose names contain '_' (dropped by default, as nginx does)")
 	fs.StringSliceVar(&s.PassthroughRoutes, "passthrough-routes", s.PassthroughRoutes, "other paths passed to workers: exact paths or /prefix/* (replaces the default list)")
 	fs.Int64Var(&s.MaxBodyMemory, "max-body-memory", s.MaxBodyMemory, "request body bytes held at once over all requests")
 	fs.IntVar(&s.MaxRunIDs, "max-run-ids", s.MaxRunIDs, "X-Run-ID values with live per-run series (least recently used evicted)")

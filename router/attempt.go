@@ -122,6 +122,9 @@ func (r *Router) roundTrip(ctx context.Context, in *inbound, t target) (upstream
 		return upstream{}, &attemptFailure{kind: failUpstream, worker: t.w.url, detail: "building request: " + err.Error()}
 	}
 	forwardHeaders(req.Header, in.header, r.cfg.ForwardClientAuth)
+	if !r.cfg.KeepUnderscoreHeaders {
+		dropUnderscoreFields(req.Header)
+	}
 	if len(in.reqIDHeader) == 1 && in.reqIDHeader[0] == in.reqID {
 		req.Header["X-Request-Id"] = in.reqIDHeader
 	} else {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,6 +29,12 @@ type conn struct {
 	// abort is c.abortIO, bound once: the cancellation hook of every
 	// round trip on the connection.
 	abort func()
+
+	// The idle watch (idle.go): state, and the watcher's channels, made
+	// when the connection first goes idle.
+	state atomic.Int32
+	kick  chan struct{}
+	heard chan error
 }
 
 func newConn(t *Transport, addr string, nc net.Conn) *conn {
@@ -56,7 +63,7 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request, body io.ReadClo
 	a, err := c.exchange(req, body)
 	if err != nil {
 		stop()
-		_ = c.nc.Close()
+		c.close()
 		return nil, err
 	}
 	resp := &a.resp
@@ -87,7 +94,7 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*reply, error) {
 		}
 		return nil, err
 	}
-	if _, err := c.br.Peek(1); err != nil {
+	if err := c.firstByte(); err != nil {
 		if c.reused && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
 			return nil, fmt.Errorf("%w: %w", errNothingRead, err)
 		}
@@ -106,6 +113,19 @@ func (c *conn) exchange(req *http.Request, body io.ReadCloser) (*reply, error) {
 		}
 		return a, nil
 	}
+}
+
+// firstByte waits for the answer's first byte: read here on a new
+// connection, brought by the watcher's pending read on one that was idle.
+// Until it returned, the watcher owns br: on a reused connection nothing
+// else may read the connection before (an answer read after a failed
+// write too; the read ends at once then, the connection being broken).
+func (c *conn) firstByte() error {
+	if c.reused {
+		return c.awaitAnswer()
+	}
+	_, err := c.br.Peek(1)
+	return err
 }
 
 var errInvalidRequest = errors.New("invalid request")
@@ -203,14 +223,15 @@ func writeField(w *bufio.Writer, k, v string) {
 }
 
 // release ends the connection's round trip: back to the idle pool when the
-// answer was read to its end, can be followed by another and was not
-// cancelled (stop reports false once the cancel ran), closed otherwise.
+// answer was read to its end, can be followed by another, was not
+// cancelled (stop reports false once the cancel ran) and nothing was read
+// past it (bytes after an answer are unsolicited: idle.go), closed
+// otherwise.
 func (c *conn) release(stop func() bool, reuse bool) {
-	if stop() && reuse && c.br.Buffered() == 0 {
-		c.t.putIdle(c)
+	if stop() && reuse && c.br.Buffered() == 0 && c.t.putIdle(c) {
 		return
 	}
-	_ = c.nc.Close()
+	c.close()
 }
 
 // bodyReader is an answer's body: net/http's reader (chunked or

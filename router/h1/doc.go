@@ -16,7 +16,10 @@
 // bodies, keep-alive: an answer's head is read into one string and its
 // fields are substrings of it (head.go, response.go; a fuzz target holds
 // the reading to http.ReadResponse's), chunked bodies are net/http's
-// decoder (httputil.NewChunkedReader).
+// decoder (httputil.NewChunkedReader). A differential fuzz target
+// (transport_diff_test.go) feeds this Transport and net/http's the same
+// worker byte streams and holds them to handing each caller the same
+// answer.
 // valyala/fasthttp does the same but has no context cancellation and its
 // own request and response types; every caller of the router's client
 // (attempts, health checks, load scrapes) speaks net/http.
@@ -31,7 +34,13 @@
 // fresh connection, when its body can be replayed (GetBody); cancelling the
 // request's context aborts the round trip and a body being read; a body
 // closed before its end closes its connection; idle connections are closed
-// after IdleTimeout and by CloseIdleConnections.
+// after IdleTimeout and by CloseIdleConnections; a read is pending on every
+// idle connection, and one on which the worker speaks unasked or that it
+// closes is discarded at once (idle.go: the goroutine that reads takes turns
+// with the round trips, so a reused connection's answer arrives through
+// it). Stricter than net/http: a connection is pooled only when nothing was
+// read past its answer's end (net/http pools it first and looks after, so
+// a request sent at once could read those bytes as its answer).
 //
 // Not kept: net/http writes a request body while it already reads the
 // answer, so a server that answers early (413, say) without reading the
@@ -68,8 +77,9 @@
 // for up to 500 ms) so a client still sending a body hears a 413 or 429
 // rather than a reset. What it refuses, in the OpenAI error shape and
 // closing the connection: a head over MaxHeaderBytes (431), a malformed
-// request line or field, a folded field line, several Host fields or
-// none in HTTP/1.1 (400), both Content-Length and Transfer-Encoding,
+// request line or field, a folded field line, a line that ends in a bare
+// LF (a head is all CRLF: head.go), several Host fields or none in
+// HTTP/1.1 (400), both Content-Length and Transfer-Encoding,
 // several or non-decimal Content-Lengths (400), a transfer coding other
 // than chunked (501), HTTP/2 or later (505), CONNECT (405), an Expect
 // other than 100-continue (417). A malformed chunked body is the handler's

@@ -21,8 +21,12 @@ var errHeadSyntax = errors.New("malformed message head")
 // readHead reads from br through the empty line that ends a head, at most
 // limit bytes, using scratch (returned, maybe grown) as room. It returns
 // the head without its final empty line. A head over limit is
-// errHeadTooLarge.
-func readHead(br *bufio.Reader, scratch []byte, limit int) (string, []byte, error) {
+// errHeadTooLarge. A request's head (request set) must end every line,
+// the empty ones included, in CRLF (errBareLF otherwise), and empty lines
+// before it are skipped (RFC 9112 §2.2 asks a server to); in an answer's a
+// bare LF ends a line too (§2.2 lets a recipient accept one, as net/http
+// does), and an empty line before the status line is malformed.
+func readHead(br *bufio.Reader, scratch []byte, limit int, request bool) (string, []byte, error) {
 	buf := scratch[:0]
 	lineStart, skipped := 0, 0
 	for {
@@ -34,8 +38,14 @@ func readHead(br *bufio.Reader, scratch []byte, limit int) (string, []byte, erro
 		switch {
 		case err == nil:
 			line := buf[lineStart:]
+			if request && (len(line) < 2 || line[len(line)-2] != '\r') {
+				return "", buf, errBareLF
+			}
 			if len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
-				if lineStart == 0 { // empty lines before a request line are skipped (RFC 9112 §2.2)
+				if lineStart == 0 && !request {
+					return "", buf, errHeadSyntax
+				}
+				if lineStart == 0 {
 					skipped += len(buf)
 					buf = buf[:0]
 					continue
@@ -50,6 +60,12 @@ func readHead(br *bufio.Reader, scratch []byte, limit int) (string, []byte, erro
 		}
 	}
 }
+
+// errBareLF is a line of a request's head or a trailer that ends in LF
+// without CR. A proxy in front of the router that ends lines only at CRLF
+// would read such a head as other fields, or other requests, than the
+// router does, so the router reads none: a head is all CRLF or refused.
+var errBareLF = errors.New("line ends in a bare LF; request lines must end in CRLF")
 
 // nextLine cuts the first line off s, without its CRLF (or LF).
 func nextLine(s string) (line, rest string) {
@@ -116,7 +132,10 @@ func validFieldValue(s string) bool {
 }
 
 // readTrailer reads a chunked body's trailer section (fields through an
-// empty line, maybe none), checks and drops it.
+// empty line, maybe none), checks and drops it. Every line must end in
+// CRLF (errBareLF): a request's, as its head; an answer's, because
+// net/http, which the answers must be read like (transport_diff_test.go),
+// ends the section only at CRLF.
 func readTrailer(br *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
 	buf := scratch[:0]
 	for {
@@ -128,7 +147,11 @@ func readTrailer(br *bufio.Reader, scratch []byte, limit int) ([]byte, error) {
 		buf = append(buf, frag...)
 		switch {
 		case err == nil:
-			if line := buf[start:]; len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
+			line := buf[start:]
+			if len(line) < 2 || line[len(line)-2] != '\r' {
+				return buf, errBareLF
+			}
+			if len(line) == 1 || (len(line) == 2 && line[0] == '\r') {
 				return buf, parseFields(string(buf[:start]), http.Header{}, nil)
 			}
 		case errors.Is(err, bufio.ErrBufferFull):

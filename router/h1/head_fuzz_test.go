@@ -15,9 +15,10 @@ import (
 const earlierHead = "POST /earlier?q=1 HTTP/1.1\r\nHost: earlier\r\nX-Earlier: 1\r\nX-Test: a\r\nX-Test: b\r\nContent-Length: 3\r\n"
 
 // FuzzParseRequestHead checks the server's head parser on any bytes: it
-// never panics, every request it accepts has one body framing and valid
-// fields, and net/http reads the same request from the same bytes (the
-// router's parser may refuse more, never accept something else).
+// never panics, every request it accepts has one body framing, valid
+// fields and only CRLF line ends, and net/http reads the same request from
+// the same bytes (the router's parser may refuse more, never accept
+// something else).
 //
 //	go test -run '^$' -fuzz FuzzParseRequestHead ./router/h1/
 func FuzzParseRequestHead(f *testing.F) {
@@ -35,9 +36,14 @@ func FuzzParseRequestHead(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		head, _, err := readHead(bufio.NewReader(bytes.NewReader(data)), nil, DefaultMaxHeaderBytes)
+		head, _, err := readHead(bufio.NewReader(bytes.NewReader(data)), nil, DefaultMaxHeaderBytes, true)
 		if err != nil {
 			return
+		}
+		for i := range len(head) {
+			if head[i] == '\n' && (i == 0 || head[i-1] != '\r') {
+				t.Fatalf("bare LF accepted: %q", data)
+			}
 		}
 		// The room held another request's head before, as a connection's
 		// does: nothing of that one may show in this one.

@@ -37,7 +37,7 @@ type reply struct {
 // Content-Length; else until the worker closes. Trailers after a chunked
 // body are read and dropped (the router relays bodies, not trailers).
 func (c *conn) readReply(req *http.Request) (*reply, error) {
-	head, scratch, err := readHead(c.br, c.scratch, maxResponseHead)
+	head, scratch, err := readHead(c.br, c.scratch, maxResponseHead, false)
 	c.scratch = scratch
 	if errors.Is(err, errHeadTooLarge) {
 		return nil, fmt.Errorf("%w: %w", ErrMalformedAnswer, err)
@@ -91,13 +91,19 @@ func (c *conn) frameBody(a *reply, method string) error {
 	resp := &a.resp
 	h := resp.Header
 	te, cl := h["Transfer-Encoding"], h["Content-Length"]
+	if len(te) > 0 && resp.ProtoMinor == 0 {
+		// HTTP/1.0 has no transfer codings: the field is ignored, as
+		// net/http does (the body ends at its Content-Length or the close).
+		delete(h, "Transfer-Encoding")
+		te = nil
+	}
 	length := int64(-1)
 	if len(cl) > 0 {
 		n, ok := parseLength(strings.TrimSpace(cl[0]))
 		for _, v := range cl[1:] {
 			ok = ok && strings.TrimSpace(v) == strings.TrimSpace(cl[0])
 		}
-		if !ok && len(te) == 0 {
+		if !ok { // even beside a chunked coding, as net/http refuses it
 			return fmt.Errorf("malformed Content-Length %q", cl)
 		}
 		length = n
@@ -169,17 +175,28 @@ func (b *lengthBody) Close() error { return nil }
 type chunkedBody struct {
 	c *conn
 	r io.Reader
+	// err ends every later Read: once the body ended, its connection may
+	// be idle, its reader its watcher's (idle.go).
+	err error
 }
 
 func (b *chunkedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
 	n, err := b.r.Read(p)
 	if errors.Is(err, io.EOF) {
 		var scratch []byte
-		if scratch, err = readTrailer(b.c.br, b.c.scratch, maxResponseHead); err == nil {
+		scratch, err = readTrailer(b.c.br, b.c.scratch, maxResponseHead)
+		switch {
+		case err == nil:
 			err = io.EOF
+		case errors.Is(err, io.EOF):
+			err = io.ErrUnexpectedEOF // the worker closed within the trailer
 		}
 		b.c.scratch = scratch
 	}
+	b.err = err
 	return n, err
 }
 

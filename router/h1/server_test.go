@@ -100,6 +100,14 @@ func TestServerAnswersAndRefuses(t *testing.T) {
 		{"expect other", "POST / HTTP/1.1\r\n" + host + "Expect: magic\r\nContent-Length: 1\r\n\r\nx", 417, "invalid_request"},
 		{"head too large", "GET / HTTP/1.1\r\n" + host + "X-Big: " + strings.Repeat("a", DefaultMaxHeaderBytes) + "\r\n\r\n", 431, "invalid_request"},
 		{"bad chunk", "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nzz\r\n", 400, ""},
+		// A head is all CRLF or refused: a proxy that ends lines only at
+		// CRLF would read other fields or requests than the router.
+		{"bare LF in a field line", "GET / HTTP/1.1\r\n" + host + "X-A: 1\nX-B: 2\r\n\r\n", 400, "invalid_request"},
+		{"bare LF after the request line", "GET / HTTP/1.1\n" + host + "\r\n", 400, "invalid_request"},
+		{"bare LF ending the head", "GET / HTTP/1.1\r\n" + host + "\n", 400, "invalid_request"},
+		{"all bare LF", "GET / HTTP/1.1\nHost: x\n\n", 400, "invalid_request"},
+		{"bare LF before the request line", "\nGET / HTTP/1.1\r\n" + host + "\r\n", 400, "invalid_request"},
+		{"bare LF in a trailer", "POST / HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n0\r\nX-T: 1\n\r\n", 400, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := exchange(t, addr, c.raw)

@@ -140,7 +140,7 @@ func (c *serverConn) lead() bool {
 // connection can carry another.
 func (c *serverConn) serveOne() bool {
 	req := c.request()
-	head, scratch, err := readHead(c.br, c.scratch, c.maxHead())
+	head, scratch, err := readHead(c.br, c.scratch, c.maxHead(), true)
 	c.scratch = scratch
 	c.cr.readingHead(false)
 	var fr framing
@@ -215,6 +215,8 @@ func (c *serverConn) refuse(err error) {
 	case errors.As(err, &se):
 	case errors.Is(err, errHeadTooLarge):
 		se = &statusError{status: http.StatusRequestHeaderFieldsTooLarge, typ: "invalid_request", msg: "request head exceeds the server's limit"}
+	case errors.Is(err, errBareLF):
+		se = badRequest(errBareLF.Error())
 	default:
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {

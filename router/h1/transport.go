@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -145,8 +146,11 @@ func (t *Transport) takeIdle(addr string) *conn {
 		cs[len(cs)-1] = nil
 		cs = cs[:len(cs)-1]
 		if t.opts.IdleTimeout > 0 && t.opts.Now().Sub(c.idleSince) > t.opts.IdleTimeout {
-			_ = c.nc.Close()
+			c.closeIdle()
 			continue
+		}
+		if !c.state.CompareAndSwap(connIdle, connBusy) {
+			continue // its watcher is discarding it
 		}
 		t.idle[addr] = cs
 		c.reused = true
@@ -156,19 +160,30 @@ func (t *Transport) takeIdle(addr string) *conn {
 	return nil
 }
 
-// putIdle keeps c for the next request to its host, or closes it when the
-// host has enough idle connections.
-func (t *Transport) putIdle(c *conn) {
+// putIdle keeps c, which the caller owns, for the next request to its
+// host, with its watcher reading (idle.go); false when the host has enough
+// idle connections.
+func (t *Transport) putIdle(c *conn) bool {
 	c.idleSince = t.opts.Now()
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	cs := t.idle[c.addr]
-	if len(cs) < t.opts.MaxIdlePerHost {
-		t.idle[c.addr] = append(cs, c)
-		c = nil
+	if len(cs) >= t.opts.MaxIdlePerHost {
+		return false
 	}
-	t.mu.Unlock()
-	if c != nil {
-		_ = c.nc.Close()
+	c.state.Store(connIdle)
+	c.startWatch()
+	t.idle[c.addr] = append(cs, c)
+	return true
+}
+
+// dropIdle forgets an idle connection its watcher discards.
+func (t *Transport) dropIdle(c *conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cs := t.idle[c.addr]
+	if i := slices.Index(cs, c); i >= 0 {
+		t.idle[c.addr] = slices.Delete(cs, i, i+1)
 	}
 }
 
@@ -181,7 +196,7 @@ func (t *Transport) CloseIdleConnections() {
 	t.mu.Unlock()
 	for _, cs := range idle {
 		for _, c := range cs {
-			_ = c.nc.Close()
+			c.closeIdle()
 		}
 	}
 	t.opts.Fallback.CloseIdleConnections()

@@ -30,6 +30,11 @@ type SecurityConfig struct {
 	// (Authorization, Cookie, X-Api-Key, Api-Key) to workers. Off: workers
 	// never see them.
 	ForwardClientAuth bool `yaml:"forward_client_auth,omitempty" json:"forward_client_auth,omitempty"`
+	// KeepUnderscoreHeaders forwards header fields whose names hold "_".
+	// Off: they are dropped (nginx's default), since a worker that reads
+	// "_" as "-" (CGI/WSGI style) would take Content_Length for a second
+	// Content-Length.
+	KeepUnderscoreHeaders bool `yaml:"keep_underscore_headers,omitempty" json:"keep_underscore_headers,omitempty"`
 	// PassthroughRoutes are the paths other than the named routes that are
 	// passed through to workers: exact paths, or prefixes ending in "/*".
 	// Anything else is 404, so workers' control routes are unreachable.
