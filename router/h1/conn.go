@@ -136,6 +136,11 @@ var errInvalidRequest = errors.New("invalid request")
 // the answer already received, or the end of the connection. The
 // connection is not reused after it.
 func (c *conn) answerAfterWriteError(req *http.Request) (*reply, error) {
+	// On a reused connection the idle watcher owns br until its pending
+	// read returns (firstByte); reading before that would race with it.
+	if err := c.firstByte(); err != nil {
+		return nil, err
+	}
 	for {
 		a, err := c.readReply(req)
 		if err != nil {
