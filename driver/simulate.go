@@ -35,6 +35,15 @@ type System interface {
 	Plan()
 }
 
+// Canceller is a System that can drop a request in flight, as a client
+// that disconnects does over HTTP: what the request holds in the system
+// (the router's load on its worker) is released. The driver cancels a
+// request when its timeout passes and, when a phase stops, every request
+// still in flight. A System without it keeps holding them.
+type Canceller interface {
+	Cancel(id int)
+}
+
 // Answer is a finished request: its token emission times (virtual,
 // absolute) and usage.
 type Answer struct {
@@ -180,16 +189,21 @@ type virtual struct {
 	transit transits // sent, not arrived yet (HTTPInbound)
 	back    answers  // answered, not at the client yet (HTTPOverhead − HTTPInbound)
 	out     time.Duration
-	answer  func(Answer) // v.answered, made once
-	u       usage        // the answer's usage, reused (measure copies it)
-	cached  promptDetails
+	// timeouts are the requests in flight in send order (so in deadline
+	// order, Config.Timeout after the send), read from head; those
+	// answered since are skipped.
+	timeouts []int
+	head     int
+	answer   func(Answer) // v.answered, made once
+	u        usage        // the answer's usage, reused (measure copies it)
+	cached   promptDetails
 }
 
 // run runs p in virtual time from the current instant. A phase its context
 // stopped returns no error: its records say how it ended, and the caller
 // reads ctx.
 func (v *virtual) run(p *phase) error {
-	v.p, v.transit, v.back = p, nil, nil
+	v.p, v.transit, v.back, v.timeouts, v.head = p, nil, nil, nil, 0
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
 	v.out = v.cfg.HTTPOverhead - v.cfg.HTTPInbound
 	if v.answer == nil {
@@ -208,6 +222,9 @@ func (v *virtual) advance(p *phase, due time.Duration, hasDue bool) (time.Durati
 	}
 	if len(v.back) > 0 && (!ok || v.back[0].at < at) {
 		at, ok = v.back[0].at, true
+	}
+	if d, expiring := v.deadline(); expiring && (!ok || d < at) {
+		at, ok = d, true
 	}
 	if hasDue {
 		if d := max(v.base+due, v.now); !ok || d < at {
@@ -234,6 +251,7 @@ func (v *virtual) advance(p *phase, due time.Duration, hasDue bool) (time.Durati
 			v.answered(Answer{ID: -1 - x.index}) // it held a concurrency slot
 		}
 	}
+	v.expire(at)
 	return at - v.base, false, nil
 }
 
@@ -243,6 +261,7 @@ func (v *virtual) send(p *phase, i int, body []byte, header http.Header, now tim
 	markSent(p.recs.at(i), now)
 	p.recs.sentAt(i, ms(now))
 	v.sent[i] = v.now
+	v.timeouts = append(v.timeouts, i)
 	x := inTransit{at: v.now + v.cfg.HTTPInbound, index: i, header: header, body: body}
 	if v.cfg.HTTPInbound > 0 {
 		heap.Push(&v.transit, x)
@@ -285,8 +304,13 @@ func (v *virtual) deliver(a Answer) {
 	i := a.ID
 	if i < 0 {
 		i = -1 - i
-	} else {
-		o := v.outcome(a, v.sent[i])
+	}
+	send, ok := v.sent[i]
+	if !ok {
+		return // it timed out: the client no longer reads it
+	}
+	if a.ID >= 0 {
+		o := v.outcome(a, send)
 		v.p.measure(v.p.recs.at(i), &o)
 	}
 	delete(v.sent, i)
@@ -300,14 +324,16 @@ func (v *virtual) deliver(a Answer) {
 // reached the engine HTTPInbound after its send, so TTFT and E2E hold the
 // whole overhead, the gaps between tokens none of it).
 func (v *virtual) outcome(a Answer, send time.Duration) outcome {
-	o := outcome{sent: true, send: send - v.base}
+	// An answer came back: over HTTP its status was 200 (a stream's status
+	// precedes its tokens).
+	o := outcome{sent: true, send: send - v.base, status: http.StatusOK}
 	if len(a.Tokens) == 0 {
 		o.errType, o.err = errStream, "the engine finished without a token"
 		return o
 	}
 	v.cached.CachedTokens = a.CachedTokens
 	v.u = usage{PromptTokens: a.PromptTokens, CompletionTokens: len(a.Tokens), PromptTokensDetails: &v.cached}
-	o.status, o.usage, o.tokens = http.StatusOK, &v.u, a.Tokens
+	o.usage, o.tokens = &v.u, a.Tokens
 	o.first, o.last = a.Tokens[0]+v.out-v.base, a.Tokens[len(a.Tokens)-1]+v.out-v.base
 	return o
 }
@@ -317,6 +343,52 @@ func (v *virtual) outcome(a Answer, send time.Duration) outcome {
 func (v *virtual) drain(p *phase, now time.Duration) {
 	for _, i := range slices.Sorted(maps.Keys(v.sent)) {
 		p.cancel(i)
+		v.cancel(i)
 	}
 	v.end = v.base + now
+}
+
+// deadline is when the earliest request in flight times out; false when
+// none is in flight.
+func (v *virtual) deadline() (time.Duration, bool) {
+	for v.head < len(v.timeouts) {
+		if send, ok := v.sent[v.timeouts[v.head]]; ok {
+			return send + v.cfg.Timeout, true
+		}
+		v.head++
+	}
+	v.timeouts, v.head = v.timeouts[:0], 0
+	return 0, false
+}
+
+// expire ends every request whose timeout passed by at, as the wall
+// clock's client gives up on it: it is a timeout, its slot frees and its
+// session is aborted. An answer the system gives it later is dropped. The
+// instant's answers come first: one that arrives at its deadline counts.
+func (v *virtual) expire(at time.Duration) {
+	for {
+		d, ok := v.deadline()
+		if !ok || d > at {
+			break
+		}
+		i := v.timeouts[v.head]
+		v.head++
+		delete(v.sent, i)
+		o := outcome{sent: true, send: d - v.cfg.Timeout - v.base, errType: errTimeout,
+			err: fmt.Sprintf("no answer within the request timeout (%v)", v.cfg.Timeout)}
+		v.p.measure(v.p.recs.at(i), &o)
+		v.cancel(i)
+		v.end = max(v.end, v.now)
+		v.p.delivered(i, at-v.base, "")
+	}
+	if v.head > 1024 && v.head*2 > len(v.timeouts) {
+		v.timeouts, v.head = append(v.timeouts[:0], v.timeouts[v.head:]...), 0
+	}
+}
+
+// cancel tells the system that the client dropped request i.
+func (v *virtual) cancel(i int) {
+	if c, ok := v.sys.(Canceller); ok {
+		c.Cancel(i)
+	}
 }
