@@ -95,6 +95,12 @@ var fleetBase = time.Unix(0, 0).UTC()
 // parallelism, role, profile and KV settings) on a shared virtual clock.
 // Faults, an injected clock and admin routes do not apply.
 func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
+	return newFleet(workers, obs, false)
+}
+
+// newFleet is NewFleet; with metrics, the engines keep the metrics a
+// served engine exposes (Replay reports them), else they record nothing.
+func newFleet(workers []Options, obs FleetObserver, metrics bool) (*Fleet, error) {
 	if len(workers) == 0 {
 		return nil, errors.New("sim fleet: no workers")
 	}
@@ -106,7 +112,9 @@ func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
 			return nil, fmt.Errorf("worker %d: %w", i, err)
 		}
 		for _, e := range s.ranks {
-			e.m = discardMetrics() // never scraped: the observer hears everything
+			if !metrics {
+				e.m = discardMetrics() // never scraped: the observer hears everything
+			}
 		}
 		f.servers = append(f.servers, s)
 		f.first = append(f.first, len(f.ranks))
@@ -175,18 +183,39 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 	if e != nil {
 		return fmt.Errorf("%s: %s", e.typ, e.msg)
 	}
-	sq := s.newSeq(r.ID, req)
-	sq.fleet, sq.tag = f, r.Tag
+	sq := f.newSeq(r.Worker, r.Tag, r.ID, req)
 	if req.kv != nil && s.cfg.role == RolePrefill && req.kv.DoRemoteDecode && !req.stream {
 		sq.holdKV = true
 	}
 	if r.Pulled {
 		sq.remoteKV = sq.promptLen - 1 // what a successful pullKV yields
 	}
-	g := f.first[r.Worker] + r.Rank
+	f.queue(r.Worker, r.Rank, sq)
+	return nil
+}
+
+// submitSeq hands a parsed request to worker w's rank at virtual time at
+// (Replay's requests are token ids, not a body).
+func (f *Fleet) submitSeq(w, rank, tag int, id string, req *genRequest, at time.Duration) error {
+	if err := f.advance(at); err != nil {
+		return err
+	}
+	f.queue(w, rank, f.newSeq(w, tag, id, req))
+	return nil
+}
+
+// newSeq is worker w's sequence for req, reporting to the fleet as tag.
+func (f *Fleet) newSeq(w, tag int, id string, req *genRequest) *seq {
+	sq := f.servers[w].newSeq(id, req)
+	sq.fleet, sq.tag = f, tag
+	return sq
+}
+
+// queue hands sq to worker w's rank; it plans at the next Plan.
+func (f *Fleet) queue(w, rank int, sq *seq) {
+	g := f.first[w] + rank
 	f.ranks[g].submit(sq)
 	f.mark(g)
-	return nil
 }
 
 // ReleaseHeld frees the KV that worker w's rank keeps for request id, as
