@@ -121,20 +121,8 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		w := newPhase(phaseWarmup)
 		w.answered = warmupDone
 		runWall(ctx, w, warmup, st, client, url, o.now)
-		for _, r := range w.recs.all {
-			if r.Sent {
-				res.Warmup.Sent++
-			}
-			if !r.Success {
-				res.WarmupFailed++
-				if res.Warmup.ErrorTypes == nil {
-					res.Warmup.ErrorTypes = map[string]int{}
-				}
-				res.Warmup.ErrorTypes[r.ErrorType]++
-			}
-		}
+		res.addWarmup(w.recs.all)
 	}
-	res.Warmup.Failed = res.WarmupFailed
 	<-readyStream // it ends with ctx at the latest
 	side.Wait()
 	if err := ctx.Err(); err != nil && len(warmup) > 0 {
@@ -161,6 +149,23 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
+}
+
+// addWarmup counts a warm-up phase's records into the warm-up's outcome.
+func (res *Result) addWarmup(recs []RequestRecord) {
+	for _, r := range recs {
+		if r.Sent {
+			res.Warmup.Sent++
+		}
+		if !r.Success {
+			res.WarmupFailed++
+			if res.Warmup.ErrorTypes == nil {
+				res.Warmup.ErrorTypes = map[string]int{}
+			}
+			res.Warmup.ErrorTypes[r.ErrorType]++
+		}
+	}
+	res.Warmup.Failed = res.WarmupFailed
 }
 
 // describe fills the summary's fields that say what ran (vllm bench

@@ -103,18 +103,8 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		if err := cmp.Or(v.run(w), ctx.Err()); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
-		for _, r := range w.recs.all {
-			res.Warmup.Sent++
-			if !r.Success {
-				res.WarmupFailed++
-				if res.Warmup.ErrorTypes == nil {
-					res.Warmup.ErrorTypes = map[string]int{}
-				}
-				res.Warmup.ErrorTypes[r.ErrorType]++
-			}
-		}
+		res.addWarmup(w.recs.all)
 	}
-	res.Warmup.Failed = res.WarmupFailed
 	m := newPhase(phaseMeasured, src)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
