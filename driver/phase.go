@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"container/heap"
 	"net/http"
 	"strconv"
 	"time"
@@ -40,7 +39,7 @@ type phase struct {
 
 	recs  *records
 	sent  *sentDigest
-	q     queue
+	q     minHeap[pending]
 	next  map[int]int          // turn index → index of the following turn
 	convs map[int]conversation // multi_turn sessions with actual history, by turn index
 	// inflight counts requests sent and not answered; finished those
@@ -78,23 +77,9 @@ type pending struct {
 	intended time.Duration
 }
 
-// queue orders pending requests by intended time, then index.
-type queue []pending
-
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
-	if q[i].intended != q[j].intended {
-		return q[i].intended < q[j].intended
-	}
-	return q[i].index < q[j].index
-}
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(pending)) }
-func (q *queue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+// before orders pending requests by intended time, then index.
+func (x pending) before(y pending) bool {
+	return x.intended < y.intended || x.intended == y.intended && x.index < y.index
 }
 
 // run sends every request on c and returns when all have finished (or,
@@ -125,7 +110,7 @@ func (p *phase) run(c clock) error {
 			return p.stop(c, now)
 		}
 		for p.q.Len() > 0 && p.free() && p.q[0].intended <= now {
-			it := heap.Pop(&p.q).(pending)
+			it := p.q.pop()
 			if p.src.Lazy() {
 				if err := p.pull(); err != nil {
 					return err
@@ -150,7 +135,7 @@ func (p *phase) pull() error {
 		return err
 	}
 	if r := p.src.At(i); r.Prev < 0 {
-		heap.Push(&p.q, pending{index: i, intended: r.Offset})
+		p.q.push(pending{index: i, intended: r.Offset})
 	} else {
 		p.next[r.Prev] = i
 	}
@@ -256,7 +241,7 @@ func (p *phase) finish(i int, end time.Duration, text string) int {
 			c.turns = append(c.turns, text)
 			p.convs[i] = c
 		}
-		heap.Push(&p.q, pending{index: nxt, intended: end + p.src.At(nxt).Think})
+		p.q.push(pending{index: nxt, intended: end + p.src.At(nxt).Think})
 	default:
 		aborted = p.abort(nxt, end, true)
 	}
@@ -315,7 +300,7 @@ func (p *phase) stop(c clock, now time.Duration) error {
 	p.stopping = true
 	c.drain(p, now)
 	for p.q.Len() > 0 {
-		it := heap.Pop(&p.q).(pending)
+		it := p.q.pop()
 		for i, ok := it.index, true; ok; i, ok = p.next[i] {
 			r := p.recs.at(i)
 			r.ErrorType, r.Error = ErrNotSent, "the run stopped before this request was sent"

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -176,8 +175,8 @@ type virtual struct {
 	end     time.Duration // when the current phase's last request ended
 	p       *phase        // the current phase
 	sent    map[int]time.Duration
-	transit transits // sent, not arrived yet (HTTPInbound)
-	back    answers  // answered, not at the client yet (HTTPOverhead − HTTPInbound)
+	transit minHeap[inTransit] // sent, not arrived yet (HTTPInbound)
+	back    minHeap[answer]    // answered, not at the client yet (HTTPOverhead − HTTPInbound)
 	out     time.Duration
 	// timeouts are the requests in flight in send order (so in deadline
 	// order, Config.Timeout after the send), read from head; those
@@ -233,10 +232,10 @@ func (v *virtual) advance(p *phase, due time.Duration, hasDue bool) (time.Durati
 		return 0, false, err
 	}
 	for len(v.back) > 0 && v.back[0].at <= at {
-		v.deliver(heap.Pop(&v.back).(answer).a)
+		v.deliver(v.back.pop().a)
 	}
 	for len(v.transit) > 0 && v.transit[0].at <= at {
-		x := heap.Pop(&v.transit).(inTransit)
+		x := v.transit.pop()
 		if !v.arrive(x) {
 			v.answered(Answer{ID: -1 - x.index}) // it held a concurrency slot
 		}
@@ -254,7 +253,7 @@ func (v *virtual) send(p *phase, i int, body []byte, header http.Header, now tim
 	v.timeouts = append(v.timeouts, i)
 	x := inTransit{at: v.now + v.cfg.HTTPInbound, index: i, header: header, body: body}
 	if v.cfg.HTTPInbound > 0 {
-		heap.Push(&v.transit, x)
+		v.transit.push(x)
 		return true
 	}
 	if !v.arrive(x) {
@@ -285,7 +284,7 @@ func (v *virtual) answered(a Answer) {
 		v.deliver(a)
 		return
 	}
-	heap.Push(&v.back, answer{at: v.now + v.out, a: a})
+	v.back.push(answer{at: v.now + v.out, a: a})
 }
 
 // deliver hands answer a to the phase: the client has its last token (or

@@ -76,8 +76,8 @@ type Fleet struct {
 	now   time.Time
 	busy  []bool // a step runs
 	dirty []bool
-	todo  []int // ranks marked dirty, to plan
-	ends  stepEnds
+	todo  []int  // ranks marked dirty, to plan
+	ends  events // running steps' ends, keyed by rank
 
 	lag     time.Duration // modelled step lateness (SetLag)
 	wake    time.Duration // modelled lateness of a step planned on waking (SetLag)
@@ -261,14 +261,14 @@ func (f *Fleet) Complete(at time.Duration) error {
 		return err
 	}
 	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
-		x := heap.Pop(&f.ends).(stepEnd)
-		e := f.ranks[x.rank]
+		g := heap.Pop(&f.ends).(event).key
+		e := f.ranks[g]
 		e.mu.Lock()
 		e.complete(f.now)
 		e.mu.Unlock()
 		// The loop is awake: it plans the next step at this instant.
-		f.busy[x.rank], f.awake[x.rank] = false, true
-		f.mark(x.rank)
+		f.busy[g], f.awake[g] = false, true
+		f.mark(g)
 	}
 	return nil
 }
@@ -309,7 +309,7 @@ func (f *Fleet) Plan() {
 		if end.After(f.now) {
 			done = end.Add(late)
 		}
-		heap.Push(&f.ends, stepEnd{at: done, rank: g})
+		heap.Push(&f.ends, event{at: done, key: g})
 		f.steps++
 		f.busyTime += dur
 	}
@@ -345,22 +345,23 @@ func (f *Fleet) finished(s *seq, now time.Time) {
 		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
 }
 
-// stepEnd is a running step's completion; they order by time, then rank
-// (a rank has one at most).
-type stepEnd struct {
-	at   time.Time
-	rank int
+// event is something due at a virtual time: a running step's completion
+// (key: its rank, which has one at most) or a Replay arrival (key: its
+// trace index). Events order by time, then key.
+type event struct {
+	at  time.Time
+	key int
 }
 
-type stepEnds []stepEnd
+type events []event
 
-func (h stepEnds) Len() int { return len(h) }
-func (h stepEnds) Less(i, j int) bool {
-	return h[i].at.Before(h[j].at) || (h[i].at.Equal(h[j].at) && h[i].rank < h[j].rank)
+func (h events) Len() int { return len(h) }
+func (h events) Less(i, j int) bool {
+	return h[i].at.Before(h[j].at) || (h[i].at.Equal(h[j].at) && h[i].key < h[j].key)
 }
-func (h stepEnds) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *stepEnds) Push(x any)   { *h = append(*h, x.(stepEnd)) }
-func (h *stepEnds) Pop() any {
+func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *events) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *events) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

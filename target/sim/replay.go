@@ -71,15 +71,15 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 	r.f = f
 	for i, tr := range trace {
 		if tr.After == 0 {
-			heap.Push(&r.due, arrival{tr.At, i})
+			heap.Push(&r.due, event{fleetBase.Add(tr.At), i})
 		} else {
 			r.children[tr.After-1] = append(r.children[tr.After-1], i)
 		}
 	}
 	for {
 		at, ok := f.Next()
-		if len(r.due) > 0 && (!ok || r.due[0].at < at) {
-			at, ok = r.due[0].at, true
+		if len(r.due) > 0 && (!ok || r.due[0].at.Sub(fleetBase) < at) {
+			at, ok = r.due[0].at.Sub(fleetBase), true
 		}
 		if !ok {
 			break
@@ -89,8 +89,8 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 		if err := f.Complete(at); err != nil {
 			return nil, err
 		}
-		for len(r.due) > 0 && r.due[0].at == at {
-			if err := r.submit(heap.Pop(&r.due).(arrival).i, at); err != nil {
+		for len(r.due) > 0 && r.due[0].at.Sub(fleetBase) == at {
+			if err := r.submit(heap.Pop(&r.due).(event).key, at); err != nil {
 				return nil, err
 			}
 		}
@@ -125,7 +125,7 @@ type replay struct {
 	f        *Fleet
 	trace    []TraceRequest
 	results  []traced
-	due      arrivals      // requests whose arrival time is known
+	due      events        // requests whose arrival time is known, keyed by trace index
 	children map[int][]int // requests that follow request i
 	next     int           // round-robin rank counter
 }
@@ -156,7 +156,7 @@ func (r *replay) Finished(tag int, f FleetFinish) {
 	res := &r.results[tag]
 	res.finished, res.FinishReason, res.CachedTokens = true, f.Reason, f.CachedTokens
 	for _, c := range r.children[tag] {
-		heap.Push(&r.due, arrival{max(r.trace[c].At, f.At), c})
+		heap.Push(&r.due, event{fleetBase.Add(max(r.trace[c].At, f.At)), c})
 	}
 }
 
@@ -173,26 +173,4 @@ func (r *replay) report() (*ReplayReport, error) {
 		rep.Requests = append(rep.Requests, res.TraceResult)
 	}
 	return rep, nil
-}
-
-// arrival is a request due at a known time; arrivals order by time, then
-// trace index.
-type arrival struct {
-	at time.Duration
-	i  int
-}
-
-type arrivals []arrival
-
-func (a arrivals) Len() int { return len(a) }
-func (a arrivals) Less(i, j int) bool {
-	return a[i].at < a[j].at || (a[i].at == a[j].at && a[i].i < a[j].i)
-}
-func (a arrivals) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
-func (a *arrivals) Push(x any)   { *a = append(*a, x.(arrival)) }
-func (a *arrivals) Pop() any {
-	old := *a
-	x := old[len(old)-1]
-	*a = old[:len(old)-1]
-	return x
 }
