@@ -178,10 +178,10 @@ type virtual struct {
 	transit minHeap[inTransit] // sent, not arrived yet (HTTPInbound)
 	back    minHeap[answer]    // answered, not at the client yet (HTTPOverhead − HTTPInbound)
 	out     time.Duration
-	// timeouts are the requests in flight in send order (so in deadline
-	// order, Config.Timeout after the send), read from head; those
-	// answered since are skipped.
-	timeouts []int
+	// timeouts are the requests sent, in send order (so in deadline order,
+	// Config.Timeout after the send), read from head; those answered since
+	// are skipped.
+	timeouts []sentAt
 	head     int
 	answer   func(Answer) // v.answered, made once
 	u        usage        // the answer's usage, reused (measure copies it)
@@ -250,14 +250,14 @@ func (v *virtual) send(p *phase, i int, body []byte, header http.Header, now tim
 	markSent(p.recs.at(i), now)
 	p.recs.sentAt(i, ms(now))
 	v.sent[i] = v.now
-	v.timeouts = append(v.timeouts, i)
+	v.timeouts = append(v.timeouts, sentAt{i, v.now})
 	x := inTransit{at: v.now + v.cfg.HTTPInbound, index: i, header: header, body: body}
 	if v.cfg.HTTPInbound > 0 {
 		v.transit.push(x)
 		return true
 	}
 	if !v.arrive(x) {
-		delete(v.sent, i)
+		v.forget(i)
 		v.end = max(v.end, v.now)
 		return false
 	}
@@ -302,7 +302,7 @@ func (v *virtual) deliver(a Answer) {
 		o := v.outcome(a, send)
 		v.p.measure(v.p.recs.at(i), &o)
 	}
-	delete(v.sent, i)
+	v.forget(i)
 	v.end = max(v.end, v.now)
 	v.p.delivered(i, v.now-v.base, "")
 }
@@ -337,17 +337,34 @@ func (v *virtual) drain(p *phase, now time.Duration) {
 	v.end = v.base + now
 }
 
+// sentAt is a request sent at send.
+type sentAt struct {
+	index int
+	send  time.Duration
+}
+
 // deadline is when the earliest request in flight times out; false when
-// none is in flight.
+// none is.
 func (v *virtual) deadline() (time.Duration, bool) {
+	if v.head == len(v.timeouts) {
+		return 0, false
+	}
+	return v.timeouts[v.head].send + v.cfg.Timeout, true
+}
+
+// forget takes request i off those in flight. The timeouts' head is kept
+// on a request in flight, so deadline looks nothing up.
+func (v *virtual) forget(i int) {
+	delete(v.sent, i)
 	for v.head < len(v.timeouts) {
-		if send, ok := v.sent[v.timeouts[v.head]]; ok {
-			return send + v.cfg.Timeout, true
+		if _, ok := v.sent[v.timeouts[v.head].index]; ok {
+			break
 		}
 		v.head++
 	}
-	v.timeouts, v.head = v.timeouts[:0], 0
-	return 0, false
+	if v.head == len(v.timeouts) || v.head > 1024 && v.head*2 > len(v.timeouts) {
+		v.timeouts, v.head = append(v.timeouts[:0], v.timeouts[v.head:]...), 0
+	}
 }
 
 // expire ends every request whose timeout passed by at, as the wall
@@ -355,23 +372,15 @@ func (v *virtual) deadline() (time.Duration, bool) {
 // session is aborted. An answer the system gives it later is dropped. The
 // instant's answers come first: one that arrives at its deadline counts.
 func (v *virtual) expire(at time.Duration) {
-	for {
-		d, ok := v.deadline()
-		if !ok || d > at {
-			break
-		}
-		i := v.timeouts[v.head]
-		v.head++
-		delete(v.sent, i)
+	for d, ok := v.deadline(); ok && d <= at; d, ok = v.deadline() {
+		i := v.timeouts[v.head].index
+		v.forget(i)
 		o := outcome{sent: true, send: d - v.cfg.Timeout - v.base, errType: errTimeout,
 			err: fmt.Sprintf("no answer within the request timeout (%v)", v.cfg.Timeout)}
 		v.p.measure(v.p.recs.at(i), &o)
 		v.cancel(i)
 		v.end = max(v.end, v.now)
 		v.p.delivered(i, at-v.base, "")
-	}
-	if v.head > 1024 && v.head*2 > len(v.timeouts) {
-		v.timeouts, v.head = append(v.timeouts[:0], v.timeouts[v.head:]...), 0
 	}
 }
 
