@@ -236,6 +236,9 @@ func (v *virtual) advance(p *phase, due time.Duration, hasDue bool) (time.Durati
 	}
 	for len(v.transit) > 0 && v.transit[0].at <= at {
 		x := v.transit.pop()
+		if _, ok := v.sent[x.index]; !ok {
+			continue // it timed out on the way: the client gave up on it
+		}
 		if !v.arrive(x) {
 			v.answered(Answer{ID: -1 - x.index}) // it held a concurrency slot
 		}
