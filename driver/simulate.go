@@ -170,14 +170,14 @@ type virtual struct {
 	sys     System
 	header  http.Header
 	route   string
-	now     time.Duration // the clock
-	base    time.Duration // the current phase's start
-	end     time.Duration // when the current phase's last request ended
-	p       *phase        // the current phase
-	sent    map[int]time.Duration
-	transit minHeap[inTransit] // sent, not arrived yet (HTTPInbound)
-	back    minHeap[answer]    // answered, not at the client yet (HTTPOverhead − HTTPInbound)
-	out     time.Duration
+	now     time.Duration         // the clock
+	base    time.Duration         // the current phase's start
+	end     time.Duration         // when the current phase's last request ended
+	p       *phase                // the current phase
+	sent    map[int]time.Duration // send times of the requests in flight
+	transit minHeap[inTransit]    // sent, not arrived yet (HTTPInbound)
+	back    minHeap[answer]       // answered, not at the client yet (HTTPOverhead − HTTPInbound)
+	out     time.Duration         // the path back: HTTPOverhead − HTTPInbound
 	// timeouts are the requests sent, in send order (so in deadline order,
 	// Config.Timeout after the send), read from head; those answered since
 	// are skipped.
