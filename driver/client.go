@@ -48,11 +48,14 @@ func newHTTPClient(conns int) *http.Client {
 
 // usage is the OpenAI usage object.
 type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details"`
+}
+
+// promptDetails is the usage's prompt_tokens_details.
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // apiError is the OpenAI error object; vllm's older shape puts its fields at

@@ -11,6 +11,10 @@
 // request is due, and returns a Summary with vllm bench serve's result keys
 // plus schedule delay, achieved rate and an error breakdown. Before the
 // warm-up a ready check must succeed (a 4xx ends the run: NotReadyError).
+// Simulate runs the same on a virtual clock against a System. Both clocks
+// share one request life cycle (phase.go: send, finish, stop, abandon,
+// measure); only how time passes and how a request travels differ (wall.go,
+// simulate.go), and TestClockParity holds them to the same records.
 // Sub-packages: workload (prompt items, tokenizers), arrival (send
 // offsets), metrics (summary), sweep (saturation sweeps and their knee).
 // docs/metrics.md and docs/workloads.md are the reference.

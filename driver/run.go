@@ -93,9 +93,9 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	render := newRenderer(cfg)
 	url := strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint
 	header := cfg.baseHeader()
-	newPhase := func(name string, reqs []Request) *phase {
-		return &phase{cfg: cfg, client: client, url: url, now: o.now, header: header,
-			render: render, tok: st.tok, reqs: reqs, st: st, limit: cfg.Arrival.MaxConcurrency, progress: o.progress, name: name}
+	newPhase := func(name string) *phase {
+		return &phase{cfg: cfg, header: header, render: render, tok: st.tok, limit: cfg.Arrival.MaxConcurrency,
+			progress: o.progress, live: metrics.NewLive(), name: name}
 	}
 	res := &Result{}
 	warmup, warmupDone := st.Warmup, 0
@@ -118,23 +118,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		side.Go(func() { o.duringWarmup(ctx) })
 	}
 	if len(warmup) > 0 {
-		w := newPhase(phaseWarmup, warmup)
+		w := newPhase(phaseWarmup)
 		w.answered = warmupDone
-		w.run(ctx)
-		for _, r := range w.records {
-			if r.Sent {
-				res.Warmup.Sent++
-			}
-			if !r.Success {
-				res.WarmupFailed++
-				if res.Warmup.ErrorTypes == nil {
-					res.Warmup.ErrorTypes = map[string]int{}
-				}
-				res.Warmup.ErrorTypes[r.ErrorType]++
-			}
-		}
+		runWall(ctx, w, warmup, st, client, url, o.now)
+		res.addWarmup(w.recs.all)
 	}
-	res.Warmup.Failed = res.WarmupFailed
 	<-readyStream // it ends with ctx at the latest
 	side.Wait()
 	if err := ctx.Err(); err != nil && len(warmup) > 0 {
@@ -143,24 +131,41 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	if o.window.Begin != nil {
 		o.window.Begin(ctx, res.Warmup)
 	}
-	m := newPhase(phaseMeasured, st.Requests)
+	m := newPhase(phaseMeasured)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
 	sched := metrics.SampleSched()
-	m.run(ctx)
-	duration := m.since()
+	mw := runWall(ctx, m, st.Requests, st, client, url, o.now)
+	duration := mw.since()
 	schedP99 := metrics.SampleSched().P99MsSince(sched)
 	if o.window.End != nil {
 		o.window.End(ctx)
 	}
-	res.Requests, res.Start = m.records, m.start
-	s := metrics.Summarize(m.records, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
+	res.Requests, res.Start = m.recs.all, mw.start
+	s := metrics.Summarize(m.recs.all, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
 		SchedP99Ms: schedP99})
 	cfg.describe(&s, st, len(st.Requests), started)
 	s.StreamHash = st.Hash()
 	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
+}
+
+// addWarmup counts a warm-up phase's records into the warm-up's outcome.
+func (res *Result) addWarmup(recs []RequestRecord) {
+	for _, r := range recs {
+		if r.Sent {
+			res.Warmup.Sent++
+		}
+		if !r.Success {
+			res.WarmupFailed++
+			if res.Warmup.ErrorTypes == nil {
+				res.Warmup.ErrorTypes = map[string]int{}
+			}
+			res.Warmup.ErrorTypes[r.ErrorType]++
+		}
+	}
+	res.Warmup.Failed = res.WarmupFailed
 }
 
 // describe fills the summary's fields that say what ran (vllm bench

@@ -1,11 +1,13 @@
 package driver
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/metrics"
@@ -30,6 +32,15 @@ type System interface {
 	// Plan lets the system start work on what arrived at the current
 	// instant.
 	Plan()
+}
+
+// Canceller is a System that can drop a request in flight, as a client
+// that disconnects does over HTTP: what the request holds in the system
+// (the router's load on its worker) is released. The driver cancels a
+// request when its timeout passes and, when a phase stops, every request
+// still in flight. A System without it keeps holding them.
+type Canceller interface {
+	Cancel(id int)
 }
 
 // Answer is a finished request: its token emission times (virtual,
@@ -67,8 +78,8 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	}
 	cfg = cfg.withDefaults()
 	v := &virtual{ctx: ctx, cfg: cfg, sys: sys, header: cfg.baseHeader(), route: cfg.Endpoint}
-	newPhase := func(name string, reqs []Request) *phase {
-		return &phase{cfg: cfg, tok: st.tok, reqs: reqs, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
+	newPhase := func(name string, src reqSource) *phase {
+		return &phase{cfg: cfg, tok: st.tok, src: src, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
 	}
 	res := &Result{}
 	warmup := st.Warmup
@@ -77,33 +88,23 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		if len(warmup) > 0 {
 			ready, warmup = warmup[:1], warmup[1:]
 		}
-		p := newPhase(phaseWarmup, ready)
-		if err := v.run(p, &sliceSource{reqs: ready}, nil); err != nil {
+		p := newPhase(phaseWarmup, &sliceSource{reqs: ready})
+		if err := cmp.Or(v.run(p), ctx.Err()); err != nil {
 			return nil, fmt.Errorf("ready check: %w", err)
 		}
-		if !v.recs.all[0].Success {
-			return nil, fmt.Errorf("ready check: %s", v.recs.all[0].Error)
+		if !p.recs.all[0].Success {
+			return nil, fmt.Errorf("ready check: %s", p.recs.all[0].Error)
 		}
 		res.Warmup.Sent = 1
 	}
 	if len(warmup) > 0 {
-		w := newPhase(phaseWarmup, warmup)
-		if err := v.run(w, &sliceSource{reqs: warmup}, nil); err != nil {
+		w := newPhase(phaseWarmup, &sliceSource{reqs: warmup})
+		if err := cmp.Or(v.run(w), ctx.Err()); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
-		for _, r := range v.recs.all {
-			res.Warmup.Sent++
-			if !r.Success {
-				res.WarmupFailed++
-				if res.Warmup.ErrorTypes == nil {
-					res.Warmup.ErrorTypes = map[string]int{}
-				}
-				res.Warmup.ErrorTypes[r.ErrorType]++
-			}
-		}
+		res.addWarmup(w.recs.all)
 	}
-	res.Warmup.Failed = res.WarmupFailed
-	m := newPhase(phaseMeasured, nil)
+	m := newPhase(phaseMeasured, src)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
 	started := time.Now()
 	params := metrics.Params{Goodput: cfg.Goodput, Percentiles: cfg.Percentiles}
@@ -115,7 +116,8 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		}
 		acc = metrics.NewAccumulator(params, exact)
 	}
-	if err := v.run(m, src, acc); err != nil {
+	m.acc = acc
+	if err := v.run(m); err != nil {
 		return nil, err
 	}
 	var s metrics.Summary
@@ -124,14 +126,14 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		acc.SetDuration(params.Duration)
 		s = acc.Summary()
 	} else {
-		res.Requests = v.recs.all
-		s = metrics.Summarize(v.recs.all, params)
+		res.Requests = m.recs.all
+		s = metrics.Summarize(m.recs.all, params)
 	}
 	cfg.describe(&s, st, src.Len(), started)
 	if s.StreamHash, err = src.Hash(); err != nil {
 		return nil, err
 	}
-	s.SentHash = v.hash.sum()
+	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
 }
@@ -160,247 +162,234 @@ func simStream(cfg Config, stream bool) (*Stream, reqSource, error) {
 	return st, &sliceSource{reqs: st.Requests, hash: st.Hash()}, nil
 }
 
-// virtual runs phases one after another on one virtual clock.
+// virtual is the phases' clock in virtual time: one clock for every phase
+// of a run, requests handed to a System instead of sent over HTTP.
 type virtual struct {
 	ctx     context.Context
 	cfg     Config
 	sys     System
 	header  http.Header
 	route   string
-	now     time.Duration // the clock
-	base    time.Duration // the current phase's start
-	end     time.Duration // when the current phase's last request ended
-	sent    map[int]time.Duration
-	src     reqSource // the current phase's requests
-	recs    *records
-	hash    *sentDigest
-	transit transits // sent, not arrived yet (HTTPInbound)
-	back    answers  // answered, not at the client yet (HTTPOverhead − HTTPInbound)
+	now     time.Duration         // the clock
+	base    time.Duration         // the current phase's start
+	end     time.Duration         // when the current phase's last request ended
+	p       *phase                // the current phase
+	sent    map[int]time.Duration // send times of the requests in flight
+	transit minHeap[inTransit]    // sent, not arrived yet (HTTPInbound)
+	back    minHeap[answer]       // answered, not at the client yet (HTTPOverhead − HTTPInbound)
+	out     time.Duration         // the path back: HTTPOverhead − HTTPInbound
+	// timeouts are the requests sent, in send order (so in deadline order,
+	// Config.Timeout after the send), read from head; those answered since
+	// are skipped.
+	timeouts []sentAt
+	head     int
+	answer   func(Answer) // v.answered, made once
+	u        usage        // the answer's usage, reused (measure copies it)
+	cached   promptDetails
 }
 
-// run sends every request of p, in virtual time from the current instant,
-// and returns once all have finished (or p's max duration passed). With
-// acc, records are counted into it as they end instead of kept.
-func (v *virtual) run(p *phase, src reqSource, acc *metrics.Accumulator) error {
-	n := src.Len()
-	v.src, v.recs, v.hash, v.transit, v.back = src, newRecords(src, acc), newSentDigest(), nil, nil
-	p.next = map[int]int{}
+// run runs p in virtual time from the current instant. A phase its context
+// stopped returns no error: its records say how it ended, and the caller
+// reads ctx.
+func (v *virtual) run(p *phase) error {
+	v.p, v.transit, v.back, v.timeouts, v.head = p, nil, nil, nil, 0
 	v.base, v.end, v.sent = v.now, v.now, map[int]time.Duration{}
-	q := &queue{}
-	// pull queues the source's next request; a lazy source's requests
-	// start no sessions and come in offset order, so one queued ahead is
-	// the earliest due.
-	pull := func() error {
-		i, ok, err := src.Next()
-		if !ok || err != nil {
-			return err
-		}
-		if r := src.At(i); r.Prev < 0 {
-			heap.Push(q, pending{index: i, intended: r.Offset})
-		} else {
-			p.next[r.Prev] = i
-		}
-		return nil
+	v.out = v.cfg.HTTPOverhead - v.cfg.HTTPInbound
+	if v.answer == nil {
+		v.answer = v.answered
 	}
-	for range n {
-		if err := pull(); err != nil {
-			return err
-		}
-		if src.Lazy() {
-			break
-		}
-	}
-	inflight, finished := 0, 0
-	var freedAt time.Duration
-	// delivered: the client has the answer's last token (or its refusal):
-	// its slot frees and its session's next turn is due from now.
-	delivered := func(a Answer) {
-		if p.limit > 0 && inflight == p.limit {
-			freedAt = v.now - v.base
-		}
-		inflight--
-		finished += 1 + v.finish(p, q, a)
-	}
-	// done: the system answered now; the answer reaches the client the
-	// path back later.
-	out := v.cfg.HTTPOverhead - v.cfg.HTTPInbound
-	done := func(a Answer) {
-		if out == 0 {
-			delivered(a)
-			return
-		}
-		heap.Push(&v.back, answer{at: v.now + out, a: a})
-	}
-	refused := func(i int) { finished += 1 + v.finish(p, q, Answer{ID: -1 - i}) }
-	for finished < n {
-		if err := v.ctx.Err(); err != nil {
-			return err
-		}
-		at, ok := v.sys.Next()
-		if len(v.transit) > 0 && (!ok || v.transit[0].at < at) {
-			at, ok = v.transit[0].at, true
-		}
-		if len(v.back) > 0 && (!ok || v.back[0].at < at) {
-			at, ok = v.back[0].at, true
-		}
-		if q.Len() > 0 && (p.limit == 0 || inflight < p.limit) {
-			due := max(v.base+(*q)[0].intended, v.now)
-			if !ok || due < at {
-				at, ok = due, true
-			}
-		}
-		if !ok {
-			return fmt.Errorf("virtual clock: %d of %d requests never finished and nothing is left to happen", n-finished, n)
-		}
-		if p.maxDuration > 0 && at > v.base+p.maxDuration {
-			return v.stop(p, q)
-		}
-		v.now = at
-		if err := v.sys.Complete(at, done); err != nil {
-			return err
-		}
-		for len(v.back) > 0 && v.back[0].at <= at {
-			delivered(heap.Pop(&v.back).(answer).a)
-		}
-		for len(v.transit) > 0 && v.transit[0].at <= at {
-			x := heap.Pop(&v.transit).(inTransit)
-			if !v.arrive(x) {
-				done(Answer{ID: -1 - x.index}) // it held a concurrency slot
-			}
-		}
-		for q.Len() > 0 && (p.limit == 0 || inflight < p.limit) && v.base+(*q)[0].intended <= at {
-			it := heap.Pop(q).(pending)
-			if src.Lazy() {
-				if err := pull(); err != nil {
-					return err
-				}
-			}
-			if v.send(p, it, freedAt) {
-				inflight++
-			} else {
-				refused(it.index)
-			}
-		}
-		v.sys.Plan()
-	}
-	return nil
+	return p.run(v)
 }
 
-// send sends request it: it reaches the system at once, or HTTPInbound
+func (v *virtual) advance(p *phase, due time.Duration, hasDue bool) (time.Duration, bool, error) {
+	if v.ctx.Err() != nil {
+		return v.now - v.base, true, nil
+	}
+	at, ok := v.sys.Next()
+	if len(v.transit) > 0 && (!ok || v.transit[0].at < at) {
+		at, ok = v.transit[0].at, true
+	}
+	if len(v.back) > 0 && (!ok || v.back[0].at < at) {
+		at, ok = v.back[0].at, true
+	}
+	if d, expiring := v.deadline(); expiring && (!ok || d < at) {
+		at, ok = d, true
+	}
+	if hasDue {
+		if d := max(v.base+due, v.now); !ok || d < at {
+			at, ok = d, true
+		}
+	}
+	if !ok {
+		n := p.src.Len()
+		return 0, false, fmt.Errorf("virtual clock: %d of %d requests never finished and nothing is left to happen", n-p.finished, n)
+	}
+	if p.maxDuration > 0 && at > v.base+p.maxDuration {
+		return p.maxDuration, true, nil
+	}
+	v.now = at
+	if err := v.sys.Complete(at, v.answer); err != nil {
+		return 0, false, err
+	}
+	for len(v.back) > 0 && v.back[0].at <= at {
+		v.deliver(v.back.pop().a)
+	}
+	for len(v.transit) > 0 && v.transit[0].at <= at {
+		x := v.transit.pop()
+		if _, ok := v.sent[x.index]; !ok {
+			continue // it timed out on the way: the client gave up on it
+		}
+		if !v.arrive(x) {
+			v.answered(Answer{ID: -1 - x.index}) // it held a concurrency slot
+		}
+	}
+	v.expire(at)
+	return at - v.base, false, nil
+}
+
+// send sends request i: it reaches the system at once, or HTTPInbound
 // later; false when the system refused it at once (its record says why).
-func (v *virtual) send(p *phase, it pending, freedAt time.Duration) bool {
-	i := it.index
-	rec := v.recs.at(i)
-	rec.IntendedMs, rec.DueMs = ms(it.intended), ms(max(it.intended, freedAt))
-	rec.SendMs, rec.Sent = ms(v.now-v.base), true
-	rec.ScheduleDelayMs = rec.SendMs - rec.DueMs
-	req := v.src.At(i)
-	v.hash.add(i, req.Session, req.Body)
-	v.recs.sentAt(i, rec.SendMs)
+func (v *virtual) send(p *phase, i int, body []byte, header http.Header, now time.Duration) bool {
+	markSent(p.recs.at(i), now)
+	p.recs.sentAt(i, ms(now))
 	v.sent[i] = v.now
-	x := inTransit{at: v.now + v.cfg.HTTPInbound, index: i, header: p.headerFor(i, req.Session), body: req.Body}
+	v.timeouts = append(v.timeouts, sentAt{i, v.now})
+	x := inTransit{at: v.now + v.cfg.HTTPInbound, index: i, header: header, body: body}
 	if v.cfg.HTTPInbound > 0 {
-		heap.Push(&v.transit, x)
+		v.transit.push(x)
 		return true
 	}
-	return v.arrive(x)
+	if !v.arrive(x) {
+		v.forget(i)
+		v.end = max(v.end, v.now)
+		return false
+	}
+	return true
 }
 
 // arrive hands request x to the system now; false when the system refused
 // it (its record says why).
 func (v *virtual) arrive(x inTransit) bool {
 	if err := v.sys.Send(x.index, v.route, x.header, x.body, v.now); err != nil {
-		r := v.recs.at(x.index)
+		r := v.p.recs.at(x.index)
 		r.ErrorType, r.Error = "rejected", err.Error()
 		return false
 	}
 	return true
 }
 
-// finish records answer a (ID < 0: request −ID−1 was refused) and queues
-// its session's next turn, like phase.finish.
-func (v *virtual) finish(p *phase, q *queue, a Answer) int {
+func (v *virtual) settle() { v.sys.Plan() }
+
+// answered takes an answer the system gave now (ID < 0: request −ID−1 was
+// refused): it reaches the client the path back later.
+func (v *virtual) answered(a Answer) {
+	if v.out == 0 {
+		v.deliver(a)
+		return
+	}
+	v.back.push(answer{at: v.now + v.out, a: a})
+}
+
+// deliver hands answer a to the phase: the client has its last token (or
+// its refusal) now.
+func (v *virtual) deliver(a Answer) {
 	i := a.ID
 	if i < 0 {
 		i = -1 - i
-	} else {
-		v.measure(v.recs.at(i), a)
 	}
-	v.end = max(v.end, v.now)
-	now := ms(v.now - v.base)
-	success := v.recs.at(i).Success
-	v.recs.done(i, now)
-	nxt, ok := p.next[i]
+	send, ok := v.sent[i]
 	if !ok {
-		return 0
+		return // it timed out: the client no longer reads it
 	}
-	if success {
-		heap.Push(q, pending{index: nxt, intended: v.now - v.base + v.src.At(nxt).Think})
-		return 0
+	if a.ID >= 0 {
+		o := v.outcome(a, send)
+		v.p.measure(v.p.recs.at(i), &o)
 	}
-	aborted := 0
-	for j, ok := nxt, true; ok; j, ok = p.next[j] {
-		r := v.recs.at(j)
-		r.ErrorType, r.Error = errSessionAborted, "an earlier turn of the session failed"
-		v.recs.done(j, now)
-		aborted++
-	}
-	return aborted
+	v.forget(i)
+	v.end = max(v.end, v.now)
+	v.p.delivered(i, v.now-v.base, "")
 }
 
-// measure fills rec from an answer the way phase.measure reads a streamed
-// HTTP exchange: one event per token, each delivered HTTPOverhead −
-// HTTPInbound after the engine emitted it (the request reached the engine
-// HTTPInbound after its send, so TTFT and E2E hold the whole overhead).
-func (v *virtual) measure(rec *metrics.RequestRecord, a Answer) {
-	send := v.sent[rec.Index]
-	delete(v.sent, rec.Index)
+// outcome reads answer a of a request sent at send the way the client
+// reads a streamed HTTP exchange: one event per token, each delivered
+// HTTPOverhead − HTTPInbound after the engine emitted it (the request
+// reached the engine HTTPInbound after its send, so TTFT and E2E hold the
+// whole overhead, the gaps between tokens none of it).
+func (v *virtual) outcome(a Answer, send time.Duration) outcome {
+	// An answer came back: over HTTP its status was 200 (a stream's status
+	// precedes its tokens).
+	o := outcome{sent: true, send: send - v.base, status: http.StatusOK}
 	if len(a.Tokens) == 0 {
-		rec.ErrorType, rec.Error = errStream, "the engine finished without a token"
-		return
+		o.errType, o.err = errStream, "the engine finished without a token"
+		return o
 	}
-	rec.Success, rec.Status = true, http.StatusOK
-	pt, ct := a.PromptTokens, a.CachedTokens
-	rec.PromptTokens, rec.CachedTokens = &pt, &ct
-	// The path back delays every token's delivery alike: TTFT and E2E grow
-	// by it, the gaps between tokens do not.
-	out := v.cfg.HTTPOverhead - v.cfg.HTTPInbound
-	rec.TTFTMs = ms(a.Tokens[0] - send + out)
-	rec.E2ELMs = ms(a.Tokens[len(a.Tokens)-1] - send + out)
-	rec.ITLMs = make([]float64, len(a.Tokens)-1)
-	for k := range rec.ITLMs {
-		rec.ITLMs[k] = ms(a.Tokens[k+1] - a.Tokens[k])
+	v.cached.CachedTokens = a.CachedTokens
+	v.u = usage{PromptTokens: a.PromptTokens, CompletionTokens: len(a.Tokens), PromptTokensDetails: &v.cached}
+	o.usage, o.tokens = &v.u, a.Tokens
+	o.first, o.last = a.Tokens[0]+v.out-v.base, a.Tokens[len(a.Tokens)-1]+v.out-v.base
+	return o
+}
+
+// drain cancels the requests in flight when the phase stops at now, in
+// index order: none has an answer the client could read.
+func (v *virtual) drain(p *phase, now time.Duration) {
+	for _, i := range slices.Sorted(maps.Keys(v.sent)) {
+		p.cancel(i)
+		v.cancel(i)
 	}
-	rec.OutputTokens = len(a.Tokens)
-	if rec.OutputTokens > 1 {
-		rec.TPOTMs = (rec.E2ELMs - rec.TTFTMs) / float64(rec.OutputTokens-1)
+	v.end = v.base + now
+}
+
+// sentAt is a request sent at send.
+type sentAt struct {
+	index int
+	send  time.Duration
+}
+
+// deadline is when the earliest request in flight times out; false when
+// none is.
+func (v *virtual) deadline() (time.Duration, bool) {
+	if v.head == len(v.timeouts) {
+		return 0, false
+	}
+	return v.timeouts[v.head].send + v.cfg.Timeout, true
+}
+
+// forget takes request i off those in flight. The timeouts' head is kept
+// on a request in flight, so deadline looks nothing up.
+func (v *virtual) forget(i int) {
+	delete(v.sent, i)
+	for v.head < len(v.timeouts) {
+		if _, ok := v.sent[v.timeouts[v.head].index]; ok {
+			break
+		}
+		v.head++
+	}
+	if v.head == len(v.timeouts) || v.head > 1024 && v.head*2 > len(v.timeouts) {
+		v.timeouts, v.head = append(v.timeouts[:0], v.timeouts[v.head:]...), 0
 	}
 }
 
-// stop ends a phase at its max duration: requests in flight are
-// incomplete, those not sent not_sent, as phase.stop marks them.
-func (v *virtual) stop(p *phase, q *queue) error {
-	mark := func(i int) {
-		r := v.recs.at(i)
-		r.ErrorType, r.Error = ErrNotSent, "the run stopped before this request was sent"
+// expire ends every request whose timeout passed by at, as the wall
+// clock's client gives up on it: it is a timeout, its slot frees and its
+// session is aborted. An answer the system gives it later is dropped. The
+// instant's answers come first: one that arrives at its deadline counts.
+func (v *virtual) expire(at time.Duration) {
+	for d, ok := v.deadline(); ok && d <= at; d, ok = v.deadline() {
+		i := v.timeouts[v.head].index
+		v.forget(i)
+		o := outcome{sent: true, send: d - v.cfg.Timeout - v.base, errType: errTimeout,
+			err: fmt.Sprintf("no answer within the request timeout (%v)", v.cfg.Timeout)}
+		v.p.measure(v.p.recs.at(i), &o)
+		v.cancel(i)
+		v.end = max(v.end, v.now)
+		v.p.delivered(i, at-v.base, "")
 	}
-	for q.Len() > 0 {
-		it := heap.Pop(q).(pending)
-		mark(it.index)
-		for i, ok := p.next[it.index]; ok; i, ok = p.next[i] {
-			mark(i)
-		}
+}
+
+// cancel tells the system that the client dropped request i.
+func (v *virtual) cancel(i int) {
+	if c, ok := v.sys.(Canceller); ok {
+		c.Cancel(i)
 	}
-	end := ms(p.maxDuration)
-	err := v.recs.each(func(i int, r *metrics.RequestRecord) {
-		switch {
-		case r.Sent && !r.Success && r.ErrorType == "":
-			r.ErrorType, r.Error = ErrIncomplete, "in flight when the run stopped"
-		case !r.Sent && r.ErrorType == "":
-			r.ErrorType = ErrNotSent
-		}
-		v.recs.done(i, end)
-	})
-	v.end = v.base + p.maxDuration
-	return err
 }

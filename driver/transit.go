@@ -1,7 +1,7 @@
 package driver
 
 // The HTTP path on the virtual clock: requests on their way to the system
-// and answers on their way back, each a heap with a total order so equal
+// and answers on their way back, each ordered totally (minHeap) so equal
 // times never depend on anything but the request indexes.
 
 import (
@@ -16,21 +16,8 @@ type answer struct {
 	a  Answer
 }
 
-// answers orders answers on their way back by arrival, then request id.
-type answers []answer
-
-func (h answers) Len() int { return len(h) }
-func (h answers) Less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].a.ID < h[j].a.ID)
-}
-func (h answers) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *answers) Push(x any)   { *h = append(*h, x.(answer)) }
-func (h *answers) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+// before orders answers on their way back by arrival, then request id.
+func (x answer) before(y answer) bool { return x.at < y.at || x.at == y.at && x.a.ID < y.a.ID }
 
 // inTransit is a request sent on the virtual clock that has not reached
 // the system yet (Config.HTTPInbound): the path from the client through
@@ -42,19 +29,6 @@ type inTransit struct {
 	body   []byte
 }
 
-// transits orders requests in transit by arrival, then index, so equal
+// before orders requests in transit by arrival, then index, so equal
 // arrivals reach the system in the driver's order.
-type transits []inTransit
-
-func (h transits) Len() int { return len(h) }
-func (h transits) Less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].index < h[j].index)
-}
-func (h transits) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *transits) Push(x any)   { *h = append(*h, x.(inTransit)) }
-func (h *transits) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
+func (x inTransit) before(y inTransit) bool { return x.at < y.at || x.at == y.at && x.index < y.index }

@@ -106,20 +106,16 @@ func (r *Router) servePD(ctx context.Context, w http.ResponseWriter, in *inbound
 // answer. Short prompts (under routing_threshold) skip the prefill hop.
 func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *inbound) string {
 	dis := r.pd
-	body, err := pd.ParseBody(in.body)
-	if err != nil {
-		return reject(w, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, err.Error()))
-	}
-	if dis.local(body) {
+	s, ok, apiErr := dis.start(r, in.body, in.policy)
+	switch {
+	case apiErr != nil:
+		return reject(w, apiErr)
+	case s.local:
 		return r.decodeLeg(ctx, w, in, nil, in.body, in.reqID, nil)
-	}
-
-	// Both workers are chosen up front: the nccl request id names both, and
-	// an empty decode pool must fail before a prefill is wasted.
-	d, _, ok := r.choose(dis.decode, nil, in.policy)
-	if !ok {
+	case !ok:
 		return r.answer(ctx, w, dis.decode, tries{})
 	}
+	d, body := s.decode, s.body
 
 	res := r.prefillLeg(ctx, in, body, d)
 	first := &d

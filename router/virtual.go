@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/autoinfer/autoinfer/router/pd"
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
@@ -53,9 +52,10 @@ func (r *Router) VirtualReady() error {
 // Route makes the decision the HTTP handler makes for an inference request
 // with this body and headers on route (/v1/completions or
 // /v1/chat/completions): the same request description, the same policy
-// objects, decision counts and PD threshold. In PD mode the decode worker is
-// chosen first, then the prefill worker, whose load is held from now until
-// EndPrefill; otherwise the worker's load is held from now until End.
+// objects, decision counts and PD threshold. In PD mode the legs start as
+// over HTTP (pdRouter.start: decode worker first), then the prefill worker
+// is chosen, whose load is held from now until EndPrefill; otherwise the
+// worker's load is held from now until End.
 func (r *Router) Route(route string, header http.Header, body []byte) (*Routed, error) {
 	// The driver connects from loopback: consistent_hash keys a request
 	// without a session header by that address, as over HTTP.
@@ -73,22 +73,22 @@ func (r *Router) Route(route string, header http.Header, body []byte) (*Routed, 
 		return x.start(pr)
 	}
 	dis := r.pd
-	b, err := pd.ParseBody(body)
-	if err != nil {
-		return nil, newAPIError(http.StatusBadRequest, ErrTypeInvalidRequest, err.Error())
+	s, ok, apiErr := dis.start(r, body, pr)
+	if apiErr != nil {
+		return nil, apiErr
 	}
 	x.pool = dis.decode
-	if dis.local(b) {
+	if s.local {
 		return x.start(pr)
 	}
-	var ok bool
-	if x.worker, x.Outcome, ok = r.choosePD(dis.decode, pr); !ok {
+	if !ok {
 		return nil, errNoWorkers
 	}
-	if x.prefill, _, ok = r.choosePD(dis.prefill, pr); !ok {
+	x.worker, x.Outcome = s.decode, s.outcome
+	if x.prefill, _, ok = r.choose(dis.prefill, nil, pr); !ok {
 		return nil, errNoWorkers
 	}
-	x.PD, x.PrefillBody = true, b.Prefill()
+	x.PD, x.PrefillBody = true, s.body.Prefill()
 	x.pg = dis.prefill.acquire(x.prefill)
 	x.Worker, x.Prefill = x.worker.public(), x.prefill.public()
 	return x, nil
@@ -96,11 +96,6 @@ func (r *Router) Route(route string, header http.Header, body []byte) (*Routed, 
 
 // errNoWorkers is a pool with no worker to choose.
 var errNoWorkers = errors.New("no available workers")
-
-func (r *Router) choosePD(p *Pool, pr policy.Request) (target, policy.Outcome, bool) {
-	t, d, ok := r.choose(p, nil, pr)
-	return t, d.Outcome, ok
-}
 
 // start picks from x.pool and holds the worker's load (an attempt starts).
 func (x *Routed) start(pr policy.Request) (*Routed, error) {

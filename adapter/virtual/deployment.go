@@ -31,6 +31,7 @@ type Deployment struct {
 	rr      []int          // per worker: round-robin rank when no rank is named
 
 	reqs      map[int]*request // by fleet tag
+	routed    map[int]*request // by driver id: requests holding router loads
 	transfers transfers        // KV pulls in flight (PD)
 	nextID    int
 
@@ -40,6 +41,12 @@ type Deployment struct {
 	done   func(driver.Answer) // set while Complete runs
 	record func(Decision)      // --record-decisions, nil: off
 }
+
+// The driver's contracts a Deployment keeps, the optional one included.
+var (
+	_ driver.System    = (*Deployment)(nil)
+	_ driver.Canceller = (*Deployment)(nil)
+)
 
 // request is one client request inside the deployment.
 type request struct {
@@ -51,12 +58,15 @@ type request struct {
 	body    []byte
 	route   string
 	tokens  []time.Duration
+	// cancelled: the client dropped it (Cancel); its legs run on, but no
+	// decode leg follows its prefill.
+	cancelled bool
 }
 
 // New builds a deployment over workers; rcfg is the router's configuration
 // with the workers' URLs filled in (nil: no router, a single worker).
 func New(workers []Worker, rcfg *router.Config, seed uint64) (*Deployment, error) {
-	d := &Deployment{workers: map[string]int{}, reqs: map[int]*request{}, dp: 1}
+	d := &Deployment{workers: map[string]int{}, reqs: map[int]*request{}, routed: map[int]*request{}, dp: 1}
 	opts := make([]sim.Options, len(workers))
 	for i, w := range workers {
 		opts[i] = w.Options
@@ -139,7 +149,9 @@ func (d *Deployment) Send(id int, route string, header http.Header, body []byte,
 		return err
 	}
 	rq.routed = x
+	d.routed[id] = rq
 	if rq.serving, err = d.worker(x.Worker.URL); err != nil {
+		delete(d.routed, id)
 		x.End()
 		return err
 	}
@@ -150,6 +162,7 @@ func (d *Deployment) Send(id int, route string, header http.Header, body []byte,
 		return d.submit(rq, rq.serving, d.nextRank(rq.serving, x.Worker), body, false, false, at)
 	}
 	if rq.prefill, err = d.worker(x.Prefill.URL); err != nil {
+		delete(d.routed, id)
 		x.End()
 		return err
 	}
@@ -190,6 +203,7 @@ func (d *Deployment) submit(rq *request, w, rank int, body []byte, prefill, pull
 		Chat: rq.route == "/v1/chat/completions", Pulled: pulled}, at)
 	if err != nil {
 		if rq.routed != nil {
+			delete(d.routed, rq.id)
 			rq.routed.End()
 		}
 		return err
@@ -212,16 +226,29 @@ func (d *Deployment) Finished(tag int, f sim.FleetFinish) {
 	rq := d.reqs[tag]
 	delete(d.reqs, tag)
 	if tag%2 == 1 {
-		rq.routed.EndPrefill()
+		if !rq.cancelled {
+			rq.routed.EndPrefill()
+		}
 		heap.Push(&d.transfers, transfer{at: f.At + d.fleet.TransferTime(rq.serving, f.PromptTokens), seq: d.nextID,
 			rq: rq, held: f.Held, tag: tag})
 		d.nextID++
 		return
 	}
 	if rq.routed != nil {
+		delete(d.routed, rq.id)
 		rq.routed.End()
 	}
 	d.done(driver.Answer{ID: rq.id, Tokens: rq.tokens, PromptTokens: f.PromptTokens, CachedTokens: f.CachedTokens})
+}
+
+// Cancel releases the router loads request id holds, as the HTTP
+// router's do when the client disconnects; its engines finish its work.
+func (d *Deployment) Cancel(id int) {
+	if rq, ok := d.routed[id]; ok {
+		delete(d.routed, id)
+		rq.cancelled = true
+		rq.routed.End()
+	}
 }
 
 // landed completes a KV transfer: the prefill engine frees the held KV and
@@ -232,6 +259,9 @@ func (d *Deployment) landed(x transfer, at time.Duration) error {
 		if _, err := d.fleet.ReleaseHeld(rq.prefill, rq.pRank, "v-"+strconv.Itoa(x.tag), at); err != nil {
 			return err
 		}
+	}
+	if rq.cancelled {
+		return nil
 	}
 	return d.submit(rq, rq.serving, d.nextRank(rq.serving, rq.routed.Worker), rq.body, false, x.held, at)
 }

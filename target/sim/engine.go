@@ -184,9 +184,6 @@ func (e *engine) complete(now time.Time) {
 		}
 		g := s.generated() + 1
 		e.m.token(s, now)
-		if s.record {
-			s.times = append(s.times, now)
-		}
 		if s.fleet != nil {
 			s.fleet.token(s, now)
 		}

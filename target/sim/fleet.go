@@ -76,8 +76,8 @@ type Fleet struct {
 	now   time.Time
 	busy  []bool // a step runs
 	dirty []bool
-	todo  []int // ranks marked dirty, to plan
-	ends  stepEnds
+	todo  []int  // ranks marked dirty, to plan
+	ends  events // running steps' ends, keyed by rank
 
 	lag     time.Duration // modelled step lateness (SetLag)
 	wake    time.Duration // modelled lateness of a step planned on waking (SetLag)
@@ -95,6 +95,12 @@ var fleetBase = time.Unix(0, 0).UTC()
 // parallelism, role, profile and KV settings) on a shared virtual clock.
 // Faults, an injected clock and admin routes do not apply.
 func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
+	return newFleet(workers, obs, false)
+}
+
+// newFleet is NewFleet; with metrics, the engines keep the metrics a
+// served engine exposes (Replay reports them), else they record nothing.
+func newFleet(workers []Options, obs FleetObserver, metrics bool) (*Fleet, error) {
 	if len(workers) == 0 {
 		return nil, errors.New("sim fleet: no workers")
 	}
@@ -106,7 +112,9 @@ func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
 			return nil, fmt.Errorf("worker %d: %w", i, err)
 		}
 		for _, e := range s.ranks {
-			e.m = discardMetrics() // never scraped: the observer hears everything
+			if !metrics {
+				e.m = discardMetrics() // never scraped: the observer hears everything
+			}
 		}
 		f.servers = append(f.servers, s)
 		f.first = append(f.first, len(f.ranks))
@@ -175,18 +183,39 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 	if e != nil {
 		return fmt.Errorf("%s: %s", e.typ, e.msg)
 	}
-	sq := s.newSeq(r.ID, req)
-	sq.fleet, sq.tag = f, r.Tag
+	sq := f.newSeq(r.Worker, r.Tag, r.ID, req)
 	if req.kv != nil && s.cfg.role == RolePrefill && req.kv.DoRemoteDecode && !req.stream {
 		sq.holdKV = true
 	}
 	if r.Pulled {
 		sq.remoteKV = sq.promptLen - 1 // what a successful pullKV yields
 	}
-	g := f.first[r.Worker] + r.Rank
+	f.queue(r.Worker, r.Rank, sq)
+	return nil
+}
+
+// submitSeq hands a parsed request to worker w's rank at virtual time at
+// (Replay's requests are token ids, not a body).
+func (f *Fleet) submitSeq(w, rank, tag int, id string, req *genRequest, at time.Duration) error {
+	if err := f.advance(at); err != nil {
+		return err
+	}
+	f.queue(w, rank, f.newSeq(w, tag, id, req))
+	return nil
+}
+
+// newSeq is worker w's sequence for req, reporting to the fleet as tag.
+func (f *Fleet) newSeq(w, tag int, id string, req *genRequest) *seq {
+	sq := f.servers[w].newSeq(id, req)
+	sq.fleet, sq.tag = f, tag
+	return sq
+}
+
+// queue hands sq to worker w's rank; it plans at the next Plan.
+func (f *Fleet) queue(w, rank int, sq *seq) {
+	g := f.first[w] + rank
 	f.ranks[g].submit(sq)
 	f.mark(g)
-	return nil
 }
 
 // ReleaseHeld frees the KV that worker w's rank keeps for request id, as
@@ -232,14 +261,14 @@ func (f *Fleet) Complete(at time.Duration) error {
 		return err
 	}
 	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
-		x := heap.Pop(&f.ends).(stepEnd)
-		e := f.ranks[x.rank]
+		g := heap.Pop(&f.ends).(event).key
+		e := f.ranks[g]
 		e.mu.Lock()
 		e.complete(f.now)
 		e.mu.Unlock()
 		// The loop is awake: it plans the next step at this instant.
-		f.busy[x.rank], f.awake[x.rank] = false, true
-		f.mark(x.rank)
+		f.busy[g], f.awake[g] = false, true
+		f.mark(g)
 	}
 	return nil
 }
@@ -280,7 +309,7 @@ func (f *Fleet) Plan() {
 		if end.After(f.now) {
 			done = end.Add(late)
 		}
-		heap.Push(&f.ends, stepEnd{at: done, rank: g})
+		heap.Push(&f.ends, event{at: done, key: g})
 		f.steps++
 		f.busyTime += dur
 	}
@@ -316,22 +345,23 @@ func (f *Fleet) finished(s *seq, now time.Time) {
 		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
 }
 
-// stepEnd is a running step's completion; they order by time, then rank
-// (a rank has one at most).
-type stepEnd struct {
-	at   time.Time
-	rank int
+// event is something due at a virtual time: a running step's completion
+// (key: its rank, which has one at most) or a Replay arrival (key: its
+// trace index). Events order by time, then key.
+type event struct {
+	at  time.Time
+	key int
 }
 
-type stepEnds []stepEnd
+type events []event
 
-func (h stepEnds) Len() int { return len(h) }
-func (h stepEnds) Less(i, j int) bool {
-	return h[i].at.Before(h[j].at) || (h[i].at.Equal(h[j].at) && h[i].rank < h[j].rank)
+func (h events) Len() int { return len(h) }
+func (h events) Less(i, j int) bool {
+	return h[i].at.Before(h[j].at) || (h[i].at.Equal(h[j].at) && h[i].key < h[j].key)
 }
-func (h stepEnds) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *stepEnds) Push(x any)   { *h = append(*h, x.(stepEnd)) }
-func (h *stepEnds) Pop() any {
+func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *events) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *events) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

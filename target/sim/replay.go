@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,18 +52,55 @@ type ReplayReport struct {
 }
 
 // Replay runs trace through the engine's real scheduler, KV cache and step
-// model on a virtual clock: one goroutine, no HTTP, no timers, no sleeping.
+// model on a virtual clock: a one-worker Fleet, the event loop trials run
+// on, driven by the trace. One goroutine, no HTTP, no timers, no sleeping.
 // Each step ends exactly at its modelled time, so the result is what a live
 // engine on an unloaded host would produce, in milliseconds of CPU time.
 // Requests go to the data-parallel ranks round-robin, as over HTTP. Roles and
 // faults do not apply (PD transfers need two engines and a link).
 func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 	opts.Faults = Faults{}
-	s, err := New(opts)
+	r := &replay{trace: trace, results: make([]traced, len(trace)), children: map[int][]int{}}
+	f, err := newFleet([]Options{opts}, r, true)
 	if err != nil {
 		return nil, err
 	}
-	seqs := make([]*seq, len(trace))
+	if err := validTrace(trace, f.servers[0].cfg.maxModelLen); err != nil {
+		return nil, err
+	}
+	r.f = f
+	for i, tr := range trace {
+		if tr.After == 0 {
+			heap.Push(&r.due, event{fleetBase.Add(tr.At), i})
+		} else {
+			r.children[tr.After-1] = append(r.children[tr.After-1], i)
+		}
+	}
+	for {
+		at, ok := f.Next()
+		if len(r.due) > 0 && (!ok || r.due[0].at.Sub(fleetBase) < at) {
+			at, ok = r.due[0].at.Sub(fleetBase), true
+		}
+		if !ok {
+			break
+		}
+		// Step ends first (their finishes make followers due), then the
+		// arrivals, then the idle ranks plan: the fleet's instant order.
+		if err := f.Complete(at); err != nil {
+			return nil, err
+		}
+		for len(r.due) > 0 && r.due[0].at.Sub(fleetBase) == at {
+			if err := r.submit(heap.Pop(&r.due).(event).key, at); err != nil {
+				return nil, err
+			}
+		}
+		f.Plan()
+	}
+	return r.report()
+}
+
+// validTrace checks every request of trace against the engine's context.
+func validTrace(trace []TraceRequest, maxModelLen int) error {
 	var errs []error
 	for i, r := range trace {
 		switch {
@@ -72,169 +108,69 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 			errs = append(errs, fmt.Errorf("trace[%d].prompt: must not be empty", i))
 		case r.MaxTokens < 1:
 			errs = append(errs, fmt.Errorf("trace[%d].max_tokens: must be >= 1, got %d", i, r.MaxTokens))
-		case len(r.Prompt)+r.MaxTokens > s.cfg.maxModelLen:
-			errs = append(errs, fmt.Errorf("trace[%d]: prompt %d + max_tokens %d exceed max_model_len %d", i, len(r.Prompt), r.MaxTokens, s.cfg.maxModelLen))
+		case len(r.Prompt)+r.MaxTokens > maxModelLen:
+			errs = append(errs, fmt.Errorf("trace[%d]: prompt %d + max_tokens %d exceed max_model_len %d", i, len(r.Prompt), r.MaxTokens, maxModelLen))
 		case r.At < 0:
 			errs = append(errs, fmt.Errorf("trace[%d].at: must be >= 0, got %v", i, r.At))
 		case r.After < 0 || r.After > len(trace) || r.After == i+1:
 			errs = append(errs, fmt.Errorf("trace[%d].after: must name another request (1..%d) or be 0, got %d", i, len(trace), r.After))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	return errors.Join(errs...)
+}
+
+// replay is Replay's driver of the fleet: the arrivals still to come and
+// what each request did, as the fleet reports it.
+type replay struct {
+	f        *Fleet
+	trace    []TraceRequest
+	results  []traced
+	due      events        // requests whose arrival time is known, keyed by trace index
+	children map[int][]int // requests that follow request i
+	next     int           // round-robin rank counter
+}
+
+// traced is one trace request as the fleet reported it.
+type traced struct {
+	TraceResult
+	arrived, finished bool
+}
+
+// submit hands trace request i to the next rank round-robin at at.
+func (r *replay) submit(i int, at time.Duration) error {
+	tr := r.trace[i]
+	req := &genRequest{prompt: tr.Prompt, maxTokens: tr.MaxTokens, ignoreEOS: tr.IgnoreEOS, logprobs: -1}
+	rank := r.next % r.f.Ranks(0)
+	r.next++
+	r.results[i].arrived, r.results[i].Arrival = true, at
+	return r.f.submitSeq(0, rank, i, fmt.Sprintf("trace-%d", i), req, at)
+}
+
+// Token records request tag's token.
+func (r *replay) Token(tag int, at time.Duration) {
+	r.results[tag].TokenTimes = append(r.results[tag].TokenTimes, at)
+}
+
+// Finished records request tag's end and makes its followers due.
+func (r *replay) Finished(tag int, f FleetFinish) {
+	res := &r.results[tag]
+	res.finished, res.FinishReason, res.CachedTokens = true, f.Reason, f.CachedTokens
+	for _, c := range r.children[tag] {
+		heap.Push(&r.due, event{fleetBase.Add(max(r.trace[c].At, f.At)), c})
 	}
-	v := &virtualRun{s: s, base: time.Unix(0, 0).UTC(), busy: make([]bool, len(s.ranks)), end: make([]time.Time, len(s.ranks)),
-		trace: trace, seqs: seqs, children: map[int][]int{}}
-	for i, r := range trace {
-		if r.After == 0 {
-			heap.Push(&v.due, arrival{r.At, i})
-		} else {
-			v.children[r.After-1] = append(v.children[r.After-1], i)
-		}
-	}
-	for {
-		now, ok := v.nextEvent()
-		if !ok {
-			break
-		}
-		v.completeDue(now)
-		v.arrive(now)
-		v.planIdle(now)
-	}
-	rep := &ReplayReport{Steps: v.steps, Busy: v.busyTime, End: v.last.Sub(v.base), Metrics: s.m.reg}
-	for i, sq := range seqs {
-		if sq == nil {
+}
+
+func (r *replay) report() (*ReplayReport, error) {
+	steps, busy := r.f.Steps()
+	rep := &ReplayReport{Steps: steps, Busy: busy, End: r.f.Now(), Metrics: r.f.servers[0].m.reg}
+	for i, res := range r.results {
+		if !res.arrived {
 			return nil, fmt.Errorf("trace[%d]: never arrived: it follows a request that never finished", i)
 		}
-		if !sq.finished {
-			return nil, fmt.Errorf("trace[%d]: never finished (%d of %d tokens): the engine could not schedule it", i, len(sq.times), sq.target)
+		if !res.finished {
+			return nil, fmt.Errorf("trace[%d]: never finished (%d of at most %d tokens): the engine could not schedule it", i, len(res.TokenTimes), r.trace[i].MaxTokens)
 		}
-		r := TraceResult{Arrival: sq.arrival.Sub(v.base), FinishReason: sq.finishReason, CachedTokens: int(sq.cachedTokens.Load())}
-		r.TokenTimes = make([]time.Duration, len(sq.times))
-		for k, t := range sq.times {
-			r.TokenTimes[k] = t.Sub(v.base)
-		}
-		rep.Requests = append(rep.Requests, r)
+		rep.Requests = append(rep.Requests, res.TraceResult)
 	}
 	return rep, nil
-}
-
-// virtualRun is Replay's event loop state: per rank whether a step runs and
-// when it ends, and the arrivals still to come.
-type virtualRun struct {
-	s        *Server
-	trace    []TraceRequest
-	seqs     []*seq
-	due      arrivals      // requests whose arrival time is known
-	children map[int][]int // requests that follow request i
-	parents  []int         // submitted requests others follow, not yet finished
-	next     int           // round-robin rank counter
-	base     time.Time
-	busy     []bool
-	end      []time.Time
-	steps    int
-	busyTime time.Duration
-	last     time.Time
-}
-
-func (v *virtualRun) at(d time.Duration) time.Time { return v.base.Add(d) }
-
-// nextEvent is the earliest pending arrival or step end.
-func (v *virtualRun) nextEvent() (time.Time, bool) {
-	best, ok := time.Time{}, false
-	if len(v.due) > 0 {
-		best, ok = v.at(v.due[0].at), true
-	}
-	for r, b := range v.busy {
-		if b && (!ok || v.end[r].Before(best)) {
-			best, ok = v.end[r], true
-		}
-	}
-	return best, ok
-}
-
-// arrive submits every request due at now, in trace order.
-func (v *virtualRun) arrive(now time.Time) {
-	for len(v.due) > 0 && v.at(v.due[0].at).Equal(now) {
-		i := heap.Pop(&v.due).(arrival).i
-		v.seqs[i] = v.submit(v.trace[i], fmt.Sprintf("trace-%d", i), now)
-		if len(v.children[i]) > 0 {
-			v.parents = append(v.parents, i)
-		}
-	}
-}
-
-// completeDue applies every step that ends at now, then schedules the
-// requests that follow one that finished.
-func (v *virtualRun) completeDue(now time.Time) {
-	for r, e := range v.s.ranks {
-		if v.busy[r] && v.end[r].Equal(now) {
-			e.mu.Lock()
-			e.complete(now)
-			e.mu.Unlock()
-			v.busy[r] = false
-		}
-	}
-	v.parents = slices.DeleteFunc(v.parents, func(p int) bool {
-		if !v.seqs[p].finished {
-			return false
-		}
-		for _, c := range v.children[p] {
-			heap.Push(&v.due, arrival{max(v.trace[c].At, now.Sub(v.base)), c})
-		}
-		return true
-	})
-}
-
-// submit hands request tr to the next rank round-robin.
-func (v *virtualRun) submit(tr TraceRequest, id string, now time.Time) *seq {
-	req := &genRequest{prompt: tr.Prompt, maxTokens: tr.MaxTokens, ignoreEOS: tr.IgnoreEOS, logprobs: -1}
-	sq := v.s.newSeq(id, req)
-	sq.arrival, sq.record = now, true
-	v.s.ranks[v.next%len(v.s.ranks)].submit(sq)
-	v.next++
-	return sq
-}
-
-// arrival is a request due at a known time; arrivals order by time, then
-// trace index.
-type arrival struct {
-	at time.Duration
-	i  int
-}
-
-type arrivals []arrival
-
-func (a arrivals) Len() int { return len(a) }
-func (a arrivals) Less(i, j int) bool {
-	return a[i].at < a[j].at || (a[i].at == a[j].at && a[i].i < a[j].i)
-}
-func (a arrivals) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
-func (a *arrivals) Push(x any)   { *a = append(*a, x.(arrival)) }
-func (a *arrivals) Pop() any {
-	old := *a
-	x := old[len(old)-1]
-	*a = old[:len(old)-1]
-	return x
-}
-
-// planIdle starts a step on every idle rank that has work.
-func (v *virtualRun) planIdle(now time.Time) {
-	for r, e := range v.s.ranks {
-		if v.busy[r] {
-			continue
-		}
-		e.mu.Lock()
-		dur := e.plan(now)
-		work := len(e.items) > 0
-		e.mu.Unlock()
-		if work {
-			v.busy[r], v.end[r] = true, now.Add(dur)
-			v.steps++
-			v.busyTime += dur
-			if v.end[r].After(v.last) {
-				v.last = v.end[r]
-			}
-		}
-	}
 }

@@ -35,9 +35,6 @@ type seq struct {
 	// holdKV keeps the blocks after finishing for a decode engine to pull.
 	holdKV  bool
 	arrival time.Time
-	// record keeps every token's emission time in times (loop-owned), for
-	// callers that observe the engine without HTTP.
-	record bool
 	// fleet, when set, is told of every token and the finish (virtual
 	// time, no handler goroutine); tag names the request to it.
 	fleet *Fleet
@@ -53,7 +50,6 @@ type seq struct {
 	scheduled  time.Time
 	firstTok   time.Time
 	lastTok    time.Time
-	times      []time.Time
 
 	// engine → handler. progress holds the generated-token count and the
 	// done flag in one word (count<<1 | done), so a handler never sees the

@@ -1,0 +1,118 @@
+package driver
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// done reports a finished request to the scheduler.
+type done struct {
+	index int
+	end   time.Duration // offset at which the response ended
+	text  string        // the answer, for a multi_turn session's history
+}
+
+// wall is a phase's clock in real time. Everything the phase schedules
+// happens on the calling goroutine: it sleeps on one timer until the
+// earliest request is due, and starts a goroutine per request only when it
+// is sent, which sends it over HTTP, measures it and hands it back on a
+// channel.
+type wall struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	client *http.Client
+	url    string
+	now    func() time.Time
+	start  time.Time
+	done   chan done
+	timer  *time.Timer
+	limit  <-chan time.Time // the phase's max duration
+}
+
+// runWall runs p over HTTP on the wall clock (now timestamps; st renders
+// lazy bodies) and returns the clock, whose start and since say when the
+// phase ran.
+func runWall(parent context.Context, p *phase, reqs []Request, st *Stream, client *http.Client, url string, now func() time.Time) *wall {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	p.src = &sliceSource{reqs: reqs}
+	p.pre = startPrerender(ctx, st, reqs)
+	defer p.pre.close()
+	w := &wall{ctx: ctx, cancel: cancel, client: client, url: url, now: now, done: make(chan done, len(reqs)),
+		timer: time.NewTimer(time.Hour)}
+	defer w.timer.Stop()
+	if p.maxDuration > 0 {
+		lt := time.NewTimer(p.maxDuration)
+		defer lt.Stop()
+		w.limit = lt.C
+	}
+	w.start = now()
+	_ = p.run(w) // the wall clock never fails a phase
+	return w
+}
+
+func (w *wall) since() time.Duration { return w.now().Sub(w.start) }
+
+func (w *wall) advance(p *phase, due time.Duration, hasDue bool) (time.Duration, bool, error) {
+	now := w.since()
+	// Nothing is dispatched once ctx has ended: the request would fail
+	// inside the client and be recorded as sent although nothing left.
+	if hasDue && due <= now {
+		return now, w.ctx.Err() != nil, nil
+	}
+	var wake <-chan time.Time
+	if hasDue {
+		w.timer.Reset(due - now)
+		wake = w.timer.C
+	}
+	select {
+	case d := <-w.done:
+		p.delivered(d.index, d.end, d.text)
+	case <-wake:
+	case <-w.limit:
+		return w.since(), true, nil
+	case <-w.ctx.Done():
+		return w.since(), true, nil
+	}
+	return w.since(), false, nil
+}
+
+func (w *wall) send(p *phase, i int, body []byte, header http.Header, _ time.Duration) bool {
+	rec := p.recs.at(i)
+	go func() {
+		rctx, cancel := context.WithTimeout(w.ctx, p.cfg.Timeout)
+		defer cancel()
+		x := do(rctx, w.client, w.url, body, header, w.now)
+		end := w.since()
+		o := x.outcome(w.start)
+		p.measure(rec, &o)
+		w.done <- done{index: i, end: end, text: o.text}
+	}()
+	return true
+}
+
+func (w *wall) settle() {}
+
+// drain cancels the requests in flight and waits for them: each comes
+// back with its context's error (or its answer, if it came first).
+func (w *wall) drain(p *phase, _ time.Duration) {
+	w.cancel()
+	for p.inflight > 0 {
+		d := <-w.done
+		p.delivered(d.index, d.end, d.text)
+	}
+}
+
+// outcome is the exchange on the clock that started at start.
+func (x *exchange) outcome(start time.Time) outcome {
+	o := outcome{sent: !x.send.IsZero(), status: x.status, usage: x.usage, text: x.text.String(),
+		errType: x.errType, err: x.errMsg, errBody: x.errBody, itls: x.itls, bursts: x.bursts}
+	if o.sent {
+		o.send = x.send.Sub(start)
+	}
+	if o.errType == "" {
+		o.first, o.last = x.first.Sub(start), x.last.Sub(start)
+	}
+	return o
+}
