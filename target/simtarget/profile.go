@@ -93,12 +93,14 @@ func applyOverrides(p sim.Profile, overrides map[string]any) (sim.Profile, error
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
+	// The problems below are the overrides' (the base profile was valid):
+	// an empty path puts them at profile_overrides itself.
 	if err := dec.Decode(&p); err != nil {
-		return sim.Profile{}, fmt.Errorf("profile overrides: %w", err)
+		return sim.Profile{}, field.Errorf("", "%v", err)
 	}
 	p.Name = name + "+overrides"
 	if err := p.Validate(); err != nil {
-		return sim.Profile{}, err
+		return sim.Profile{}, field.Errorf("", "%v", err)
 	}
 	return p.WithHash(), nil
 }
