@@ -81,7 +81,8 @@ func cellsOf(line string) ([]string, bool) {
 }
 
 var (
-	testName = regexp.MustCompile("`(Test[A-Za-z0-9_]+)`")
+	testName   = regexp.MustCompile("`(Test[A-Za-z0-9_]+)`")
+	backticked = regexp.MustCompile("`([^`]+)`")
 )
 
 // namedTests reads a test cell ("pkg: `TestA`, `TestB`; pkg2: `TestC`")
@@ -184,6 +185,27 @@ func TestInvariantsNameExistingTests(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestArchitectureTableListsEveryPackage: docs/architecture.md's package
+// table names every package go list finds, and nothing that is not one.
+func TestArchitectureTableListsEveryPackage(t *testing.T) {
+	pkgs := modulePackages(t)
+	listed := map[string]bool{}
+	for line, cells := range tableRows(t, "docs/architecture.md", "package", "concern") {
+		for _, m := range backticked.FindAllStringSubmatch(cells[0], -1) {
+			name := strings.TrimSuffix(m[1], "/")
+			if !slices.Contains(pkgs, name) {
+				t.Errorf("docs/architecture.md:%d lists %q, which is not a package of the module", line, m[1])
+			}
+			listed[name] = true
+		}
+	}
+	for _, p := range pkgs {
+		if !listed[p] {
+			t.Errorf("docs/architecture.md's package table does not list %s", p)
 		}
 	}
 }
