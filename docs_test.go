@@ -209,3 +209,42 @@ func TestArchitectureTableListsEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// pathLike is a backticked repository path: a directory part and a file
+// name with an extension.
+var pathLike = regexp.MustCompile("`([a-z0-9_./-]+/[A-Za-z0-9_.-]+\\.(?:go|md|yaml|yml|sh))`")
+
+// TestContributingNamesExistingFiles: every file CONTRIBUTING.md's recipes
+// name as a worked example exists, and every conformance test they name is
+// declared in its package.
+func TestContributingNamesExistingFiles(t *testing.T) {
+	pkgs := modulePackages(t)
+	b, err := os.ReadFile("CONTRIBUTING.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range pathLike.FindAllStringSubmatch(string(b), -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("CONTRIBUTING.md names %s: %v", m[1], err)
+		}
+	}
+	recipes := 0
+	for para := range strings.SplitSeq(string(b), "\n\n") {
+		rest, ok := strings.CutPrefix(para, "Conformance: ")
+		if !ok {
+			continue
+		}
+		recipes++
+		for dir, names := range namedTests(t, "CONTRIBUTING.md", strings.ReplaceAll(rest, "\n", " "), pkgs) {
+			funcs := testFuncs(t, dir)
+			for _, n := range names {
+				if !funcs[n] {
+					t.Errorf("CONTRIBUTING.md names %s, which %s does not declare", n, dir)
+				}
+			}
+		}
+	}
+	if recipes < 5 {
+		t.Errorf("CONTRIBUTING.md has %d recipes with a Conformance line, want 5 (policy, target kind, workload format, metric, GPU/model)", recipes)
+	}
+}
