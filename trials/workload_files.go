@@ -8,7 +8,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/target"
 )
@@ -101,8 +100,7 @@ func (c *workloadChecks) check(t Trial) []*FieldError {
 	lkey := fmt.Sprintf("%s\x00%d\x00%d\x00%s", key, t.Workload.NumPrompts, t.Seed, t.StreamID())
 	r, seen := c.longest[lkey]
 	if !seen {
-		r.l, r.err = driver.Longest(driver.Config{Workload: w, NumPrompts: t.Workload.NumPrompts, Seed: t.Seed,
-			TrialID: t.StreamID(), Tokenizer: tok})
+		r.l, r.err = workload.LongestRequest(w, t.Workload.NumPrompts, t.Seed, t.StreamID(), tok)
 		c.longest[lkey] = r
 	}
 	if r.err != nil {

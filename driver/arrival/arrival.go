@@ -23,6 +23,13 @@ const (
 	Sweep = "sweep"
 )
 
+// The labels of a sweep's first two runs: one request at a time, then
+// everything at once (the constant-rate runs are labelled by their rate).
+const (
+	SweepSynchronous = "synchronous"
+	SweepThroughput  = "throughput"
+)
+
 // Ramp-up strategies (vllm bench serve's --ramp-up-strategy).
 const (
 	RampLinear      = "linear"      // rate grows linearly from start to end rps over the requests

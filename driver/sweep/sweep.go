@@ -17,8 +17,8 @@ const DefaultAttainment = 0.9
 
 // Run labels.
 const (
-	Synchronous = "synchronous"
-	Throughput  = "throughput"
+	Synchronous = arrival.SweepSynchronous
+	Throughput  = arrival.SweepThroughput
 )
 
 // Options configure a sweep.
