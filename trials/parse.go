@@ -175,6 +175,7 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 			trials = append(trials, t)
 		}
 	}
+	fields = append(fields, overriddenBase(base, axes, defaultName, kinds)...)
 	if len(fields) > 0 {
 		return nil, &SpecError{Fields: sortFields(fields, len(trials))}
 	}
