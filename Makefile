@@ -128,7 +128,9 @@ e2e: ## a short trial through the CLI binary, and a violated assertion exiting 1
 	GORACE=atexit_sleep_ms=0 ./$(E2E_BIN) ledger list --ledger $(E2E_DIR)/ledger.db
 
 # demo runs the quickstart sweep (round_robin vs cache_aware on shared-prefix
-# traffic, simulated engines) and prints the comparison.
+# traffic, simulated engines on a calibrated profile whose steps a busy host
+# can time) and prints the comparison; README.md shows what it prints
+# (TestReadmeShowsWhatTheDemoPrints).
 demo: build ## run the quickstart sweep on simulated engines and print the comparison
 	./$(BIN) trial run trials/examples/quickstart.yaml --ledger $(LEDGER)
 	@echo
