@@ -45,7 +45,7 @@ build: ## build bin/autoinfer
 # editor's, another checkout's) makes this one wait for it instead of
 # failing with "parallel golangci-lint is running".
 LINT_OK := bin/.lint-ok
-lint: $(GOLANGCI) ## gofmt, then golangci-lint
+lint: $(GOLANGCI) ## gofmt, then golangci-lint (incl. the layering rules, depguard)
 	@rm -f $(LINT_OK)
 	@out=$$(gofmt -l $$(git ls-files '*.go') ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	GOFLAGS=-race $(GOLANGCI) run --allow-parallel-runners ./...
