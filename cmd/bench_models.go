@@ -69,7 +69,7 @@ func firstModel(ctx context.Context, cfg driver.Config) (string, error) {
 func checkContext(ctx context.Context, f *benchFlags, cfg driver.Config) error {
 	l, err := workload.LongestRequest(cfg.Workload, cfg.NumPrompts, cfg.Seed, cfg.TrialID, cfg.Tokenizer)
 	if err != nil {
-		return usageErr("%s", f.flagError(err))
+		return usageErr("%s", f.flagError(fmt.Errorf("workload.%w", err))) // flagError maps workload keys to flags
 	}
 	ms, err := listModels(ctx, cfg)
 	if err != nil {

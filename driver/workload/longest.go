@@ -1,6 +1,6 @@
 package workload
 
-import "fmt"
+import "github.com/autoinfer/autoinfer/trials/field"
 
 // LongestRequest returns the measured request of a trial's workload that
 // asks the most of an engine's context: its prompt, the earlier turns of its
@@ -10,22 +10,23 @@ import "fmt"
 // request it names is one the run will send, and it says which line of the
 // workload's file the request came from. tok nil means the tokenizer the
 // workload names. A limit below its Tokens() means that request can only
-// fail.
+// fail. Its errors are *field.Errors with paths relative to the workload
+// (num_prompts included, the spec's workload.num_prompts).
 func LongestRequest(w Workload, numPrompts int, seed int64, trialID string, tok Tokenizer) (Longest, error) {
 	if numPrompts < 0 {
-		return Longest{}, fmt.Errorf("num_prompts: must be >= 0, got %d", numPrompts)
+		return Longest{}, field.Errorf("num_prompts", "must be >= 0, got %d", numPrompts)
 	}
 	w = w.WithDefaults()
 	if tok == nil {
 		t, err := LoadTokenizer(w.Tokenizer)
 		if err != nil {
-			return Longest{}, fmt.Errorf("workload.%w", err)
+			return Longest{}, err
 		}
 		tok = t
 	}
 	lazy, err := BuildItems(w, numPrompts, PhaseSource(PhaseMeasured, seed, trialID), tok)
 	if err != nil {
-		return Longest{}, fmt.Errorf("workload.%w", err)
+		return Longest{}, err
 	}
 	if s, ok := lazy.(sizer); ok {
 		return longestBySize(lazy, s), nil
