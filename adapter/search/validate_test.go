@@ -1,7 +1,6 @@
 package search
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -13,13 +12,9 @@ import (
 func TestValidateReportsFieldErrors(t *testing.T) {
 	s := Spec{Top: -1, Strategy: "bogus", Constraints: Constraints{GPUs: -1, SLO: []string{"p99_ttft_ms <"}},
 		Objective: Objective{Maximize: "nope"}}
-	var paths []string
-	for _, e := range field.Flatten(s.Validate()) {
-		var fe *field.Error
-		if !errors.As(e, &fe) {
-			t.Fatalf("%v (%T) is not a *field.Error", e, e)
-		}
-		paths = append(paths, fe.Path)
+	paths, err := field.Paths(s.Validate())
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := []string{"search.top", "search.strategy", "search.constraints.gpus", "search.constraints.slo[0]", "search.objective.maximize"}
 	if !slices.Equal(paths, want) {

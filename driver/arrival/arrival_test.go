@@ -1,7 +1,6 @@
 package arrival
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -214,13 +213,9 @@ func TestOffsetsTwoPassesEqualOne(t *testing.T) {
 // style the spec parser nests (no "key: message" string to split).
 func TestValidateReportsFieldErrors(t *testing.T) {
 	a := Arrival{Kind: "bogus", RequestRate: -1, Burstiness: math.Inf(1), MaxConcurrency: -2, Rates: 3, RampUpStartRPS: 2}
-	var paths []string
-	for _, e := range field.Flatten(a.Validate()) {
-		var fe *field.Error
-		if !errors.As(e, &fe) {
-			t.Fatalf("%v (%T) is not a *field.Error", e, e)
-		}
-		paths = append(paths, fe.Path)
+	paths, err := field.Paths(a.Validate())
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := []string{"kind", "request_rate", "burstiness", "max_concurrency", "rates", "ramp_up_strategy"}
 	if !slices.Equal(paths, want) {

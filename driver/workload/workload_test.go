@@ -221,13 +221,9 @@ func TestValidateAndParseNameTheKey(t *testing.T) {
 // "key: message" string.
 func TestValidateReportsFieldErrors(t *testing.T) {
 	w := Workload{Kind: Random, InputLen: -3, RangeRatio: 1.5, QuestionLen: 5, Headers: map[string]string{"Authorization": "x"}}
-	var paths []string
-	for _, e := range field.Flatten(w.Validate()) {
-		var fe *field.Error
-		if !errors.As(e, &fe) {
-			t.Fatalf("%v (%T) is not a *field.Error", e, e)
-		}
-		paths = append(paths, fe.Path)
+	paths, err := field.Paths(w.Validate())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if want := []string{"question_len", "input_len", "range_ratio", "headers"}; !slices.Equal(paths, want) {
 		t.Errorf("paths %v, want %v", paths, want)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ import (
 // none or different ones; --goodput wins over the rows'.
 func TestBuildUsesTheRowsSLO(t *testing.T) {
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := openLedger(t)
 	start := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	rec := func(name, slo string) {
 		tr := ledger.Trial{Name: name, Status: ledger.StatusOK, StartedAt: start, FinishedAt: start.Add(time.Minute),
