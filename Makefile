@@ -76,11 +76,13 @@ vet: ## go vet alone (make test runs it inside go test)
 # go test's JSON goes through internal/testsum, which prints what plain go
 # test prints (a line per package, the output of what failed), keeps go
 # test's exit status and writes the counts `make test`'s last line reports.
+# UNIT_PKGS narrows the suite (make test UNIT_PKGS=./trials/...).
 UNIT_COUNTS := bin/unit-counts
+UNIT_PKGS   ?= ./target/kubernetes ./...
 unit: tokenizers k8s-binaries ## the race-enabled test suite with go vet
 	@mkdir -p bin && rm -f $(UNIT_COUNTS)
 	GORACE=atexit_sleep_ms=0 AUTOINFER_K8S_BIN=$(K8S_BIN_DIR) $(GO) run ./internal/testsum run -o $(UNIT_COUNTS) -- \
-		$(GO) test -json -race -vet=all -count=1 -timeout 8m ./target/kubernetes ./...
+		$(GO) test -json -race -vet=all -count=1 -timeout 8m $(UNIT_PKGS)
 
 # k8s-binaries builds the Kubernetes control plane the Kubernetes target's
 # tests run against (kube-apiserver, kube-controller-manager,
