@@ -79,10 +79,14 @@ vet: ## go vet alone (make test runs it inside go test)
 # UNIT_PKGS narrows the suite (make test UNIT_PKGS=./trials/...).
 UNIT_COUNTS := bin/unit-counts
 UNIT_PKGS   ?= ./target/kubernetes ./...
-unit: tokenizers k8s-binaries ## the race-enabled test suite with go vet
-	@mkdir -p bin && rm -f $(UNIT_COUNTS)
-	GORACE=atexit_sleep_ms=0 AUTOINFER_K8S_BIN=$(K8S_BIN_DIR) $(GO) run ./internal/testsum run -o $(UNIT_COUNTS) -- \
+TESTSUM     := bin/testsum
+unit: tokenizers k8s-binaries $(TESTSUM) ## the race-enabled test suite with go vet
+	@rm -f $(UNIT_COUNTS)
+	GORACE=atexit_sleep_ms=0 AUTOINFER_K8S_BIN=$(K8S_BIN_DIR) ./$(TESTSUM) run -o $(UNIT_COUNTS) -- \
 		$(GO) test -json -race -vet=all -count=1 -timeout 8m $(UNIT_PKGS)
+
+$(TESTSUM): $(wildcard internal/testsum/*.go)
+	$(GO) build -o $@ ./internal/testsum
 
 # k8s-binaries builds the Kubernetes control plane the Kubernetes target's
 # tests run against (kube-apiserver, kube-controller-manager,
@@ -119,10 +123,12 @@ $(TOKENIZER_DIR)/.installed:
 # stages run as before (the first failure stops them); whatever happened,
 # the last line is one summary, which CI reads, and the status is theirs:
 #   make test: 1234 passed, 0 failed (64 packages, lint clean, end-to-end trial ok)
-test: ## what CI runs: lint, the suite, an end-to-end trial; the last line sums it up
+# (When a stage fails, make adds its own "*** Error" line on stderr after
+# the summary, which stays the last line of stdout.)
+test: $(TESTSUM) ## what CI runs: lint, the suite, an end-to-end trial; the last line sums it up
 	@rm -f $(LINT_OK) $(UNIT_COUNTS) $(E2E_OK); status=0; \
 		$(MAKE) --no-print-directory chromium lint unit e2e || status=$$?; \
-		$(GO) run ./internal/testsum line -status $$status -counts $(UNIT_COUNTS) -lint $(LINT_OK) -e2e $(E2E_OK)
+		./$(TESTSUM) line -status $$status -counts $(UNIT_COUNTS) -lint $(LINT_OK) -e2e $(E2E_OK)
 
 # chromium installs Debian's chromium package for the browser test when it
 # is missing; without it (or without root) that test skips with a message.
