@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/autoinfer/autoinfer/driver/metrics"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/trials"
 )
@@ -234,10 +235,9 @@ func errFailure(out Outcome) error {
 	return out.Failure
 }
 
-// quantile is the q-quantile of xs by nearest rank.
+// quantile is the q-quantile of xs, the driver's percentile.
 func quantile(xs []float64, q float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	return s[min(len(s)-1, int(q*float64(len(s))))]
+	return metrics.Percentile(slices.Sorted(slices.Values(xs)), q)
 }
 
 // round2 rounds to the 0.01 ms a spec value is given in.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
 // modelCard is one entry of GET /v1/models. vLLM (and the sim) report the
@@ -61,14 +62,14 @@ func firstModel(ctx context.Context, cfg driver.Config) (string, error) {
 }
 
 // checkContext refuses a run whose longest request (the one the run sends,
-// driver.Longest) the server's context cannot hold: the server would refuse
+// workload.LongestRequest) the server's context cannot hold: the server would refuse
 // it every time. The limit is the model's max_model_len from GET
 // /v1/models where the server reports it; without it nothing is refused
 // here, and the engine's own refusals are counted as ContextLengthExceeded.
 func checkContext(ctx context.Context, f *benchFlags, cfg driver.Config) error {
-	l, err := driver.Longest(cfg)
+	l, err := workload.LongestRequest(cfg.Workload, cfg.NumPrompts, cfg.Seed, cfg.TrialID, cfg.Tokenizer)
 	if err != nil {
-		return usageErr("%s", f.flagError(err))
+		return usageErr("%s", f.flagError(fmt.Errorf("workload.%w", err))) // flagError maps workload keys to flags
 	}
 	ms, err := listModels(ctx, cfg)
 	if err != nil {

@@ -34,8 +34,9 @@ the trials with a name, the given trial ids, or the newest --limit rows:
   - TTFT, TPOT and E2EL distributions (CDFs) per trial from the requests table;
   - sweep curves: offered request rate against latency and goodput, the knee
     marked (the highest rate at which --attainment of the requests meet every
-    --goodput bound; rows do not record their spec's SLO, so without --goodput
-    the page says so and marks no knee);
+    --goodput bound; without --goodput, the SLO every selected row recorded
+    from its spec, and when the rows recorded none or different ones the page
+    says which and marks no knee);
   - the bootstrap comparison (as 'ledger compare') of two trials picked in the
     page: every pair of up to 12 ok trials, or the pairs given by --compare.`,
 		Example: `  autoinfer ledger report --html report.html --sweep 3f2a9c1e --goodput ttft:100,tpot:20

@@ -316,7 +316,7 @@ func ledgerFront(t *testing.T, l *ledger.Ledger, x, y, sweep string) string {
 }
 
 // A ledger with a stale row and no SLO: the stale row is drawn hollow, the
-// page says the rows carry no SLO and marks no knee.
+// page says the rows' specs set no SLO and marks no knee.
 func TestLedgerReportStaleAndNoSLOInBrowser(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
@@ -331,7 +331,7 @@ func TestLedgerReportStaleAndNoSLOInBrowser(t *testing.T) {
 	if st.TableRows != 3 || len(st.ParetoStale) != 1 || st.StaleFill != "#ffffff" || len(st.ParetoFresh) != 1 {
 		t.Errorf("want 3 table rows and one hollow stale point beside one filled one: %+v", st)
 	}
-	if !strings.Contains(st.SLONote, "carry no SLO") || st.KneeLines != 0 {
+	if !strings.Contains(st.SLONote, "specs set no SLO") || st.KneeLines != 0 {
 		t.Errorf("no SLO: note %q, %d knee lines", st.SLONote, st.KneeLines)
 	}
 	if errs := b.pageErrors(); len(errs) > 0 {

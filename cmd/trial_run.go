@@ -303,7 +303,11 @@ func failedSummary(rs []trialResult) string {
 			}
 		}
 	}
-	return fmt.Sprintf("%d of %d trials failed; first: %s", n, len(rs), first)
+	msg := fmt.Sprintf("%d of %d trials failed; first: %s", n, len(rs), first)
+	if hint := overloadHint(rs); hint != "" {
+		msg += "\n" + hint
+	}
+	return msg
 }
 
 // checkTrialMemory refuses, before anything starts, a spec with a trial

@@ -52,6 +52,10 @@ func TestTrialRunCISmokeChecks(t *testing.T) {
 		// machine is now.
 		{name: "baseline within tolerance", seed: func(t *testing.T, db string) { seedBaseline(t, db, "slow-baseline", 1e-9, 1e9) },
 			args: []string{"--baseline", "slow-baseline", "--tolerance", "10%", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag}, code: ExitOK, stdoutHas: "ci-smoke"},
+		// A refusal as HostOverloaded says what to do: the flag, or the
+		// virtual clock. (Every send is later than 1 ns.)
+		{name: "overloaded says what to do", args: []string{"--max-schedule-delay", "1ns"}, code: ExitFailed,
+			stderrHas: []string{"HostOverloaded", "too busy", "--max-schedule-delay 250ms", "--clock virtual"}, stdoutHas: "HostOverloaded"},
 		{name: "bad schedule delay", args: []string{"--max-schedule-delay", "0s"}, code: ExitUsage, stderrHas: []string{"--max-schedule-delay: must be > 0"}},
 		{name: "bad engine lag bound", args: []string{"--max-engine-lag-ratio", "-1"}, code: ExitUsage, stderrHas: []string{"--max-engine-lag-ratio: must be a finite number > 0"}},
 		{name: "unknown baseline", args: []string{"--baseline", "no-such-trial"}, code: ExitUsage, stderrHas: []string{"no-such-trial"}},

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/driver/metrics"
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
@@ -272,13 +273,9 @@ func conclusion(b *testing.B, l *ledger.Ledger, a, c int64) string {
 	return ""
 }
 
-// quantile is the q-quantile of xs (nearest rank).
+// quantile is the q-quantile of xs, the driver's percentile.
 func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(xs))
-	return s[min(len(s)-1, int(q*float64(len(s))))]
+	return metrics.Percentile(slices.Sorted(slices.Values(xs)), q)
 }
 
 func fmtAll(xs []float64) string {

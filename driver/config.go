@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/metrics"
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // The driver's sub-package types under the names the rest of autoinfer uses.
@@ -170,79 +170,62 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate checks every field and returns all problems joined, each
-// starting with its key (workload and arrival keys prefixed with
+// Validate checks every field and returns all problems joined, each a
+// *field.Error naming its key (workload and arrival keys nested under
 // "workload." and "arrival.").
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	errs = append(errs, prefixed("workload.", c.Workload.Validate())...)
-	errs = append(errs, prefixed("arrival.", c.Arrival.Validate())...)
+	var l field.Errors
+	l.Nest("workload", c.Workload.Validate())
+	l.Nest("arrival", c.Arrival.Validate())
 	if c.Arrival.Kind == arrival.Sweep {
-		bad("arrival.kind: sweep is a series of runs (driver/sweep), not one run")
+		l.Add("arrival.kind", "sweep is a series of runs (driver/sweep), not one run")
 	}
 	if u, err := url.Parse(c.BaseURL); c.BaseURL == "" {
-		bad("base_url: required")
+		l.Add("base_url", "required")
 	} else if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("base_url: want http(s)://host:port, got %q", c.BaseURL)
+		l.Add("base_url", "want http(s)://host:port, got %q", c.BaseURL)
 	}
 	if c.Endpoint != "" && c.Endpoint != CompletionsEndpoint && c.Endpoint != ChatEndpoint {
-		bad("endpoint: want %s or %s, got %q", CompletionsEndpoint, ChatEndpoint, c.Endpoint)
+		l.Add("endpoint", "want %s or %s, got %q", CompletionsEndpoint, ChatEndpoint, c.Endpoint)
 	}
 	if c.Model == "" {
-		bad("model: required")
+		l.Add("model", "required")
 	}
 	if c.NumPrompts < 0 {
-		bad("num_prompts: must be >= 0, got %d", c.NumPrompts)
+		l.Add("num_prompts", "must be >= 0, got %d", c.NumPrompts)
 	}
 	if c.Timeout < 0 {
-		bad("timeout: must be > 0, got %v", c.Timeout)
+		l.Add("timeout", "must be > 0, got %v", c.Timeout)
 	}
 	if c.Goodput.TTFTMs < 0 || c.Goodput.TPOTMs < 0 || c.Goodput.E2ELMs < 0 {
-		bad("goodput: bounds must be > 0 ms, got %+v", c.Goodput)
+		l.Add("goodput", "bounds must be > 0 ms, got %+v", c.Goodput)
 	}
 	if c.SessionHeader != NoHeader && c.SessionHeader != "" {
 		if err := workload.CheckHeaderName(c.SessionHeader); err != nil {
-			bad("session_header: %v", err)
+			l.Add("session_header", "%v", err)
 		}
 	}
 	if c.RunIDHeader != NoHeader && c.RunIDHeader != "" {
 		if err := workload.CheckHeaderName(c.RunIDHeader); err != nil {
-			bad("run_id_header: %v", err)
+			l.Add("run_id_header", "%v", err)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		if err := workload.CheckHeaderName(k); err != nil {
-			bad("headers: %v", err)
+			l.Add("headers", "%v", err)
 		} else if strings.ContainsAny(c.Headers[k], "\r\n") {
-			bad("headers: value of %s holds a line break", k)
+			l.Add("headers", "value of %s holds a line break", k)
 		}
 	}
 	if strings.ContainsAny(c.APIKey, "\r\n") {
-		bad("api_key: holds a line break") // never echo the key itself
+		l.Add("api_key", "holds a line break") // never echo the key itself
 	}
 	for _, p := range c.Percentiles {
 		if !(p >= 0 && p <= 100) {
-			bad("percentiles: %v is not in [0, 100]", p)
+			l.Add("percentiles", "%v is not in [0, 100]", p)
 		}
 	}
-	return errors.Join(errs...)
-}
-
-// prefixed returns the problems in err (one per joined error) with prefix
-// put before each.
-func prefixed(prefix string, err error) []error {
-	if err == nil {
-		return nil
-	}
-	var out []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			out = append(out, fmt.Errorf("%s%w", prefix, e))
-		}
-		return out
-	}
-	return []error{fmt.Errorf("%s%w", prefix, err)}
+	return l.Err()
 }
 
 // sessionValue renders the session scheme for one request.

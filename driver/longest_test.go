@@ -17,47 +17,6 @@ func writeTrace(t *testing.T, data string) string {
 	return path
 }
 
-// TestLongestNamesTheRequestSent: Longest finds the trace line asking the
-// most of the context among the requests the run sends (num_prompts cuts
-// the trace), with its file and line.
-func TestLongestNamesTheRequestSent(t *testing.T) {
-	path := writeTrace(t, `{"timestamp": 0, "input_length": 100, "output_length": 10}
-{"timestamp": 10, "input_length": 900, "output_length": 50}
-
-{"timestamp": 20, "input_length": 300, "output_length": 20}
-{"timestamp": 30, "input_length": 5000, "output_length": 20}
-`)
-	cfg := driver.Config{Workload: driver.Workload{Kind: "trace", Path: path}}
-	l, err := driver.Longest(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.File != path || l.Line != 5 || l.InputTokens != 5000 || l.OutputTokens != 20 {
-		t.Errorf("longest of the whole trace = %+v, want line 5 (5000 + 20 tokens)", l)
-	}
-	cfg.NumPrompts = 3
-	if l, err = driver.Longest(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if l.Line != 2 || l.Tokens() != 950 {
-		t.Errorf("longest of the first 3 requests = %+v, want line 2 (950 tokens)", l)
-	}
-}
-
-// TestLongestCountsConversationHistory: a later multi_turn turn carries
-// the earlier prompts and answers, so it is longer than any one message.
-func TestLongestCountsConversationHistory(t *testing.T) {
-	cfg := driver.Config{NumPrompts: 0, Workload: driver.Workload{Kind: "multi_turn", Sessions: 2, Turns: 3, InputLen: 100, OutputLen: 50,
-		History: "synthetic"}}
-	l, err := driver.Longest(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Tokens() < 3*(100+50) || l.File != "" || l.Line != 0 {
-		t.Errorf("longest = %+v, want a third turn of >= 450 tokens, no file", l)
-	}
-}
-
 // TestWarmupIsDrawnFromTheWorkload: each warm-up request has the lengths of
 // one of the workload's own requests (never the mean of a mix that no
 // request has), and both shapes of a two-shape trace appear.

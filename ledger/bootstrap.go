@@ -1,24 +1,15 @@
 package ledger
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/autoinfer/autoinfer/driver/metrics"
 )
 
-// percentile of a sorted sample with linear interpolation between closest
-// ranks (numpy's default, which vllm bench serve uses). q is in [0, 1].
-func percentile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	pos := q * float64(len(sorted)-1)
-	k := int(pos)
-	if k+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[k] + (pos-float64(k))*(sorted[k+1]-sorted[k])
-}
+// percentile is the q-quantile (q in [0, 1]) of a sorted sample: the
+// driver's, so a compared percentile is the one the row stores.
+func percentile(sorted []float64, q float64) float64 { return metrics.Percentile(sorted, q) }
 
 // resampler draws bootstrap resamples of one sorted sample and reads their
 // percentiles without sorting: a resample is a multiset of the sample's
@@ -53,14 +44,7 @@ func (r *resampler) draw(rng *rand.Rand, qs []float64, out []float64) {
 		return r.sorted[rank]
 	}
 	for i, q := range qs {
-		pos := q * float64(n-1)
-		k := int(pos)
-		lo := at(k)
-		if k+1 >= n {
-			out[i] = lo
-			continue
-		}
-		out[i] = lo + (pos-float64(k))*(at(k+1)-lo)
+		out[i] = metrics.PercentileAt(n, q, at)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,11 @@ type Router struct {
 	active  sync.WaitGroup            // running handlers, waited for on shutdown
 	front   atomic.Pointer[h1.Server] // the server Serve runs, once it runs
 	serving atomic.Bool
+
+	// seed derives the random streams (policy.NewStream): rnd, the retry
+	// jitter's, and one per policy NewPolicy builds (one per pool).
+	seed     uint64
+	policies int
 }
 
 // Option customises New.
@@ -116,7 +122,8 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		log:      o.log,
 		reg:      prometheus.NewRegistry(), // one per router: several share a process
 		now:      o.now,
-		rnd:      policy.NewLockedRand(seed),
+		seed:     seed,
+		rnd:      policy.NewStream(seed, "retry"),
 		client:   &http.Client{Transport: transport, CheckRedirect: noRedirects},
 		upstream: transport,
 		limiter:  newLimiter(cfg.MaxConcurrentRequests, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
@@ -155,14 +162,19 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	return r, nil
 }
 
-// NewPolicy builds a named policy with the router's parameters and source.
+// NewPolicy builds a named policy with the router's parameters and a
+// random stream of its own, derived from the router's seed and the order
+// the policies are built in (the default pool's, then PD's prefill and
+// decode pools'), so one pool's draws or a retry never shift another
+// pool's picks. It must be called before Serve.
 func (r *Router) NewPolicy(name string) (policy.Policy, error) {
+	r.policies++
 	return policy.New(name, policy.Params{
 		CacheThreshold:      r.cfg.CacheThreshold,
 		BalanceAbsThreshold: r.cfg.BalanceAbsThreshold,
 		BalanceRelThreshold: r.cfg.BalanceRelThreshold,
 		MaxTreeSize:         r.cfg.MaxTreeSize,
-	}, r.rnd)
+	}, policy.NewStream(r.seed, "policy/"+strconv.Itoa(r.policies)))
 }
 
 // AddPool creates a pool choosing with pol whose workers get health checks,

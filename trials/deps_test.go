@@ -23,6 +23,10 @@ func TestSpecModelDependsOnNoImplementation(t *testing.T) {
 		"github.com/autoinfer/autoinfer/target/process", "github.com/autoinfer/autoinfer/target/kubernetes",
 		"k8s.io/client-go/rest", "github.com/autoinfer/autoinfer/adapter",
 		"github.com/prometheus/client_golang/prometheus",
+		// the driver's runtime: the spec model needs only the workload's
+		// and arrival's types (workload.LongestRequest included)
+		"github.com/autoinfer/autoinfer/driver", "github.com/autoinfer/autoinfer/driver/sweep",
+		"github.com/autoinfer/autoinfer/driver/metrics", "github.com/autoinfer/autoinfer/ledger",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, f := range forbidden {

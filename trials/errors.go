@@ -84,10 +84,13 @@ func (p *problems) add(path, format string, args ...any) {
 }
 
 // nest records the problems of a section's Validate, whose paths are
-// relative to the section at prefix.
+// relative to the section at prefix. Every section reports *field.Error
+// (an error of another type would be recorded at prefix itself).
 func (p *problems) nest(prefix string, err error) {
-	for _, e := range keyed(prefix, err) {
-		fe := e.(*field.Error)
+	var l field.Errors
+	l.Nest(prefix, err)
+	for _, e := range field.Flatten(l.Err()) {
+		fe := e.(*field.Error) // Nest makes every problem one
 		p.add(fe.Path, "%s", fe.Msg)
 	}
 }

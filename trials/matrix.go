@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/autoinfer/autoinfer/target"
 )
 
 // maxTrials bounds a matrix expansion: a typo like a 100-value list crossed
@@ -124,4 +126,34 @@ func trialName(base string, settings []Setting) string {
 		parts[i] = s.Path + "=" + s.Value
 	}
 	return base + "/" + strings.Join(parts, ",")
+}
+
+// overriddenBase validates the base spec's values at the keys the matrix
+// varies. Every trial replaces them, so without this a typo there
+// (router.policy: round_robn) would never be read, and the spec would look
+// right while saying something it does not mean. Only problems at those
+// keys are kept: the rest of the base is validated in every trial.
+func overriddenBase(base *yaml.Node, axes []axis, defaultName string, kinds []target.Kind) []*FieldError {
+	var overridden []axis
+	for _, ax := range axes {
+		if n, _ := lookup(base, ax.path); n != nil {
+			overridden = append(overridden, ax)
+		}
+	}
+	if len(overridden) == 0 {
+		return nil
+	}
+	_, errs := buildTrial(clone(base), nil, defaultName, kinds)
+	var out []*FieldError
+	for _, e := range errs {
+		for _, ax := range overridden {
+			if e.Path == ax.path || strings.HasPrefix(e.Path, ax.path+".") || strings.HasPrefix(e.Path, ax.path+"[") {
+				e.Trial = ""
+				e.Msg += fmt.Sprintf(" (the base value, which matrix.%s overrides in every trial)", ax.path)
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
 }

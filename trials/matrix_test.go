@@ -111,3 +111,17 @@ func TestMatrixTooLarge(t *testing.T) {
 		t.Errorf("got %v", fields)
 	}
 }
+
+// A base key the matrix overrides is still validated: every trial replaces
+// it, but a typo there would otherwise pass silently.
+func TestMatrixOverriddenBaseKeyIsValidated(t *testing.T) {
+	spec := strings.Replace(minimal, "policy: round_robin", "policy: round_robn", 1) +
+		"matrix:\n  router.policy: [round_robin, cache_aware]\n"
+	f := specErr(t, spec)
+	if len(f) != 1 || f[0].Path != "router.policy" || f[0].Line != 8 || !strings.Contains(f[0].Msg, "round_robn") ||
+		!strings.Contains(f[0].Msg, "matrix.router.policy overrides") {
+		t.Fatalf("got %v, want the base router.policy's typo at line 8", f)
+	}
+	// A valid base value, and a key the base does not set, add nothing.
+	mustParse(t, minimal+"matrix:\n  router.policy: [round_robin, cache_aware]\n  seed: [1, 2]\n  router.cache_threshold: [0.3]\n")
+}

@@ -109,6 +109,9 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 	if ferr != nil {
 		return nil, &SpecError{Fields: []*FieldError{ferr}}
 	}
+	if ferr := resolveMerges(&doc, "", map[*yaml.Node]bool{}); ferr != nil {
+		return nil, &SpecError{Fields: []*FieldError{ferr}}
+	}
 	root := deref(&doc)
 	if root == nil {
 		return nil, &SpecError{Fields: []*FieldError{{Msg: "empty spec"}}}
@@ -172,6 +175,7 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 			trials = append(trials, t)
 		}
 	}
+	fields = append(fields, overriddenBase(base, axes, defaultName, kinds)...)
 	if len(fields) > 0 {
 		return nil, &SpecError{Fields: sortFields(fields, len(trials))}
 	}

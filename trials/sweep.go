@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/autoinfer/autoinfer/driver/arrival"
-	"github.com/autoinfer/autoinfer/driver/sweep"
 )
 
 // Runs of a saturation sweep (workload.arrival.kind: sweep), as guidellm's
@@ -18,8 +17,8 @@ import (
 // when the spec is parsed: Parse returns the sweep as one trial (IsSweep),
 // and the runner asks it for each run's trial (SweepRun).
 const (
-	SweepSynchronous = sweep.Synchronous
-	SweepThroughput  = sweep.Throughput
+	SweepSynchronous = arrival.SweepSynchronous
+	SweepThroughput  = arrival.SweepThroughput
 	// SweepRate is the role of each constant-rate run.
 	SweepRate = "rate"
 )

@@ -1,7 +1,6 @@
 package trials
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -31,9 +30,9 @@ func (w Workload) Validate() error {
 	if w.Kind == "" {
 		l.Add("kind", "required (random, shared_prefix, multi_turn or trace)")
 	} else {
-		l.Check(keyed("", w.Workload.Validate())...)
+		l.Nest("", w.Workload.Validate())
 	}
-	l.Check(keyed("arrival", w.Arrival.Validate())...)
+	l.Nest("arrival", w.Arrival.Validate())
 	if w.Endpoint != EndpointCompletions && w.Endpoint != EndpointChat {
 		l.Add("endpoint", "must be %s or %s (got %q)", EndpointCompletions, EndpointChat, w.Endpoint)
 	}
@@ -125,24 +124,4 @@ func validateChecks(s *Spec, p *problems) {
 			p.add(fmt.Sprintf("baseline_metrics[%d]", i), "%v", err)
 		}
 	}
-}
-
-// keyed turns errors written as "key: message" (the driver's workload and
-// arrival checks) into field errors under prefix; a *field.Error keeps its
-// path, joined to prefix.
-func keyed(prefix string, err error) []error {
-	var out []error
-	for _, e := range field.Flatten(err) {
-		var fe *field.Error
-		if errors.As(e, &fe) {
-			out = append(out, &field.Error{Path: field.Join(prefix, fe.Path), Msg: fe.Msg})
-			continue
-		}
-		key, msg, ok := strings.Cut(e.Error(), ": ")
-		if !ok || key == "" || strings.ContainsAny(key, " \"") {
-			key, msg = "", e.Error()
-		}
-		out = append(out, &field.Error{Path: field.Join(prefix, key), Msg: msg})
-	}
-	return out
 }

@@ -8,9 +8,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // StreamID names a trial's request stream: its name before any matrix
@@ -77,7 +77,7 @@ func (c *workloadChecks) check(t Trial) []*FieldError {
 	w := t.Workload.ResolvePaths(t.SpecDir)
 	tok, err := c.tokenizer(w.Tokenizer)
 	if err != nil {
-		return []*FieldError{{Path: "workload.tokenizer", Msg: strings.TrimPrefix(err.Error(), "tokenizer: ")}}
+		return nested("workload", err)
 	}
 	key, _ := json.Marshal(w) // a Workload always encodes
 	if len(w.Files()) > 0 {
@@ -87,7 +87,13 @@ func (c *workloadChecks) check(t Trial) []*FieldError {
 			c.files[string(key)] = ferr
 		}
 		if ferr != nil {
-			return []*FieldError{{Path: "workload.path", Msg: fmt.Sprintf("%s: %s", w.Path, strings.TrimPrefix(ferr.Error(), "path: "))}}
+			fields := nested("workload", ferr)
+			for _, f := range fields {
+				if f.Path == "workload.path" {
+					f.Msg = w.Path + ": " + f.Msg // which of the spec's files
+				}
+			}
+			return fields
 		}
 	}
 	cl, ok := t.Target.Options.(target.ContextLimited)
@@ -101,14 +107,26 @@ func (c *workloadChecks) check(t Trial) []*FieldError {
 	lkey := fmt.Sprintf("%s\x00%d\x00%d\x00%s", key, t.Workload.NumPrompts, t.Seed, t.StreamID())
 	r, seen := c.longest[lkey]
 	if !seen {
-		r.l, r.err = driver.Longest(driver.Config{Workload: w, NumPrompts: t.Workload.NumPrompts, Seed: t.Seed,
-			TrialID: t.StreamID(), Tokenizer: tok})
+		r.l, r.err = workload.LongestRequest(w, t.Workload.NumPrompts, t.Seed, t.StreamID(), tok)
 		c.longest[lkey] = r
 	}
 	if r.err != nil {
-		return []*FieldError{{Path: "workload", Msg: r.err.Error()}}
+		return nested("workload", r.err)
 	}
 	return contextProblems(r.l, lim)
+}
+
+// nested turns the *field.Errors of the workload's checks into the spec's
+// field errors under prefix.
+func nested(prefix string, err error) []*FieldError {
+	var l field.Errors
+	l.Nest(prefix, err)
+	var out []*FieldError
+	for _, e := range field.Flatten(l.Err()) {
+		fe := e.(*field.Error) // Nest makes every problem one
+		out = append(out, &FieldError{Path: fe.Path, Msg: fe.Msg})
+	}
+	return out
 }
 
 // contextProblems compares the longest request with the limits.

@@ -15,6 +15,7 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/target/kubernetes"
 	"github.com/autoinfer/autoinfer/trials"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Spec is a `search:` block.
@@ -116,7 +117,7 @@ func Split(data []byte, name string) ([]byte, Spec, error) {
 	}
 	if space != nil {
 		if find(top, "matrix") != nil {
-			errs = append(errs, fmt.Errorf("search.space: the spec also has a matrix; put the space in one place (line %d)", space.Line))
+			errs = append(errs, field.Errorf("search.space", "the spec also has a matrix; put the space in one place (line %d)", space.Line))
 		} else if m, err := matrixOf(space); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -125,7 +126,7 @@ func Split(data []byte, name string) ([]byte, Spec, error) {
 	}
 	if variants != nil {
 		if find(top, "variants") != nil {
-			errs = append(errs, fmt.Errorf("search.variants: the spec also has variants; put them in one place (line %d)", variants.Line))
+			errs = append(errs, field.Errorf("search.variants", "the spec also has variants; put them in one place (line %d)", variants.Line))
 		} else {
 			put(top, "variants", variants)
 		}
@@ -144,12 +145,12 @@ func Split(data []byte, name string) ([]byte, Spec, error) {
 	return out, s, nil
 }
 
-// Validate checks every field, naming each by its key.
+// Validate checks every field and returns all problems joined, each a
+// *field.Error naming the field by its path in the spec (search.…).
 func (s *Spec) Validate() error {
-	var errs []error
-	bad := func(f string, args ...any) { errs = append(errs, fmt.Errorf(f, args...)) }
+	var l field.Errors
 	if s.Top < 0 {
-		bad("search.top: must be >= 0, got %d", s.Top)
+		l.Add("search.top", "must be >= 0, got %d", s.Top)
 	}
 	if s.Top == 0 {
 		s.Top = DefaultTop
@@ -157,7 +158,7 @@ func (s *Spec) Validate() error {
 	switch s.Strategy {
 	case "", StrategyGrid:
 		if s.Halving != (Halving{}) {
-			bad("search.halving: set with strategy %s; it configures strategy: halving", cmp.Or(s.Strategy, StrategyGrid))
+			l.Add("search.halving", "set with strategy %s; it configures strategy: halving", cmp.Or(s.Strategy, StrategyGrid))
 		}
 	case StrategyHalving:
 		h := &s.Halving
@@ -165,27 +166,27 @@ func (s *Spec) Validate() error {
 			h.Eta = DefaultEta
 		}
 		if h.Eta < 2 {
-			bad("search.halving.eta: must be >= 2, got %d", h.Eta)
+			l.Add("search.halving.eta", "must be >= 2, got %d", h.Eta)
 		} else if h.MinFraction == 0 {
 			h.MinFraction = 1 / float64(h.Eta*h.Eta)
 		}
 		if !(h.MinFraction > 0 && h.MinFraction < 1) {
-			bad("search.halving.min_fraction: must be in (0, 1), got %v", h.MinFraction)
+			l.Add("search.halving.min_fraction", "must be in (0, 1), got %v", h.MinFraction)
 		}
 	default:
-		bad("search.strategy: must be %s or %s, got %q", StrategyGrid, StrategyHalving, s.Strategy)
+		l.Add("search.strategy", "must be %s or %s, got %q", StrategyGrid, StrategyHalving, s.Strategy)
 	}
 	if s.Kubernetes != nil {
 		errs = append(errs, s.Kubernetes.Validate("search.kubernetes"))
 	}
 	if s.Constraints.GPUs < 0 {
-		bad("search.constraints.gpus: must be >= 0, got %d", s.Constraints.GPUs)
+		l.Add("search.constraints.gpus", "must be >= 0, got %d", s.Constraints.GPUs)
 	}
 	s.Constraints.slo = nil
 	for i, b := range s.Constraints.SLO {
 		a, err := trials.ParseAssertion(b)
 		if err != nil {
-			bad("search.constraints.slo[%d]: %w", i, err)
+			l.Add(fmt.Sprintf("search.constraints.slo[%d]", i), "%v", err)
 			continue
 		}
 		s.Constraints.slo = append(s.Constraints.slo, a)
@@ -201,11 +202,11 @@ func (s *Spec) Validate() error {
 		set++
 	}
 	if set != 1 {
-		bad("search.objective: set exactly one of maximize, minimize or pareto (two metrics)")
+		l.Add("search.objective", "set exactly one of maximize, minimize or pareto (two metrics)")
 	}
 	check := func(key, name string) {
 		if _, err := lookup(name); err != nil {
-			bad("search.objective.%s: %w", key, err)
+			l.Add("search.objective."+key, "%v", err)
 		}
 	}
 	if o.Maximize != "" {
@@ -216,13 +217,13 @@ func (s *Spec) Validate() error {
 	}
 	if len(o.Pareto) > 0 {
 		if len(o.Pareto) != 2 {
-			bad("search.objective.pareto: want two metrics, got %d", len(o.Pareto))
+			l.Add("search.objective.pareto", "want two metrics, got %d", len(o.Pareto))
 		}
 		for i, m := range o.Pareto {
 			check(fmt.Sprintf("pareto[%d]", i), m)
 		}
 	}
-	return errors.Join(errs...)
+	return l.Err()
 }
 
 // lookup is a ledger metric, or one with the suffix _per_gpu (its

@@ -1,13 +1,13 @@
 package arrival
 
 import (
-	"errors"
-	"fmt"
 	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Arrival kinds.
@@ -21,6 +21,13 @@ const (
 	// synchronous run, a max-throughput run, then Rates constant rates
 	// between the two, as guidellm's sweep profile.
 	Sweep = "sweep"
+)
+
+// The labels of a sweep's first two runs: one request at a time, then
+// everything at once (the constant-rate runs are labelled by their rate).
+const (
+	SweepSynchronous = "synchronous"
+	SweepThroughput  = "throughput"
 )
 
 // Ramp-up strategies (vllm bench serve's --ramp-up-strategy).
@@ -85,75 +92,72 @@ func (a Arrival) Normalized() Arrival {
 	return a
 }
 
-// Validate checks every field and returns all problems joined, each
-// starting with the field's yaml key.
+// Validate checks every field and returns all problems joined, each a
+// *field.Error naming the field by its yaml key.
 func (a Arrival) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var l field.Errors
 	switch a.Kind {
 	case "", Gamma, Poisson, Constant, Inf, ClosedLoop, Sweep:
 	default:
-		bad("kind: unknown arrival kind %q (want gamma, poisson, constant, inf, closed_loop or sweep)", a.Kind)
+		l.Add("kind", "unknown arrival kind %q (want gamma, poisson, constant, inf, closed_loop or sweep)", a.Kind)
 	}
 	if math.IsNaN(a.RequestRate) || a.RequestRate < 0 {
-		bad("request_rate: must be > 0 or inf, got %v", a.RequestRate)
+		l.Add("request_rate", "must be > 0 or inf, got %v", a.RequestRate)
 	}
 	if math.IsNaN(a.Burstiness) || a.Burstiness < 0 || math.IsInf(a.Burstiness, 0) {
-		bad("burstiness: must be a finite number > 0, got %v", a.Burstiness)
+		l.Add("burstiness", "must be a finite number > 0, got %v", a.Burstiness)
 	}
 	if a.MaxConcurrency < 0 {
-		bad("max_concurrency: must be >= 0, got %d", a.MaxConcurrency)
+		l.Add("max_concurrency", "must be >= 0, got %d", a.MaxConcurrency)
 	}
 	if a.Rates < 0 || (a.Rates > 0 && a.Kind != Sweep) {
-		bad("rates: must be >= 1 and only with kind sweep, got %d (kind %q)", a.Rates, a.Kind)
+		l.Add("rates", "must be >= 1 and only with kind sweep, got %d (kind %q)", a.Rates, a.Kind)
 	}
-	errs = append(errs, a.validateRamp()...)
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	a.validateRamp(&l)
+	if err := l.Err(); err != nil {
+		return err // the checks below assume the fields above are sane
 	}
 	n := a.Normalized()
 	if (n.Kind == Gamma || n.Kind == Poisson || n.Kind == Constant) && math.IsInf(n.RequestRate, 1) && n.RampUpStrategy == "" {
-		bad("request_rate: kind %s needs a finite rate", n.Kind)
+		l.Add("request_rate", "kind %s needs a finite rate", n.Kind)
 	}
 	if n.Kind == ClosedLoop && a.MaxConcurrency == 0 {
-		bad("max_concurrency: kind closed_loop needs the concurrency (> 0)")
+		l.Add("max_concurrency", "kind closed_loop needs the concurrency (> 0)")
 	}
 	if n.Kind == Sweep && a.RequestRate != 0 {
-		bad("request_rate: kind sweep finds its own rates; remove request_rate (got %v)", a.RequestRate)
+		l.Add("request_rate", "kind sweep finds its own rates; remove request_rate (got %v)", a.RequestRate)
 	}
-	return errors.Join(errs...)
+	return l.Err()
 }
 
-func (a Arrival) validateRamp() []error {
+func (a Arrival) validateRamp(l *field.Errors) {
 	if a.RampUpStrategy == "" {
 		if a.RampUpStartRPS != 0 || a.RampUpEndRPS != 0 {
-			return []error{errors.New("ramp_up_strategy: required with ramp_up_start_rps / ramp_up_end_rps (linear or exponential)")}
+			l.Add("ramp_up_strategy", "required with ramp_up_start_rps / ramp_up_end_rps (linear or exponential)")
 		}
-		return nil
+		return
 	}
-	var errs []error
 	if a.RampUpStrategy != RampLinear && a.RampUpStrategy != RampExponential {
-		errs = append(errs, fmt.Errorf("ramp_up_strategy: want linear or exponential, got %q", a.RampUpStrategy))
+		l.Add("ramp_up_strategy", "want linear or exponential, got %q", a.RampUpStrategy)
 	}
 	switch a.Kind {
 	case "", Gamma, Poisson, Constant:
 	default:
-		errs = append(errs, fmt.Errorf("ramp_up_strategy: applies to kinds gamma, poisson and constant, not %s", a.Kind))
+		l.Add("ramp_up_strategy", "applies to kinds gamma, poisson and constant, not %s", a.Kind)
 	}
 	if a.RequestRate != 0 {
-		errs = append(errs, fmt.Errorf("request_rate: a ramp-up sets the rate; remove request_rate (got %v)", a.RequestRate))
+		l.Add("request_rate", "a ramp-up sets the rate; remove request_rate (got %v)", a.RequestRate)
 	}
 	lowest := 0.0
 	if a.RampUpStrategy == RampExponential {
 		lowest = math.SmallestNonzeroFloat64 // a geometric ramp cannot start at 0
 	}
 	if !(a.RampUpStartRPS >= lowest) || math.IsInf(a.RampUpStartRPS, 0) {
-		errs = append(errs, fmt.Errorf("ramp_up_start_rps: must be a finite rate >= 0 (> 0 for exponential), got %v", a.RampUpStartRPS))
+		l.Add("ramp_up_start_rps", "must be a finite rate >= 0 (> 0 for exponential), got %v", a.RampUpStartRPS)
 	}
 	if !(a.RampUpEndRPS > 0) || math.IsInf(a.RampUpEndRPS, 0) {
-		errs = append(errs, fmt.Errorf("ramp_up_end_rps: must be a finite rate > 0, got %v", a.RampUpEndRPS))
+		l.Add("ramp_up_end_rps", "must be a finite rate > 0, got %v", a.RampUpEndRPS)
 	}
-	return errs
 }
 
 // Offsets returns the intended send offsets of n requests, measured from the

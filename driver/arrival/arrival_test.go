@@ -3,9 +3,12 @@ package arrival
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // TestGapStatistics checks that over many seeded draws the gaps have mean
@@ -203,5 +206,19 @@ func TestOffsetsTwoPassesEqualOne(t *testing.T) {
 		if want := seconds(s * (200 / 7.0 / total)); got[i] != want {
 			t.Fatalf("offset %d = %v, single pass gives %v", i, got[i], want)
 		}
+	}
+}
+
+// Every problem is a *field.Error naming the key, in the one validation
+// style the spec parser nests (no "key: message" string to split).
+func TestValidateReportsFieldErrors(t *testing.T) {
+	a := Arrival{Kind: "bogus", RequestRate: -1, Burstiness: math.Inf(1), MaxConcurrency: -2, Rates: 3, RampUpStartRPS: 2}
+	paths, err := field.Paths(a.Validate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kind", "request_rate", "burstiness", "max_concurrency", "rates", "ramp_up_strategy"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("paths %v, want %v", paths, want)
 	}
 }

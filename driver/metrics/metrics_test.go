@@ -3,6 +3,7 @@ package metrics
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,44 @@ func TestPercentilesBitExactWithNumpy(t *testing.T) {
 	}
 	if m := describe(xs[:36]).median; m != 18.676000000000002 {
 		t.Errorf("even-count median %v, numpy 18.676000000000002", m)
+	}
+}
+
+// TestPercentileMatchesNumpyTable: Percentile against np.percentile's
+// default (linear) values. The first rows are derived by hand from numpy's
+// steps (virtual index (n−1)·q, fraction t, lerp from the upper neighbour
+// when t ≥ 0.5); the last are numpy 1.24's output for the list of
+// TestPercentilesBitExactWithNumpy.
+func TestPercentileMatchesNumpyTable(t *testing.T) {
+	long := []float64{45.447, 4.428, 18.72, 23.956, 34.551, 36.303, 25.298, 10.64, 24.751, 52.631, 15.097, 8.511, 13.423, 57.531, 10.923, 29.147, 11.65, 2.384, 13.28, 24.26, 6.932, 204.609, 22.48, 13.707, 16.253, 50.803, 17.61, 4.125, 39.165, 57.7, 6.089, 10.552, 89.51, 18.632, 19.092, 16.554, 20.05}
+	slices.Sort(long)
+	for _, c := range []struct {
+		name   string
+		sorted []float64
+		p      float64 // percent: np.percentile divides by 100 at run time
+		want   float64
+	}{
+		{"one value", []float64{7}, 30, 7},
+		{"even median", []float64{1, 2, 3, 4}, 50, 2.5},                      // vi 1.5, t 0.5: 3 − 1·0.5
+		{"nearest rank would say 50", []float64{10, 20, 30, 40, 50}, 90, 46}, // vi 3.6: 50 − 10·0.4
+		{"min", []float64{1, 2, 3, 4}, 0, 1},
+		{"max", []float64{1, 2, 3, 4}, 100, 4},
+		// vi 0.7, t 0.7: 0.2 − 0.1·0.30000000000000004 = 0.17, as
+		// numpy prints; a + t·(b − a) gives 0.16999999999999998.
+		{"two-sided lerp", []float64{0.1, 0.2}, 70, 0.17},
+		// vi 2.9699999999999998, t 0.9699999999999998: 4 − 1·0.03000000000000025.
+		{"p99 of four", []float64{1, 2, 3, 4}, 99, 3.9699999999999998},
+		{"numpy p1", long, 1, 3.01076},
+		{"numpy p90", long, 90, 54.590999999999994},
+		{"numpy p95", long, 95, 64.06199999999987},
+		{"numpy p99", long, 99, 163.17336000000006},
+		{"numpy p99.9", long, 99.9, 200.46543600000066},
+	} {
+		if got := Percentile(c.sorted, c.p/100); got != c.want {
+			t.Errorf("%s: Percentile(%v, %v/100) = %v, numpy %v", c.name, c.sorted, c.p, got, c.want)
+		}
+	}
+	if got := Percentile(nil, 0.5); !math.IsNaN(got) {
+		t.Errorf("Percentile of nothing = %v, want NaN", got)
 	}
 }

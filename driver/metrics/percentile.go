@@ -40,19 +40,33 @@ func describe(xs []float64) stats {
 	return s
 }
 
-// percentile is numpy.percentile's default "linear" method, with numpy's
-// floating-point steps so results agree to the last bit: the virtual index
-// (n−1)·q for q = p/100, and numpy's two-sided lerp between the
-// neighbouring sorted values.
-func (s stats) percentile(p float64) float64 {
-	n := len(s.sorted)
-	q := p / 100
+// percentile is Percentile at p/100, as np.percentile divides first.
+func (s stats) percentile(p float64) float64 { return Percentile(s.sorted, p/100) }
+
+// Percentile is the q-quantile (q in [0, 1]) of sorted values by
+// numpy.percentile's default "linear" method, which vllm bench serve uses,
+// with numpy's floating-point steps so results agree to the last bit. It is
+// the one percentile of autoinfer: the driver's summaries, the ledger's
+// bootstrap and `sim overhead` all read it. An empty sample has none (NaN).
+func Percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return PercentileAt(len(sorted), q, func(k int) float64 { return sorted[k] })
+}
+
+// PercentileAt is Percentile over n sorted values read by rank, for a
+// sample held in another form (the ledger's bootstrap resamples are counts
+// per rank). at is called at most twice, with ascending ranks. numpy's
+// steps: the virtual index (n−1)·q, its floor and fraction t, and a
+// two-sided lerp between the neighbouring values (from the upper one when
+// t ≥ 0.5), which differs from a + t·(b−a) in the last bit.
+func PercentileAt(n int, q float64, at func(k int) float64) float64 {
 	vi := float64(n-1) * q
-	lo := int(math.Floor(vi))
-	lo = max(0, min(lo, n-1))
+	lo := max(0, min(int(math.Floor(vi)), n-1))
 	hi := min(lo+1, n-1)
 	t := vi - float64(lo)
-	a, b := s.sorted[lo], s.sorted[hi]
+	a, b := at(lo), at(hi)
 	if t >= 0.5 {
 		return b - (b-a)*(1-t)
 	}

@@ -2,13 +2,13 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/driver/arrival"
 	"github.com/autoinfer/autoinfer/driver/metrics"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // DefaultAttainment is the share of requests that must meet every SLO for
@@ -17,8 +17,8 @@ const DefaultAttainment = 0.9
 
 // Run labels.
 const (
-	Synchronous = "synchronous"
-	Throughput  = "throughput"
+	Synchronous = arrival.SweepSynchronous
+	Throughput  = arrival.SweepThroughput
 )
 
 // Options configure a sweep.
@@ -171,15 +171,15 @@ func Attainment(recs []metrics.RequestRecord, slo metrics.SLO) float64 {
 }
 
 func check(cfg driver.Config, opts *Options) error {
-	var errs []error
+	var l field.Errors
 	if k := cfg.Arrival.Kind; k != "" && k != arrival.Sweep {
-		errs = append(errs, fmt.Errorf("arrival.kind: a sweep sets the arrival of each run; want sweep, got %q", k))
+		l.Add("arrival.kind", "a sweep sets the arrival of each run; want sweep, got %q", k)
 	}
 	if cfg.Arrival.RequestRate != 0 || cfg.Arrival.RampUpStrategy != "" {
-		errs = append(errs, errors.New("arrival.request_rate: a sweep finds its own rates; remove request_rate and ramp-up"))
+		l.Add("arrival.request_rate", "a sweep finds its own rates; remove request_rate and ramp-up")
 	}
 	if !cfg.Goodput.Set() {
-		errs = append(errs, errors.New("goodput: a sweep's knee is the highest rate meeting the SLOs; set at least one (ttft, tpot, e2el)"))
+		l.Add("goodput", "a sweep's knee is the highest rate meeting the SLOs; set at least one (ttft, tpot, e2el)")
 	}
 	if opts.Rates == 0 {
 		opts.Rates = cfg.Arrival.Rates
@@ -188,20 +188,20 @@ func check(cfg driver.Config, opts *Options) error {
 		opts.Rates = arrival.DefaultSweepRates
 	}
 	if opts.Rates < 1 {
-		errs = append(errs, fmt.Errorf("arrival.rates: must be >= 1, got %d", opts.Rates))
+		l.Add("arrival.rates", "must be >= 1, got %d", opts.Rates)
 	}
 	if opts.Attainment == 0 {
 		opts.Attainment = DefaultAttainment
 	}
 	if !(opts.Attainment > 0 && opts.Attainment <= 1) {
-		errs = append(errs, fmt.Errorf("knee_attainment: must be in (0, 1], got %v", opts.Attainment))
+		l.Add("knee_attainment", "must be in (0, 1], got %v", opts.Attainment)
 	}
 	switch opts.Kind {
 	case "":
 		opts.Kind = arrival.Constant
 	case arrival.Constant, arrival.Poisson, arrival.Gamma:
 	default:
-		errs = append(errs, fmt.Errorf("arrival.kind: the rates of a sweep run constant, poisson or gamma, not %q", opts.Kind))
+		l.Add("arrival.kind", "the rates of a sweep run constant, poisson or gamma, not %q", opts.Kind)
 	}
-	return errors.Join(errs...)
+	return l.Err()
 }

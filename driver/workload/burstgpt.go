@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // burstGPTModel is the model vllm bench serve keeps of a BurstGPT trace.
@@ -24,7 +26,7 @@ type burstGPTRow struct{ in, out, line int }
 func (b builder) burstGPT() ([]Item, error) {
 	rows, err := readBurstGPT(b.w.Path)
 	if err != nil {
-		return nil, fmt.Errorf("path: %s: %w", b.w.Path, err)
+		return nil, field.Errorf("path", "%s: %v", b.w.Path, err)
 	}
 	pick := make([]int, len(rows))
 	for i := range pick {

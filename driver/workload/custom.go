@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // customLine is one line of a custom dataset (vllm's --dataset-name
@@ -25,7 +27,7 @@ type customLine struct {
 func (b builder) custom() ([]Item, error) {
 	lines, err := readCustom(b.w.Path)
 	if err != nil {
-		return nil, fmt.Errorf("path: %s: %w", b.w.Path, err)
+		return nil, field.Errorf("path", "%s: %v", b.w.Path, err)
 	}
 	var items []Item
 	for _, k := range b.order(len(lines)) {

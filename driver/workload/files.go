@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Files lists the trace and dataset files the workload reads, in the
@@ -42,7 +43,7 @@ func ContentHash(w Workload) (string, error) {
 	for _, p := range files {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return "", fmt.Errorf("path: %w", err)
+			return "", field.Errorf("path", "%v", err)
 		}
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(data)))
@@ -99,7 +100,7 @@ func Check(w Workload, tok Tokenizer) (FileReport, error) {
 	if w.Kind == Trace {
 		lines, err := ReadTraceFile(w.Path, w.Format)
 		if err != nil {
-			return rep, fmt.Errorf("path: %w", err)
+			return rep, field.Errorf("path", "%v", err)
 		}
 		if lines, err = sliceTrace(w, lines); err != nil {
 			return rep, err

@@ -1,9 +1,10 @@
 package workload
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Source returns the random source for one purpose and index. The same
@@ -55,7 +56,7 @@ func Build(w Workload, n int, src Source, tok Tokenizer) ([]Item, error) {
 		return nil, err
 	}
 	if n < 0 {
-		return nil, fmt.Errorf("num_prompts: must be >= 0, got %d", n)
+		return nil, field.Errorf("num_prompts", "must be >= 0, got %d", n)
 	}
 	w = w.WithDefaults()
 	if tok == nil {

@@ -1,6 +1,6 @@
 package workload
 
-import "fmt"
+import "github.com/autoinfer/autoinfer/trials/field"
 
 // Items are a workload's items, built on demand: At(i) always returns the
 // same item. A kind whose items each depend only on their index (random)
@@ -24,7 +24,7 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 		return built(items), err
 	}
 	if n < 0 {
-		return nil, fmt.Errorf("num_prompts: must be >= 0, got %d", n)
+		return nil, field.Errorf("num_prompts", "must be >= 0, got %d", n)
 	}
 	if tok == nil {
 		tok = Sim{}
@@ -57,7 +57,7 @@ type randomItems struct {
 
 func (b builder) randomItems() (randomItems, error) {
 	if b.n == 0 {
-		return randomItems{}, fmt.Errorf("num_prompts: kind random needs the number of requests (> 0)")
+		return randomItems{}, field.Errorf("num_prompts", "kind random needs the number of requests (> 0)")
 	}
 	return randomItems{b: b, prefix: b.tok.Generate(b.src("prefix", 0), b.w.PrefixLen)}, nil
 }

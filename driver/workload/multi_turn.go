@@ -1,8 +1,9 @@
 package workload
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // buildMultiTurn builds sessions × turns items, session-major (item
@@ -15,7 +16,7 @@ func (b builder) multiTurn() ([]Item, error) {
 	sessions := w.Sessions
 	if sessions == 0 {
 		if n == 0 {
-			return nil, fmt.Errorf("sessions: kind multi_turn needs sessions or num_prompts")
+			return nil, field.Errorf("sessions", "kind multi_turn needs sessions or num_prompts")
 		}
 		sessions = (n + w.Turns - 1) / w.Turns
 	}

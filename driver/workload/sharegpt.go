@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // vllm bench serve's ShareGPT filter (is_valid_sequence): prompts and
@@ -34,7 +36,7 @@ type shareGPTEntry struct {
 func (b builder) shareGPT() ([]Item, error) {
 	entries, err := readShareGPT(b.w.Path)
 	if err != nil {
-		return nil, fmt.Errorf("path: %s: %w", b.w.Path, err)
+		return nil, field.Errorf("path", "%s: %v", b.w.Path, err)
 	}
 	order := b.order(len(entries))
 	var items []Item
@@ -57,7 +59,7 @@ func (b builder) shareGPT() ([]Item, error) {
 		items = append(items, it)
 	}
 	if len(items) == 0 {
-		return nil, fmt.Errorf("path: %s: no conversation passes vllm's filter (prompt %d–%d tokens, prompt+output <= %d)", b.w.Path, minSeqLen, maxPromptLen, maxTotalLen)
+		return nil, field.Errorf("path", "%s: no conversation passes vllm's filter (prompt %d–%d tokens, prompt+output <= %d)", b.w.Path, minSeqLen, maxPromptLen, maxTotalLen)
 	}
 	return b.oversample(items), nil
 }

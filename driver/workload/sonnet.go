@@ -2,10 +2,11 @@ package workload
 
 import (
 	_ "embed" // the sonnets
-	"fmt"
 	"math"
 	"os"
 	"strings"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // sonnets is Shakespeare's sonnets 1–37 (public domain), the text vllm
@@ -25,24 +26,24 @@ const sonnetBase = "Pick as many lines as you can from these poem lines:\n"
 // is applied (autoinfer has none), so the base is the bare instruction.
 func (b builder) sonnet() ([]Item, error) {
 	if b.n == 0 {
-		return nil, fmt.Errorf("num_prompts: kind sonnet needs the number of requests (> 0)")
+		return nil, field.Errorf("num_prompts", "kind sonnet needs the number of requests (> 0)")
 	}
 	text := sonnets
 	if b.w.Path != "" {
 		data, err := os.ReadFile(b.w.Path)
 		if err != nil {
-			return nil, fmt.Errorf("path: %w", err)
+			return nil, field.Errorf("path", "%v", err)
 		}
 		text = string(data)
 	}
 	lines := strings.SplitAfter(strings.TrimRight(text, "\n")+"\n", "\n")
 	lines = lines[:len(lines)-1] // SplitAfter leaves "" after the last newline
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("path: %s: no lines", b.w.Path)
+		return nil, field.Errorf("path", "%s: no lines", b.w.Path)
 	}
 	base := b.tok.Count(sonnetBase)
 	if b.w.InputLen <= base {
-		return nil, fmt.Errorf("input_len: must be > the instruction's %d tokens, got %d", base, b.w.InputLen)
+		return nil, field.Errorf("input_len", "must be > the instruction's %d tokens, got %d", base, b.w.InputLen)
 	}
 	total := 0
 	for _, l := range lines {
@@ -57,7 +58,7 @@ func (b builder) sonnet() ([]Item, error) {
 	items := make([]Item, 0, b.n)
 	for tries := 0; len(items) < b.n; tries++ {
 		if tries > 100*b.n {
-			return nil, fmt.Errorf("input_len: %d tokens is too short for prompts of %d lines (%.1f tokens per line)", b.w.InputLen, numInput, avg)
+			return nil, field.Errorf("input_len", "%d tokens is too short for prompts of %d lines (%.1f tokens per line)", b.w.InputLen, numInput, avg)
 		}
 		var sb strings.Builder
 		sb.WriteString(prefix)

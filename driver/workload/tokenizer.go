@@ -11,6 +11,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 	"github.com/autoinfer/autoinfer/target/tokenizer/hf"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // SimTokenizerID names the simulated engine's tokenizer, the default.
@@ -102,15 +103,15 @@ func LoadTokenizer(name string) (Tokenizer, error) {
 	}
 	path, err := resolveTokenizer(name)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, field.Errorf("tokenizer", "%v", err)
 	}
 	t, err := hf.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, field.Errorf("tokenizer", "%v", err)
 	}
 	h := &HF{id: name, tok: t, ordinary: t.Ordinary()}
 	if len(h.ordinary) == 0 {
-		return nil, fmt.Errorf("tokenizer: %s has no ordinary tokens", path)
+		return nil, field.Errorf("tokenizer", "%s has no ordinary tokens", path)
 	}
 	return h, nil
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Trace formats (the trace kind's format knob).
@@ -43,13 +45,13 @@ func (b builder) trace() ([]Item, error) {
 	w := b.w
 	lines, err := ReadTraceFile(w.Path, w.Format)
 	if err != nil {
-		return nil, fmt.Errorf("path: %w", err)
+		return nil, field.Errorf("path", "%v", err)
 	}
 	if lines, err = sliceTrace(w, lines); err != nil {
 		return nil, err
 	}
 	if b.n > len(lines) {
-		return nil, fmt.Errorf("num_prompts: %d requested but the trace has %d requests%s", b.n, len(lines), windowNote(w))
+		return nil, field.Errorf("num_prompts", "%d requested but the trace has %d requests%s", b.n, len(lines), windowNote(w))
 	}
 	if b.n > 0 {
 		lines = lines[:b.n]
@@ -78,7 +80,7 @@ func (b builder) trace() ([]Item, error) {
 		}
 		it.InputTokens = b.tok.Count(it.Prompt)
 		if l.Prompt != "" && l.InputLength > 0 && l.InputLength != it.InputTokens {
-			return nil, fmt.Errorf("path: %s: line %d: input_length: %d, but the prompt has %d tokens under %s", w.Path, l.Line, l.InputLength, it.InputTokens, b.tok.ID())
+			return nil, field.Errorf("path", "%s: line %d: input_length: %d, but the prompt has %d tokens under %s", w.Path, l.Line, l.InputLength, it.InputTokens, b.tok.ID())
 		}
 		if timed {
 			ms := (*l.Timestamp - *lines[0].Timestamp) / w.TimeScale
@@ -116,7 +118,7 @@ func sliceTrace(w Workload, lines []TraceLine) ([]TraceLine, error) {
 	var out []TraceLine
 	for _, l := range lines {
 		if l.Timestamp == nil {
-			return nil, fmt.Errorf("window_start_s: line %d of the trace has no timestamp to slice by", l.Line)
+			return nil, field.Errorf("window_start_s", "line %d of the trace has no timestamp to slice by", l.Line)
 		}
 		s := (*l.Timestamp - *lines[0].Timestamp) / 1000
 		if s >= w.WindowStartS && (w.WindowEndS == 0 || s < w.WindowEndS) {
@@ -124,7 +126,7 @@ func sliceTrace(w Workload, lines []TraceLine) ([]TraceLine, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("window_start_s: no request of the trace lies in the window%s", windowNote(w))
+		return nil, field.Errorf("window_start_s", "no request of the trace lies in the window%s", windowNote(w))
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"net/textproto"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Workload kinds. sharegpt, sonnet, burstgpt and custom are vllm bench
@@ -181,77 +182,76 @@ func (w Workload) WithDefaults() Workload {
 	return w
 }
 
-// Validate checks every knob and returns all problems joined, each starting
-// with the knob's yaml key.
+// Validate checks every knob and returns all problems joined, each a
+// *field.Error naming the knob by its yaml key.
 func (w Workload) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var l field.Errors
 	allowed, ok := knobs[w.Kind]
 	if !ok {
-		bad("kind: unknown workload kind %q (want %s)", w.Kind, strings.Join(Kinds(), ", "))
+		l.Add("kind", "unknown workload kind %q (want %s)", w.Kind, strings.Join(Kinds(), ", "))
 	}
 	for _, key := range foreignKnobs(w, allowed) {
 		if ok {
-			bad("%s: not a knob of kind %s (it takes %s)", key, w.Kind, strings.Join(allowed, ", "))
+			l.Add(key, "not a knob of kind %s (it takes %s)", w.Kind, strings.Join(allowed, ", "))
 		}
 	}
 	w = w.WithDefaults()
 	finite := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 	checks := []struct {
-		bad bool
-		msg string
+		bad       bool
+		path, msg string
 	}{
-		{w.InputLen < 0, fmt.Sprintf("input_len: must be > 0, got %d", w.InputLen)},
-		{w.OutputLen < 0, fmt.Sprintf("output_len: must be > 0, got %d", w.OutputLen)},
-		{!(w.RangeRatio >= 0 && w.RangeRatio < 1), fmt.Sprintf("range_ratio: must be in [0, 1), got %v", w.RangeRatio)},
-		{w.PrefixLen < 0, fmt.Sprintf("prefix_len: must be >= 0, got %d", w.PrefixLen)},
-		{w.NumGroups < 0, fmt.Sprintf("num_groups: must be > 0, got %d", w.NumGroups)},
-		{w.PromptsPerGroup < 0, fmt.Sprintf("prompts_per_group: must be > 0, got %d", w.PromptsPerGroup)},
-		{w.SystemPromptLen < 0, fmt.Sprintf("system_prompt_len: must be >= 0, got %d", w.SystemPromptLen)},
-		{w.QuestionLen < 0, fmt.Sprintf("question_len: must be > 0, got %d", w.QuestionLen)},
-		{!finite(w.Zipf), fmt.Sprintf("zipf: must be a finite exponent >= 0 (0 = uniform), got %v", w.Zipf)},
-		{w.Sessions < 0, fmt.Sprintf("sessions: must be >= 0, got %d", w.Sessions)},
-		{w.Turns < 0, fmt.Sprintf("turns: must be > 0, got %d", w.Turns)},
-		{!finite(w.ThinkTimeMs), fmt.Sprintf("think_time_ms: must be >= 0, got %v", w.ThinkTimeMs)},
+		{w.InputLen < 0, "input_len", fmt.Sprintf("must be > 0, got %d", w.InputLen)},
+		{w.OutputLen < 0, "output_len", fmt.Sprintf("must be > 0, got %d", w.OutputLen)},
+		{!(w.RangeRatio >= 0 && w.RangeRatio < 1), "range_ratio", fmt.Sprintf("must be in [0, 1), got %v", w.RangeRatio)},
+		{w.PrefixLen < 0, "prefix_len", fmt.Sprintf("must be >= 0, got %d", w.PrefixLen)},
+		{w.NumGroups < 0, "num_groups", fmt.Sprintf("must be > 0, got %d", w.NumGroups)},
+		{w.PromptsPerGroup < 0, "prompts_per_group", fmt.Sprintf("must be > 0, got %d", w.PromptsPerGroup)},
+		{w.SystemPromptLen < 0, "system_prompt_len", fmt.Sprintf("must be >= 0, got %d", w.SystemPromptLen)},
+		{w.QuestionLen < 0, "question_len", fmt.Sprintf("must be > 0, got %d", w.QuestionLen)},
+		{!finite(w.Zipf), "zipf", fmt.Sprintf("must be a finite exponent >= 0 (0 = uniform), got %v", w.Zipf)},
+		{w.Sessions < 0, "sessions", fmt.Sprintf("must be >= 0, got %d", w.Sessions)},
+		{w.Turns < 0, "turns", fmt.Sprintf("must be > 0, got %d", w.Turns)},
+		{!finite(w.ThinkTimeMs), "think_time_ms", fmt.Sprintf("must be >= 0, got %v", w.ThinkTimeMs)},
 		{w.Kind == MultiTurn && w.History != HistoryActual && w.History != HistorySynthetic,
-			fmt.Sprintf("history: must be actual or synthetic, got %q", w.History)},
-		{needsPath(w.Kind) && w.Path == "", "path: required for kind " + w.Kind},
-		{!finite(w.TimeScale), fmt.Sprintf("time_scale: must be > 0, got %v", w.TimeScale)},
-		{w.BlockSize < 0, fmt.Sprintf("block_size: must be > 0, got %d", w.BlockSize)},
+			"history", fmt.Sprintf("must be actual or synthetic, got %q", w.History)},
+		{needsPath(w.Kind) && w.Path == "", "path", "required for kind " + w.Kind},
+		{!finite(w.TimeScale), "time_scale", fmt.Sprintf("must be > 0, got %v", w.TimeScale)},
+		{w.BlockSize < 0, "block_size", fmt.Sprintf("must be > 0, got %d", w.BlockSize)},
 		{w.Kind == Trace && w.Format != FormatAuto && w.Format != FormatMooncake && w.Format != FormatAzure,
-			fmt.Sprintf("format: must be %s, %s or %s, got %q", FormatAuto, FormatMooncake, FormatAzure, w.Format)},
-		{!finite(w.WindowStartS), fmt.Sprintf("window_start_s: must be >= 0, got %v", w.WindowStartS)},
+			"format", fmt.Sprintf("must be %s, %s or %s, got %q", FormatAuto, FormatMooncake, FormatAzure, w.Format)},
+		{!finite(w.WindowStartS), "window_start_s", fmt.Sprintf("must be >= 0, got %v", w.WindowStartS)},
 		{!finite(w.WindowEndS) || w.WindowEndS != 0 && w.WindowEndS <= w.WindowStartS,
-			fmt.Sprintf("window_end_s: must be > window_start_s (%v), or 0 for the trace's end, got %v", w.WindowStartS, w.WindowEndS)},
-		{w.SessionPrefixBlocks < 0, fmt.Sprintf("session_prefix_blocks: must be >= 0, got %d", w.SessionPrefixBlocks)},
-		{w.SessionPrefixBlocks > 0 && w.Format == FormatAzure, "session_prefix_blocks: the azure format has no hash_ids to derive sessions from"},
-		{w.Kind == Sonnet && w.PrefixLen > w.InputLen, fmt.Sprintf("prefix_len: must be <= input_len (%d), got %d", w.InputLen, w.PrefixLen)},
-		{!finite(w.Temperature), fmt.Sprintf("temperature: must be >= 0, got %v", w.Temperature)},
-		{!(w.TopP >= 0 && w.TopP <= 1), fmt.Sprintf("top_p: must be in (0, 1] (0 = not sent), got %v", w.TopP)},
-		{w.TopK < -1, fmt.Sprintf("top_k: must be >= -1 (0 = not sent, -1 = all tokens), got %d", w.TopK)},
-		{!(w.MinP >= 0 && w.MinP <= 1), fmt.Sprintf("min_p: must be in [0, 1], got %v", w.MinP)},
-		{!finite(w.MaxSeconds), fmt.Sprintf("max_seconds: must be >= 0 (0 = no bound), got %v", w.MaxSeconds)},
+			"window_end_s", fmt.Sprintf("must be > window_start_s (%v), or 0 for the trace's end, got %v", w.WindowStartS, w.WindowEndS)},
+		{w.SessionPrefixBlocks < 0, "session_prefix_blocks", fmt.Sprintf("must be >= 0, got %d", w.SessionPrefixBlocks)},
+		{w.SessionPrefixBlocks > 0 && w.Format == FormatAzure, "session_prefix_blocks", "the azure format has no hash_ids to derive sessions from"},
+		{w.Kind == Sonnet && w.PrefixLen > w.InputLen, "prefix_len", fmt.Sprintf("must be <= input_len (%d), got %d", w.InputLen, w.PrefixLen)},
+		{!finite(w.Temperature), "temperature", fmt.Sprintf("must be >= 0, got %v", w.Temperature)},
+		{!(w.TopP >= 0 && w.TopP <= 1), "top_p", fmt.Sprintf("must be in (0, 1] (0 = not sent), got %v", w.TopP)},
+		{w.TopK < -1, "top_k", fmt.Sprintf("must be >= -1 (0 = not sent, -1 = all tokens), got %d", w.TopK)},
+		{!(w.MinP >= 0 && w.MinP <= 1), "min_p", fmt.Sprintf("must be in [0, 1], got %v", w.MinP)},
+		{!finite(w.MaxSeconds), "max_seconds", fmt.Sprintf("must be >= 0 (0 = no bound), got %v", w.MaxSeconds)},
 	}
 	for _, c := range checks {
 		if c.bad {
-			errs = append(errs, errors.New(c.msg))
+			l.Add(c.path, "%s", c.msg)
 		}
 	}
 	for _, k := range sortedKeys(w.Headers) {
 		if err := CheckHeaderName(k); err != nil {
-			bad("headers: %v", err)
+			l.Add("headers", "%v", err)
 		}
 		if strings.ContainsAny(w.Headers[k], "\r\n") {
-			bad("headers: value of %s holds a line break", k)
+			l.Add("headers", "value of %s holds a line break", k)
 		}
 		if textproto.CanonicalMIMEHeaderKey(k) == "Authorization" {
-			bad("headers: Authorization must not be written in a spec; name the key's environment variable in api_key_env")
+			l.Add("headers", "Authorization must not be written in a spec; name the key's environment variable in api_key_env")
 		}
 	}
 	if w.APIKeyEnv != "" && strings.ContainsAny(w.APIKeyEnv, "= \t\r\n") {
-		bad("api_key_env: %q is not an environment variable name (write the variable's name, never the key)", w.APIKeyEnv)
+		l.Add("api_key_env", "%q is not an environment variable name (write the variable's name, never the key)", w.APIKeyEnv)
 	}
-	return errors.Join(errs...)
+	return l.Err()
 }
 
 // CheckHeaderName rejects characters that would end a header name early or

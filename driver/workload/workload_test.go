@@ -1,13 +1,16 @@
 package workload
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/autoinfer/autoinfer/target/tokenizer"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 func testSource(seed uint64) Source {
@@ -210,6 +213,35 @@ func TestValidateAndParseNameTheKey(t *testing.T) {
 	w, err := Parse([]byte("kind: shared_prefix\nnum_groups: 3\nzipf: 1.1\n"))
 	if err != nil || w.NumGroups != 3 || w.Zipf != 1.1 {
 		t.Fatalf("valid workload: %+v, %v", w, err)
+	}
+}
+
+// Every problem of Validate, and of building a workload's requests, is a
+// *field.Error naming the key: the spec parser nests them, splitting no
+// "key: message" string.
+func TestValidateReportsFieldErrors(t *testing.T) {
+	w := Workload{Kind: Random, InputLen: -3, RangeRatio: 1.5, QuestionLen: 5, Headers: map[string]string{"Authorization": "x"}}
+	paths, err := field.Paths(w.Validate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"question_len", "input_len", "range_ratio", "headers"}; !slices.Equal(paths, want) {
+		t.Errorf("paths %v, want %v", paths, want)
+	}
+	for _, c := range []struct {
+		w    Workload
+		n    int
+		path string
+	}{
+		{Workload{Kind: Random}, 0, "num_prompts"},
+		{Workload{Kind: Trace, Path: filepath.Join(t.TempDir(), "missing.jsonl")}, 0, "path"},
+		{Workload{Kind: MultiTurn}, 0, "sessions"},
+	} {
+		_, err := BuildItems(c.w, c.n, testSource(1), nil)
+		var fe *field.Error
+		if !errors.As(err, &fe) || fe.Path != c.path {
+			t.Errorf("BuildItems(%s): %v, want a *field.Error at %s", c.w.Kind, err, c.path)
+		}
 	}
 }
 

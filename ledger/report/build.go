@@ -54,6 +54,7 @@ func Build(ctx context.Context, src Source, sel Selection, opt Options) (Report,
 		r.Metrics = append(r.Metrics, MetricInfo{Name: m.Name, Direction: m.Direction.String()})
 	}
 	var curveRows []curveRow
+	var ok []ledger.Trial
 	for _, t := range trials {
 		row, err := rowOf(t)
 		if err != nil {
@@ -72,9 +73,15 @@ func Build(ctx context.Context, src Source, sel Selection, opt Options) (Report,
 			r.CDFs = append(r.CDFs, cdfOf(t.ID, reqs, opt.CDFPoints))
 		}
 		curveRows = append(curveRows, curveRow{row: row, reqs: reqs})
+		ok = append(ok, t)
 	}
 	markVaries(r.Rows)
+	opt, noSLO, err := withRecordedSLO(opt, ok)
+	if err != nil {
+		return Report{}, err
+	}
 	r.Curves = buildCurves(curveRows, opt.SLO, opt.SLOSource, opt.Attainment)
+	r.Curves.NoSLO = noSLO
 	pairs, pairsNote, err := pairsFor(r.Rows, opt.Pairs, opt.MaxPairs)
 	if err != nil {
 		return Report{}, err

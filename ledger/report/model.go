@@ -97,8 +97,10 @@ type TrialCDF struct {
 // Curves are the sweep curves: one series per configuration, its points
 // the rows that differ only in offered rate.
 type Curves struct {
-	// SLO is the goodput definition, nil when none is known.
+	// SLO is the goodput definition, nil when none is known; NoSLO then
+	// says why (the rows' specs set none, or different ones).
 	SLO        *SLOInfo `json:"slo"`
+	NoSLO      string   `json:"no_slo,omitempty"`
 	Attainment float64  `json:"attainment"`
 	Series     []Series `json:"series"`
 	// Unplaced are ok rows with no finite offered rate, so no x position.

@@ -30,10 +30,10 @@ type Options struct {
 	// Generated is the time the page says it was made; zero leaves it out.
 	Generated time.Time
 
-	// SLO defines goodput for the sweep curves and the knee. Rows do not
-	// record their spec's SLO, so it comes from the caller (the flag, or
-	// the spec trial run just ran); unset means the page says there is
-	// none and marks no knee.
+	// SLO defines goodput for the sweep curves and the knee. Unset, the
+	// SLO every selected ok row recorded from its spec is used; when the
+	// rows recorded none, or different ones, the page says which and marks
+	// no knee.
 	SLO metrics.SLO
 	// SLOSource says where SLO came from, for the page ("--goodput", "spec").
 	SLOSource string

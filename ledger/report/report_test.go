@@ -25,11 +25,7 @@ import (
 func fixture(t *testing.T) *ledger.Ledger {
 	t.Helper()
 	ctx := context.Background()
-	l, err := ledger.Open(ctx, filepath.Join(t.TempDir(), "ledger.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := openLedger(t)
 	start := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	rec := func(name, sweep, policy string, rate, ttft float64, status ledger.Status) {
 		tr := ledger.Trial{Name: name, SweepID: sweep, Status: status, StartedAt: start, FinishedAt: start.Add(time.Minute),
@@ -57,6 +53,18 @@ func fixture(t *testing.T) *ledger.Ledger {
 	rec("s/router.policy=rr,workload.arrival.request_rate=20", "sw", "rr", 20, 120, ledger.StatusOK)
 	rec("s/router.policy=ca,workload.arrival.request_rate=10", "sw", "ca", 10, 40, ledger.StatusOK)
 	rec("s/router.policy=ca,workload.arrival.request_rate=20", "sw", "ca", 20, 40, ledger.StatusFailed)
+	return l
+}
+
+// openLedger opens an empty ledger in the test's directory, closed when
+// the test ends.
+func openLedger(t *testing.T) *ledger.Ledger {
+	t.Helper()
+	l, err := ledger.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
 	return l
 }
 

@@ -47,22 +47,37 @@ func SweepCurves(ctx context.Context, src Source, sel Selection, opt Options) (C
 		curveRows = append(curveRows, curveRow{row: row, reqs: reqs})
 		ok = append(ok, t)
 	}
-	if !opt.SLO.Set() {
-		slo, err := recordedSLO(ok)
-		if err != nil {
-			return Curves{}, nil, err
-		}
-		if slo.Set() {
-			opt.SLO, opt.SLOSource = slo, "the rows' spec"
-		}
+	opt, noSLO, err := withRecordedSLO(opt, ok)
+	if err != nil {
+		return Curves{}, nil, err
 	}
-	return buildCurves(curveRows, opt.SLO, opt.SLOSource, opt.Attainment), rows, nil
+	c := buildCurves(curveRows, opt.SLO, opt.SLOSource, opt.Attainment)
+	c.NoSLO = noSLO
+	return c, rows, nil
 }
 
-// recordedSLO is the slo section every row recorded, zero when the rows
-// disagree or recorded none.
-func recordedSLO(ts []ledger.Trial) (metrics.SLO, error) {
+// withRecordedSLO fills in the SLO every ok row recorded from its spec
+// when opt has none. Without one it says why: the rows' specs set none, or
+// they set different ones (then no single goodput definition applies).
+func withRecordedSLO(opt Options, ok []ledger.Trial) (Options, string, error) {
+	if opt.SLO.Set() {
+		return opt, "", nil
+	}
+	slo, why, err := recordedSLO(ok)
+	if err != nil {
+		return opt, "", err
+	}
+	if slo.Set() {
+		opt.SLO, opt.SLOSource = slo, "the rows' spec"
+	}
+	return opt, why, nil
+}
+
+// recordedSLO is the slo section every row recorded; zero, with the
+// reason, when the rows recorded none or not the same one.
+func recordedSLO(ts []ledger.Trial) (metrics.SLO, string, error) {
 	var common *metrics.SLO
+	var commonID int64
 	for _, t := range ts {
 		var s struct {
 			TTFTMs float64 `json:"ttft_ms"`
@@ -71,19 +86,19 @@ func recordedSLO(ts []ledger.Trial) (metrics.SLO, error) {
 		}
 		if len(t.SLO) > 0 {
 			if err := json.Unmarshal(t.SLO, &s); err != nil {
-				return metrics.SLO{}, fmt.Errorf("trial %d: decoding slo: %w", t.ID, err)
+				return metrics.SLO{}, "", fmt.Errorf("trial %d: decoding slo: %w", t.ID, err)
 			}
 		}
 		slo := metrics.SLO{TTFTMs: s.TTFTMs, TPOTMs: s.TPOTMs, E2ELMs: s.E2ELMs}
 		switch {
 		case common == nil:
-			common = &slo
+			common, commonID = &slo, t.ID
 		case *common != slo:
-			return metrics.SLO{}, nil
+			return metrics.SLO{}, fmt.Sprintf("the rows record different SLOs (rows %d and %d)", commonID, t.ID), nil
 		}
 	}
-	if common == nil {
-		return metrics.SLO{}, nil
+	if common == nil || !common.Set() {
+		return metrics.SLO{}, "the rows' specs set no SLO", nil
 	}
-	return *common, nil
+	return *common, "", nil
 }

@@ -158,6 +158,8 @@ type LockedRand struct {
 	r  *rand.Rand
 }
 
+var _ Rand = (*LockedRand)(nil)
+
 // NewLockedRand returns a deterministic source for seed.
 func NewLockedRand(seed uint64) *LockedRand {
 	return &LockedRand{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}

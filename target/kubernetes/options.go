@@ -129,6 +129,8 @@ func (o *Options) Default() {
 	}
 }
 
+var _ target.HardwareReporter = (*Options)(nil)
+
 // ReportsHardware reports true: the hardware identity comes from the nodes.
 func (o *Options) ReportsHardware() bool { return true }
 

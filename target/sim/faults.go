@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Faults is the fault injection state of a server. It is set in Options and
@@ -78,7 +80,7 @@ func (f *Faults) UnmarshalJSON(b []byte) error {
 	for k, r := range w.ErrorRates {
 		code, err := strconv.Atoi(k)
 		if err != nil {
-			return fmt.Errorf("error_rates: key %q is not an HTTP status", k)
+			return field.Errorf("error_rates", "key %q is not an HTTP status", k)
 		}
 		if out.ErrorRates == nil {
 			out.ErrorRates = map[int]float64{}
@@ -95,24 +97,24 @@ func (f Faults) Validate() error {
 	for _, code := range slices.Sorted(maps.Keys(f.ErrorRates)) {
 		r := f.ErrorRates[code]
 		if code < 400 || code > 599 {
-			return fmt.Errorf("error_rates: status %d is not an HTTP error status (400-599)", code)
+			return field.Errorf("error_rates", "status %d is not an HTTP error status (400-599)", code)
 		}
 		if r < 0 || r > 1 || r != r {
-			return fmt.Errorf("error_rates[%d]: rate must be in [0, 1], got %v", code, r)
+			return field.Errorf(fmt.Sprintf("error_rates[%d]", code), "rate must be in [0, 1], got %v", r)
 		}
 		total += r
 	}
 	if total > 1+1e-9 {
-		return fmt.Errorf("error_rates: rates sum to %v, more than 1", total)
+		return field.Errorf("error_rates", "rates sum to %v, more than 1", total)
 	}
 	if f.AddedLatency < 0 {
-		return fmt.Errorf("added_latency: must be >= 0, got %v", f.AddedLatency)
+		return field.Errorf("added_latency", "must be >= 0, got %v", f.AddedLatency)
 	}
 	if f.StallAfterTokens < 0 {
-		return fmt.Errorf("stall_after_tokens: must be >= 0, got %d", f.StallAfterTokens)
+		return field.Errorf("stall_after_tokens", "must be >= 0, got %d", f.StallAfterTokens)
 	}
 	if f.StallFor < 0 {
-		return fmt.Errorf("stall_for: must be >= 0, got %v", f.StallFor)
+		return field.Errorf("stall_for", "must be >= 0, got %v", f.StallFor)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Limits bound what one client can make a server hold, as the router's
@@ -56,7 +58,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		}
 	}
 	if l.MaxBodyBytes < 0 {
-		return l, fmt.Errorf("limits.max_body_bytes: must be > 0, got %d", l.MaxBodyBytes)
+		return l, field.Errorf("limits.max_body_bytes", "must be > 0, got %d", l.MaxBodyBytes)
 	}
 	if l.MaxBodyBytes == 0 {
 		l.MaxBodyBytes = DefaultMaxBodyBytes

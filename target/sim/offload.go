@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Defaults of the CPU tier's transfer model (docs/sim.md cites them).
@@ -33,11 +35,11 @@ func (o KVOffload) Validate() error {
 	ok := func(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 	switch {
 	case !ok(o.GiB):
-		return fmt.Errorf("kv_offload_gib: must be >= 0 (0: no CPU tier), got %v", o.GiB)
+		return field.Errorf("kv_offload_gib", "must be >= 0 (0: no CPU tier), got %v", o.GiB)
 	case !ok(o.GBps):
-		return fmt.Errorf("kv_offload_gbps: must be > 0 (0: default %d), got %v", defaultOffloadGBps, o.GBps)
+		return field.Errorf("kv_offload_gbps", "must be > 0 (0: default %d), got %v", defaultOffloadGBps, o.GBps)
 	case !ok(o.BlockUs):
-		return fmt.Errorf("kv_offload_block_us: must be >= 0, got %v", o.BlockUs)
+		return field.Errorf("kv_offload_block_us", "must be >= 0, got %v", o.BlockUs)
 	case o.GiB == 0 && (o.GBps != 0 || o.BlockUs != 0):
 		return fmt.Errorf("kv_offload_gbps, kv_offload_block_us: set without a CPU tier (kv_offload_gib is 0)")
 	}
@@ -61,7 +63,7 @@ func newCPUTier(o KVOffload, blockBytes int) (*cpuTier, error) {
 		return nil, nil
 	}
 	if blockBytes <= 0 {
-		return nil, fmt.Errorf("kv_offload_gib: the profile has no kv_bytes_per_token to size the CPU tier by")
+		return nil, field.Errorf("kv_offload_gib", "the profile has no kv_bytes_per_token to size the CPU tier by")
 	}
 	gbps, us := o.GBps, o.BlockUs
 	if gbps == 0 {
@@ -72,7 +74,7 @@ func newCPUTier(o KVOffload, blockBytes int) (*cpuTier, error) {
 	}
 	n := int(o.GiB * (1 << 30) / float64(blockBytes))
 	if n < 1 {
-		return nil, fmt.Errorf("kv_offload_gib: %v GiB holds no block of %d bytes", o.GiB, blockBytes)
+		return nil, field.Errorf("kv_offload_gib", "%v GiB holds no block of %d bytes", o.GiB, blockBytes)
 	}
 	load := time.Duration(us*float64(time.Microsecond) + float64(blockBytes)/gbps)
 	return &cpuTier{capacity: n, loadBlock: load, lru: list.New(), at: make(map[uint64]*list.Element, n)}, nil

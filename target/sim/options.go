@@ -8,6 +8,7 @@ import (
 
 	engcfg "github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
+	"github.com/autoinfer/autoinfer/trials/field"
 )
 
 // Role is what part of a prefill/decode split an engine plays.
@@ -119,7 +120,7 @@ func resolve(o Options) (config, error) {
 		kvNet:       o.KVNetwork,
 	}
 	if c.model == "" {
-		return config{}, fmt.Errorf("engine.model: must name the served model")
+		return config{}, field.Errorf("engine.model", "must name the served model")
 	}
 	for _, f := range []struct {
 		name string
@@ -131,50 +132,50 @@ func resolve(o Options) (config, error) {
 		{"engine.tensor_parallel_size", e.TensorParallelSize},
 	} {
 		if f.v < 0 {
-			return config{}, fmt.Errorf("%s: must be >= 0, got %d", f.name, f.v)
+			return config{}, field.Errorf(f.name, "must be >= 0, got %d", f.v)
 		}
 	}
 	if c.ranks > 64 {
-		return config{}, fmt.Errorf("engine.data_parallel_size: at most 64 ranks per server, got %d", c.ranks)
+		return config{}, field.Errorf("engine.data_parallel_size", "at most 64 ranks per server, got %d", c.ranks)
 	}
 	if c.profile.Name == "" {
-		return config{}, fmt.Errorf("profile: not set (use LookupProfile)")
+		return config{}, field.Errorf("profile", "not set (use LookupProfile)")
 	}
 	if err := c.profile.Validate(); err != nil {
-		return config{}, fmt.Errorf("profile: %w", err)
+		return config{}, field.Errorf("profile", "%v", err)
 	}
 	if err := c.applyModel(e); err != nil {
 		return config{}, err
 	}
 	c.numBlocks = orDefault(e.NumGPUBlocksOverride, orDefault(c.profile.NumGPUBlocks, defaultNumGPUBlocks))
 	if capacity := c.numBlocks * c.blockSize; c.maxModelLen > capacity {
-		return config{}, fmt.Errorf("engine.max_model_len: %d exceeds the KV cache capacity of %d tokens (%d blocks of %d); lower it or raise num_gpu_blocks_override",
+		return config{}, field.Errorf("engine.max_model_len", "%d exceeds the KV cache capacity of %d tokens (%d blocks of %d); lower it or raise num_gpu_blocks_override",
 			c.maxModelLen, capacity, c.numBlocks, c.blockSize)
 	}
 	role, err := ParseRole(string(o.Role))
 	if err != nil {
-		return config{}, fmt.Errorf("role: %w", err)
+		return config{}, field.Errorf("role", "%v", err)
 	}
 	c.role = role
 	if c.precision, err = precisionOf(e.Dtype, e.Quantization, o.FlipRate); err != nil {
 		return config{}, err
 	}
 	if err := o.Faults.Validate(); err != nil {
-		return config{}, fmt.Errorf("faults: %w", err)
+		return config{}, field.Errorf("faults", "%v", err)
 	}
 	c.initialFault = o.Faults
 	if _, err := newCPUTier(o.KVOffload, c.profile.KVBytesPerToken*c.blockSize); err != nil {
 		return config{}, err
 	}
 	if o.KVOffload.GiB > 0 && !c.prefixCache {
-		return config{}, fmt.Errorf("kv_offload_gib: a CPU tier needs prefix caching (engine.enable_prefix_caching)")
+		return config{}, field.Errorf("kv_offload_gib", "a CPU tier needs prefix caching (engine.enable_prefix_caching)")
 	}
 	c.offload = o.KVOffload
 	if c.limits, err = o.Limits.withDefaults(); err != nil {
 		return config{}, err
 	}
 	if c.holdTimeout < 0 {
-		return config{}, fmt.Errorf("kv_hold_timeout: must be >= 0, got %v", c.holdTimeout)
+		return config{}, field.Errorf("kv_hold_timeout", "must be >= 0, got %v", c.holdTimeout)
 	}
 	if c.holdTimeout == 0 {
 		c.holdTimeout = defaultKVHoldTimeout
@@ -207,7 +208,7 @@ func (c *config) applyModel(e engcfg.Config) error {
 		return nil
 	}
 	if e.TensorParallelSize != 0 && e.TensorParallelSize != m.TP {
-		return fmt.Errorf("engine.tensor_parallel_size: %d, but profile %s is calibrated for %d (use the -tp%d profile)",
+		return field.Errorf("engine.tensor_parallel_size", "%d, but profile %s is calibrated for %d (use the -tp%d profile)",
 			e.TensorParallelSize, c.profile.Name, m.TP, e.TensorParallelSize)
 	}
 	c.tpSize = m.TP

@@ -91,3 +91,18 @@ func Join(parent, key string) string {
 	}
 	return parent + "." + key
 }
+
+// Paths lists the paths of err's problems in order, for the conformance
+// tests of sections that validate in this style: a problem that is not an
+// *Error (a "key: message" string, say) is reported instead.
+func Paths(err error) ([]string, error) {
+	var paths []string
+	for _, e := range Flatten(err) {
+		var fe *Error
+		if !errors.As(e, &fe) {
+			return paths, fmt.Errorf("%q (%T) is not a *field.Error", e.Error(), e)
+		}
+		paths = append(paths, fe.Path)
+	}
+	return paths, nil
+}

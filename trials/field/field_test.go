@@ -104,3 +104,13 @@ func TestHTTPURLRefusesAndHidesUserInfo(t *testing.T) {
 		t.Errorf("RedactURL = %q", got)
 	}
 }
+
+func TestPathsRefusesOtherErrors(t *testing.T) {
+	paths, err := Paths(errors.Join(Errorf("a", "x"), &Error{Path: "b.c", Msg: "y"}))
+	if err != nil || len(paths) != 2 || paths[0] != "a" || paths[1] != "b.c" {
+		t.Errorf("Paths = %v, %v", paths, err)
+	}
+	if _, err := Paths(errors.Join(Errorf("a", "x"), errors.New("key: message"))); err == nil {
+		t.Error("a key: message string passed as a field error")
+	}
+}

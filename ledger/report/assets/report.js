@@ -112,7 +112,7 @@
     const tt = bestOf('p99_ttft_ms');
     if (tt) box.append(stat('Best p99 TTFT', fmt(tt.metrics.p99_ttft_ms) + ' ms', tag(tt)));
     const slo = data.curves.slo;
-    box.append(stat('Goodput SLO', slo ? sloText(slo) : 'none', slo ? 'from ' + slo.source + ', knee at ' + plain(data.curves.attainment * 100) + '% attainment' : 'rows carry no SLO'));
+    box.append(stat('Goodput SLO', slo ? sloText(slo) : 'none', slo ? 'from ' + slo.source + ', knee at ' + plain(data.curves.attainment * 100) + '% attainment' : data.curves.no_slo));
     const notes = document.getElementById('notes');
     for (const n of data.notes) notes.append(el('div', { class: 'note' }, n));
   }
@@ -377,8 +377,8 @@
         ' of its requests do; the knee (◆, dashed line) is the highest rate that meets them.';
     } else {
       sloBox.className = 'callout missing';
-      sloBox.textContent = 'The rows carry no SLO, so goodput and the knee are unknown: no knee is marked and the right-hand chart ' +
-        'shows throughput. Give one with `autoinfer ledger report --goodput ttft:MS,tpot:MS`.';
+      sloBox.textContent = 'No SLO applies (' + cv.no_slo + '), so goodput and the knee are unknown: no knee is marked and the ' +
+        'right-hand chart shows throughput. Give one with `autoinfer ledger report --goodput ttft:MS,tpot:MS`.';
     }
     const seriesColor = (i) => palette[i % palette.length];
     const pointsOf = (s, y) => s.points.map((p) => ({ x: p.rate, y: y(p), id: p.id, knee: p.id === s.knee, meets: p.meets_slo }));
