@@ -177,7 +177,7 @@ func (s *Spec) Validate() error {
 		l.Add("search.strategy", "must be %s or %s, got %q", StrategyGrid, StrategyHalving, s.Strategy)
 	}
 	if s.Kubernetes != nil {
-		errs = append(errs, s.Kubernetes.Validate("search.kubernetes"))
+		l.Check(s.Kubernetes.Validate("search.kubernetes"))
 	}
 	if s.Constraints.GPUs < 0 {
 		l.Add("search.constraints.gpus", "must be >= 0, got %d", s.Constraints.GPUs)

@@ -45,22 +45,20 @@ const DefaultSearchPods = 4
 
 // Validate checks the options, naming each bad key under prefix.
 func (o SearchOptions) Validate(prefix string) error {
-	var errs []error
+	var l field.Errors
 	if o.Image == "" {
-		errs = append(errs, field.Errorf(prefix+".image", "required: autoinfer's own image, e.g. ghcr.io/autoinfer/autoinfer:v1"))
+		l.Add(prefix+".image", "required: autoinfer's own image, e.g. ghcr.io/autoinfer/autoinfer:v1")
 	}
 	if o.ImagePullPolicy != "" {
-		if err := field.OneOf(prefix+".image_pull_policy", o.ImagePullPolicy, "Always", "IfNotPresent", "Never"); err != nil {
-			errs = append(errs, err)
-		}
+		l.Check(field.OneOf(prefix+".image_pull_policy", o.ImagePullPolicy, "Always", "IfNotPresent", "Never"))
 	}
 	if o.Pods < 0 || o.Pods > 1000 {
-		errs = append(errs, field.Errorf(prefix+".pods", "must be between 1 and 1000 (got %d)", o.Pods))
+		l.Add(prefix+".pods", "must be between 1 and 1000 (got %d)", o.Pods)
 	}
 	for _, err := range o.Resources.validate() {
-		errs = append(errs, fmt.Errorf("%s.%w", prefix, err))
+		l.Nest(prefix, err)
 	}
-	return errors.Join(errs...)
+	return l.Err()
 }
 
 // SearchJob is a search's footprint on a cluster: a fresh namespace
