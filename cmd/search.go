@@ -23,12 +23,17 @@ import (
 	"github.com/autoinfer/autoinfer/trials"
 )
 
+// searchFlags are search's flags; run is the command.
+type searchFlags struct {
+	ledgerPath, output, workDir, strategy string
+	parallel, confirm                     int
+	resume, verbose, onKubernetes         bool
+	maxScheduleDelay                      time.Duration
+	maxEngineLagRatio                     float64
+}
+
 func newSearchCmd() *cobra.Command {
-	var ledgerPath, output, workDir, strategy string
-	var parallel, confirm int
-	var resume, verbose, onKubernetes bool
-	var maxScheduleDelay time.Duration
-	var maxEngineLagRatio float64
+	var f searchFlags
 	c := &cobra.Command{
 		Use:   "search SPEC",
 		Short: "Evaluate a space of deployments on the virtual clock and print the best (top-k, Pareto front)",
@@ -55,145 +60,170 @@ shown as refused, never as agreement, and the exit status is then 1.`,
   autoinfer search trials/examples/search.yaml --resume --parallel 2
   autoinfer search trials/examples/search.yaml --resume --confirm 3`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			if parallel < 0 {
-				return usageErr("--parallel: must be >= 0, got %d", parallel)
-			}
-			if output != "table" && output != "json" {
-				return usageErr("--output %q: want table or json", output)
-			}
-			if confirm < 0 {
-				return usageErr("--confirm: must be >= 0, got %d", confirm)
-			}
-			if c.Flags().Changed("max-schedule-delay") && maxScheduleDelay <= 0 {
-				return usageErr("--max-schedule-delay: must be > 0, got %v", maxScheduleDelay)
-			}
-			if c.Flags().Changed("max-engine-lag-ratio") && !(maxEngineLagRatio > 0 && !math.IsInf(maxEngineLagRatio, 0)) {
-				return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", maxEngineLagRatio)
-			}
-			data, err := os.ReadFile(args[0])
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
-			}
-			stem := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
-			specData, s, err := search.Split(data, stem)
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
-			}
-			if c.Flags().Changed("strategy") {
-				s.Strategy = strategy
-				if strategy != search.StrategyHalving {
-					s.Halving = search.Halving{} // the spec's halving settings do not apply
-				}
-				if err := s.Validate(); err != nil {
-					return usageErr("--strategy: %w", err)
-				}
-			}
-			ts, err := trials.Parse(specData, targetkinds.All())
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
-			}
-			if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
-			}
-			if onKubernetes {
-				if err := checkKubernetes(s, ledgerPath); err != nil {
-					return err
-				}
-			}
-			ctx := c.Context()
-			l, err := ledger.Open(ctx, ledgerPath)
-			if err != nil {
-				return withCode(ExitInfra, fmt.Errorf("opening ledger: %w", err))
-			}
-			defer l.Close()
-			var remote search.Remote
-			if onKubernetes {
-				kr, err := startKubeRemote(ctx, s, specData, ts[0].SweepID, ledgerPath)
-				if err != nil {
-					return err
-				}
-				// Teardown always, interrupted or not, as the target's.
-				defer func() {
-					if err := kr.job.Close(context.WithoutCancel(ctx)); err != nil {
-						fmt.Fprintf(c.ErrOrStderr(), "autoinfer: tearing down namespace %s: %v (autoinfer target cleanup --kubernetes removes it)\n", kr.job.Namespace(), err)
-					}
-				}()
-				remote = kr
-			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			errw := c.ErrOrStderr()
-			started := time.Now()
-			var rounds []search.Round
-			run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: parallel, Resume: resume, Remote: remote,
-				Round:  func(r search.Round) { rounds = append(rounds, r) },
-				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
-				Progress: func(done, total int, name string) {
-					fmt.Fprintf(errw, "\r%d/%d candidates", done, total)
-				}})
-			fmt.Fprintln(errw)
-			if err != nil {
-				if ctx.Err() != nil {
-					return withCode(ExitInterrupted, fmt.Errorf("search interrupted: %w (resume with --resume)", err))
-				}
-				return withCode(ExitInfra, err)
-			}
-			r := search.Rank(s, run)
-			res := searchResult(ts[0].SweepID, run, over, r, time.Since(started))
-			res.Strategy, res.Rounds = cmp.Or(s.Strategy, search.StrategyGrid), rounds
-			if confirm == 0 {
-				return renderSearch(c.OutOrStdout(), output, res, r)
-			}
-			if output == "table" {
-				if err := renderSearch(c.OutOrStdout(), output, res, r); err != nil {
-					return err
-				}
-			}
-			picks := search.Pick(r, confirm)
-			cs, err := search.Confirm(ctx, s, picks, search.ConfirmOptions{Ledger: l, WorkDir: workDir,
-				ScheduleDelayLimit: maxScheduleDelay, EngineLagRatioLimit: maxEngineLagRatio,
-				Check:  func(ts []trials.Trial) error { return checkTrialMemory(errw, ts, os.DirFS("/")) },
-				Logger: slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level})),
-				Started: func(i, k int, name string) {
-					fmt.Fprintf(errw, "confirming %d/%d in real time: %s\n", i, k, name)
-				}})
-			if err != nil {
-				if ctx.Err() != nil {
-					return withCode(ExitInterrupted, fmt.Errorf("confirmation interrupted: %w", err))
-				}
-				if code := exitCode(err); code != ExitInfra {
-					return err // the memory check's usage error keeps its status
-				}
-				return withCode(ExitInfra, err)
-			}
-			res.Confirmed, res.ConfirmNote = confirmedRows(cs), search.Winner(s, r, cs)
-			if err := renderConfirmed(c.OutOrStdout(), output, res, len(picks) < confirm); err != nil {
-				return err
-			}
-			for _, c := range cs {
-				if c.Pair.Refused() != "" {
-					return withCode(ExitFailed, fmt.Errorf("a confirmation trial was refused (row %d: %s)", c.Pair.Measured.ID, c.Pair.Refused()))
-				}
-			}
-			return nil
-		},
+		RunE: func(c *cobra.Command, args []string) error { return f.run(c, args[0]) },
 	}
 	fl := c.Flags()
-	addLedgerFlag(fl, &ledgerPath, "ledger to record candidates in (a file is created if missing)")
-	fl.IntVar(&parallel, "parallel", 0, "candidates run at once (0: one per core)")
-	fl.BoolVar(&onKubernetes, "kubernetes", false, "run the candidates as an Indexed Job per round on the cluster the spec's search.kubernetes block names; the pods record rows in --ledger, which must be a postgres:// URL they reach")
-	fl.BoolVar(&resume, "resume", false, "skip candidates the search already recorded ok")
-	fl.StringVarP(&output, "output", "o", "table", "table or json")
-	fl.BoolVarP(&verbose, "verbose", "v", false, "log each candidate's lifecycle")
-	fl.StringVar(&strategy, "strategy", "", "override search.strategy: grid (every candidate on the whole traffic; search.halving ignored) or halving (successive halving on shortened traffic)")
-	fl.IntVar(&confirm, "confirm", 0, "then run the top K candidates (K points of a front) again in real time and pair each with its prediction")
-	fl.StringVar(&workDir, "work-dir", "", "--confirm: directory for router configs and logs (default: a new temporary directory per trial)")
-	fl.DurationVar(&maxScheduleDelay, "max-schedule-delay", 0, "--confirm: overrides the spec's checks.max_schedule_delay_p99_ms (as trial run's flag)")
-	fl.Float64Var(&maxEngineLagRatio, "max-engine-lag-ratio", 0, "--confirm: overrides the spec's checks.max_engine_lag_ratio (as trial run's flag)")
+	addLedgerFlag(fl, &f.ledgerPath, "ledger to record candidates in (a file is created if missing)")
+	fl.IntVar(&f.parallel, "parallel", 0, "candidates run at once (0: one per core)")
+	fl.BoolVar(&f.onKubernetes, "kubernetes", false, "run the candidates as an Indexed Job per round on the cluster the spec's search.kubernetes block names; the pods record rows in --ledger, which must be a postgres:// URL they reach")
+	fl.BoolVar(&f.resume, "resume", false, "skip candidates the search already recorded ok")
+	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log each candidate's lifecycle")
+	fl.StringVar(&f.strategy, "strategy", "", "override search.strategy: grid (every candidate on the whole traffic; search.halving ignored) or halving (successive halving on shortened traffic)")
+	fl.IntVar(&f.confirm, "confirm", 0, "then run the top K candidates (K points of a front) again in real time and pair each with its prediction")
+	fl.StringVar(&f.workDir, "work-dir", "", "--confirm: directory for router configs and logs (default: a new temporary directory per trial)")
+	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0, "--confirm: overrides the spec's checks.max_schedule_delay_p99_ms (as trial run's flag)")
+	fl.Float64Var(&f.maxEngineLagRatio, "max-engine-lag-ratio", 0, "--confirm: overrides the spec's checks.max_engine_lag_ratio (as trial run's flag)")
 	return c
+}
+
+// check refuses flag values out of range before anything runs.
+func (f *searchFlags) check(c *cobra.Command) error {
+	switch {
+	case f.parallel < 0:
+		return usageErr("--parallel: must be >= 0, got %d", f.parallel)
+	case f.output != "table" && f.output != "json":
+		return usageErr("--output %q: want table or json", f.output)
+	case f.confirm < 0:
+		return usageErr("--confirm: must be >= 0, got %d", f.confirm)
+	case c.Flags().Changed("max-schedule-delay") && f.maxScheduleDelay <= 0:
+		return usageErr("--max-schedule-delay: must be > 0, got %v", f.maxScheduleDelay)
+	case c.Flags().Changed("max-engine-lag-ratio") && !(f.maxEngineLagRatio > 0 && !math.IsInf(f.maxEngineLagRatio, 0)):
+		return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", f.maxEngineLagRatio)
+	}
+	return nil
+}
+
+// load reads the spec at path into its search block and its trials, the
+// --strategy override applied.
+func (f *searchFlags) load(c *cobra.Command, path string) ([]byte, search.Spec, []trials.Trial, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	specData, s, err := search.Split(data, stem)
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	if c.Flags().Changed("strategy") {
+		s.Strategy = f.strategy
+		if f.strategy != search.StrategyHalving {
+			s.Halving = search.Halving{} // the spec's halving settings do not apply
+		}
+		if err := s.Validate(); err != nil {
+			return nil, search.Spec{}, nil, usageErr("--strategy: %w", err)
+		}
+	}
+	ts, err := trials.Parse(specData, targetkinds.All())
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	if f.onKubernetes {
+		if err := checkKubernetes(s, f.ledgerPath); err != nil {
+			return nil, search.Spec{}, nil, err
+		}
+	}
+	return specData, s, ts, nil
+}
+
+func (f *searchFlags) run(c *cobra.Command, path string) error {
+	if err := f.check(c); err != nil {
+		return err
+	}
+	specData, s, ts, err := f.load(c, path)
+	if err != nil {
+		return err
+	}
+	ctx := c.Context()
+	l, err := ledger.Open(ctx, f.ledgerPath)
+	if err != nil {
+		return withCode(ExitInfra, fmt.Errorf("opening ledger: %w", err))
+	}
+	defer l.Close()
+	var remote search.Remote
+	if f.onKubernetes {
+		kr, err := startKubeRemote(ctx, s, specData, ts[0].SweepID, f.ledgerPath)
+		if err != nil {
+			return err
+		}
+		// Teardown always, interrupted or not, as the target's.
+		defer func() {
+			if err := kr.job.Close(context.WithoutCancel(ctx)); err != nil {
+				fmt.Fprintf(c.ErrOrStderr(), "autoinfer: tearing down namespace %s: %v (autoinfer target cleanup --kubernetes removes it)\n", kr.job.Namespace(), err)
+			}
+		}()
+		remote = kr
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelInfo
+	}
+	errw := c.ErrOrStderr()
+	logger := slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: level}))
+	started := time.Now()
+	var rounds []search.Round
+	run, over, err := search.Run(ctx, s, ts, search.Options{Ledger: l, Parallel: f.parallel, Resume: f.resume, Remote: remote,
+		Round:  func(r search.Round) { rounds = append(rounds, r) },
+		Logger: logger,
+		Progress: func(done, total int, name string) {
+			fmt.Fprintf(errw, "\r%d/%d candidates", done, total)
+		}})
+	fmt.Fprintln(errw)
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("search interrupted: %w (resume with --resume)", err))
+		}
+		return withCode(ExitInfra, err)
+	}
+	r := search.Rank(s, run)
+	res := searchResult(ts[0].SweepID, run, over, r, time.Since(started))
+	res.Strategy, res.Rounds = cmp.Or(s.Strategy, search.StrategyGrid), rounds
+	if f.confirm == 0 {
+		return renderSearch(c.OutOrStdout(), f.output, res, r)
+	}
+	if f.output == "table" {
+		if err := renderSearch(c.OutOrStdout(), f.output, res, r); err != nil {
+			return err
+		}
+	}
+	return f.confirmBest(c, s, r, res, l, logger)
+}
+
+// confirmBest runs the --confirm picks in real time and pairs each with
+// its prediction; a refused confirmation exits 1.
+func (f *searchFlags) confirmBest(c *cobra.Command, s search.Spec, r search.Ranked, res searchJSON, l *ledger.Ledger, logger *slog.Logger) error {
+	ctx, errw := c.Context(), c.ErrOrStderr()
+	picks := search.Pick(r, f.confirm)
+	cs, err := search.Confirm(ctx, s, picks, search.ConfirmOptions{Ledger: l, WorkDir: f.workDir,
+		ScheduleDelayLimit: f.maxScheduleDelay, EngineLagRatioLimit: f.maxEngineLagRatio,
+		Check:  func(ts []trials.Trial) error { return checkTrialMemory(errw, ts, os.DirFS("/")) },
+		Logger: logger,
+		Started: func(i, k int, name string) {
+			fmt.Fprintf(errw, "confirming %d/%d in real time: %s\n", i, k, name)
+		}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return withCode(ExitInterrupted, fmt.Errorf("confirmation interrupted: %w", err))
+		}
+		if code := exitCode(err); code != ExitInfra {
+			return err // the memory check's usage error keeps its status
+		}
+		return withCode(ExitInfra, err)
+	}
+	res.Confirmed, res.ConfirmNote = confirmedRows(cs), search.Winner(s, r, cs)
+	if err := renderConfirmed(c.OutOrStdout(), f.output, res, len(picks) < f.confirm); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.Pair.Refused() != "" {
+			return withCode(ExitFailed, fmt.Errorf("a confirmation trial was refused (row %d: %s)", c.Pair.Measured.ID, c.Pair.Refused()))
+		}
+	}
+	return nil
 }
 
 // searchJSON is search's machine-readable answer.
