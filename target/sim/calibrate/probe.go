@@ -1,0 +1,225 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/autoinfer/autoinfer/target/tokenizer"
+)
+
+// Group is one probe group: Concurrency streams of DecodePrompt prompt
+// tokens and Output output tokens started together, and while they decode,
+// one newcomer per entry of Newcomers (its prompt length; max_tokens 1)
+// sent when the first stream receives its token number NewcomerEvery·(i+1).
+// A newcomer's prefill shares a step with the decoders, so that step's
+// extra time is its prefill cost plus one sequence's CPU cost; a newcomer
+// marked Repeat reuses the previous newcomer's prompt (prefix reuse: only
+// its uncached tokens are prefilled).
+type Group struct {
+	Concurrency, DecodePrompt, Output int
+	Newcomers                         []int
+	Repeat                            []bool
+	NewcomerEvery                     int
+}
+
+// Plan is the probe's design: every concurrency level against a short and a
+// long decode context (decode cost per sequence and per context token),
+// each group with newcomers of four prompt lengths, one repeated (prefill
+// cost per token, per sequence CPU, cached prefixes). Step time then varies
+// independently in sequences, prefill tokens, decoding sequences and
+// context, which is what makes each coefficient identifiable. The order is
+// shuffled by seed so drift in the server does not line up with a factor.
+func Plan(seed uint64, maxConcurrency int) []Group {
+	var gs []Group
+	for k := 1; k <= maxConcurrency; k *= 2 {
+		for _, p := range []int{64, 768} {
+			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: k + 4*8 + 12, NewcomerEvery: 8,
+				Newcomers: []int{32, 256, 256, 512}, Repeat: []bool{false, false, true, false}})
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b9))
+	rng.Shuffle(len(gs), func(i, j int) { gs[i], gs[j] = gs[j], gs[i] })
+	return gs
+}
+
+// Observed is one run of a group: the decoders first, then the newcomers.
+type Observed struct {
+	Group    Group
+	Requests []Request
+}
+
+// Probe runs plans against one server.
+type Probe struct {
+	HTTP  *http.Client
+	URL   string
+	Model string
+	Seed  uint64
+	// Budget bounds the probe in server time: no group starts once it is
+	// spent, and a group still running when it ends is cancelled and
+	// dropped.
+	Budget time.Duration
+	// Rounds caps the repetitions of the plan (0: as many as the budget
+	// allows).
+	Rounds int
+	// MaxConcurrency is the largest concurrency level probed.
+	MaxConcurrency int
+	// Progress receives one line per group (nil: none).
+	Progress io.Writer
+}
+
+// Run runs the plan round after round until the budget or the rounds are
+// spent and returns every group that completed. It fails when not one
+// group completed, or on the first request the server refused.
+func (p *Probe) Run(ctx context.Context) ([]Observed, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.Budget)
+	defer cancel()
+	c := &client{http: p.HTTP, base: p.URL, model: p.Model, start: time.Now()}
+	rng := rand.New(rand.NewPCG(p.Seed, 1))
+	plan := Plan(p.Seed, max(1, p.MaxConcurrency))
+	var out []Observed
+	var longest time.Duration
+	for round := 0; p.Rounds == 0 || round < p.Rounds; round++ {
+		for i, g := range plan {
+			left := p.Budget - time.Since(c.start)
+			if left < longest {
+				p.progress("probe: budget %v spent after %d groups", p.Budget, len(out))
+				return out, nil
+			}
+			t0 := time.Now()
+			o, err := runGroup(ctx, c, g, rng)
+			if err != nil {
+				if ctx.Err() != nil && len(out) > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+					p.progress("probe: budget %v reached, group %d dropped", p.Budget, len(out)+1)
+					return out, nil
+				}
+				return nil, fmt.Errorf("probe group %d (concurrency %d): %w", len(out)+1, g.Concurrency, err)
+			}
+			longest = max(longest, time.Since(t0))
+			out = append(out, o)
+			p.progress("probe: round %d group %d/%d concurrency %d context %d: %d requests, %v of %v budget",
+				round+1, i+1, len(plan), g.Concurrency, g.DecodePrompt, len(o.Requests), time.Since(c.start).Round(time.Millisecond), p.Budget)
+		}
+	}
+	return out, nil
+}
+
+func (p *Probe) progress(format string, args ...any) {
+	if p.Progress != nil {
+		fmt.Fprintf(p.Progress, format+"\n", args...)
+	}
+}
+
+// runGroup starts the group's decoders one after another, each a quarter
+// of its predecessor's time to first token after that first token (so it
+// arrives mid-step and joins the next step as a visible prefill), and
+// once all decode, sends the newcomers as the first decoder's tokens
+// arrive.
+func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed, error) {
+	o := Observed{Group: g, Requests: make([]Request, g.Concurrency+len(g.Newcomers))}
+	for i := range g.Concurrency {
+		o.Requests[i] = Request{Prompt: tokenizer.Generate(rng, g.DecodePrompt), MaxTokens: g.Output}
+	}
+	for j, n := range g.Newcomers {
+		r := Request{Prompt: tokenizer.Generate(rng, n), MaxTokens: 1}
+		if j > 0 && g.Repeat[j] {
+			r.Prompt = o.Requests[g.Concurrency+j-1].Prompt
+		}
+		o.Requests[g.Concurrency+j] = r
+	}
+	eg, ctx := errgroup.WithContext(ctx)
+	firsts := make([]chan time.Duration, g.Concurrency)
+	for i := range firsts {
+		firsts[i] = make(chan time.Duration, 1)
+	}
+	tick := make(chan time.Duration, g.Output) // the first decoder's tokens
+	for i := range g.Concurrency {
+		eg.Go(func() error {
+			if i > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case at := <-firsts[i-1]:
+					if err := pause(ctx, (at-o.Requests[i-1].Sent)/4); err != nil {
+						return err
+					}
+				}
+			}
+			r := &o.Requests[i]
+			err := c.send(ctx, r, func(at time.Duration) {
+				if len(r.Tokens) == 1 {
+					firsts[i] <- at
+				}
+				if i == 0 {
+					tick <- at
+				}
+			})
+			if i == 0 {
+				close(tick)
+			}
+			return err
+		})
+	}
+	eg.Go(func() error {
+		return sendNewcomers(ctx, c, g, o.Requests[g.Concurrency:], firsts[g.Concurrency-1], tick)
+	})
+	return o, eg.Wait()
+}
+
+// sendNewcomers sends one newcomer every g.NewcomerEvery tokens of the
+// first decoder once the last decoder has its first token, each half a
+// step after a token: the engine is then mid-step whatever the network's
+// delay, so the newcomer joins the next step, never the one being planned
+// as it arrived.
+func sendNewcomers(ctx context.Context, c *client, g Group, reqs []Request, ready <-chan time.Duration, tick <-chan time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-ready:
+	}
+	n := 0
+	var last time.Duration
+	for j := 0; j < len(reqs); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case at, ok := <-tick:
+			if !ok {
+				return fmt.Errorf("the first stream ended before newcomer %d was sent (output %d tokens too short)", j+1, g.Output)
+			}
+			gap := at - last
+			last = at
+			if n++; n < g.NewcomerEvery*(j+1) || gap <= 0 {
+				continue
+			}
+			if err := pause(ctx, gap/2); err != nil {
+				return err
+			}
+			if err := c.send(ctx, &reqs[j], nil); err != nil {
+				return err
+			}
+			j++
+		}
+	}
+	for range tick { // let the first stream finish without blocking
+	}
+	return nil
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
