@@ -52,6 +52,8 @@ type Fit struct {
 	Profile      sim.Profile
 	Coefficients []Coefficient
 	Steps        int
+	// Dropped is how many outlying steps the final fit left out.
+	Dropped int
 	// ResidualMs is the residual standard deviation of a step, in ms.
 	ResidualMs float64
 }
@@ -60,11 +62,46 @@ type Fit struct {
 // ordinary least squares; the standard errors come from the residual
 // variance and (XᵀX)⁻¹. A design that does not identify every coefficient
 // (too few steps, or a factor that never varied) is an error naming them.
+//
+// Steps a live host delayed (a stall, a late wake-up and the catch-up
+// step after it) are outliers of the model, not data: after a first fit,
+// steps whose residual exceeds four robust standard deviations (1.4826 ×
+// the median absolute residual) are dropped and the fit repeated once;
+// Fit.Dropped counts them.
 func FitSteps(base sim.Profile, steps []Step) (*Fit, error) {
+	f, res, err := fitOLS(base, steps)
+	if f == nil {
+		return nil, err
+	}
+	abs := make([]float64, len(res))
+	for i, r := range res {
+		abs[i] = math.Abs(r)
+	}
+	cut := 4 * 1.4826 * quantile(abs, 0.5)
+	kept := make([]Step, 0, len(steps))
+	for i, r := range res {
+		if math.Abs(r) <= cut {
+			kept = append(kept, steps[i])
+		}
+	}
+	if len(kept) == len(steps) || cut == 0 {
+		return f, err
+	}
+	f2, _, err := fitOLS(base, kept)
+	if f2 == nil {
+		return f, err
+	}
+	f2.Dropped = len(steps) - len(kept)
+	return f2, err
+}
+
+// fitOLS is one least-squares fit; it also returns each step's residual
+// in ms.
+func fitOLS(base sim.Profile, steps []Step) (*Fit, []float64, error) {
 	ts := terms(&base)
 	n, k := len(steps), len(ts)
 	if n <= k {
-		return nil, fmt.Errorf("%d steps observed, need more than %d to fit %d coefficients", n, k, k)
+		return nil, nil, fmt.Errorf("%d steps observed, need more than %d to fit %d coefficients", n, k, k)
 	}
 	x := mat.NewDense(n, k, nil)
 	y := mat.NewVecDense(n, nil)
@@ -86,7 +123,7 @@ func FitSteps(base sim.Profile, steps []Step) (*Fit, error) {
 	xtx.SymOuterK(1, x.T())
 	var inv mat.Dense
 	if err := inv.Inverse(&xtx); err != nil {
-		return nil, fmt.Errorf("the probe's steps do not separate the coefficients %v: %w", names(ts), err)
+		return nil, nil, fmt.Errorf("the probe's steps do not separate the coefficients %v: %w", names(ts), err)
 	}
 	var beta, xty mat.VecDense
 	xty.MulVec(x.T(), y)
@@ -108,7 +145,7 @@ func FitSteps(base sim.Profile, steps []Step) (*Fit, error) {
 		}
 		t.set(&f.Profile, max(v, 0))
 	}
-	return f, errors.Join(errs...)
+	return f, res.RawVector().Data, errors.Join(errs...)
 }
 
 func names(ts []term) []string {

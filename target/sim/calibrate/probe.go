@@ -31,8 +31,10 @@ type Group struct {
 
 // Plan is the probe's design: every concurrency level against a short and a
 // long decode context (decode cost per sequence and per context token),
-// each group with newcomers of four prompt lengths, one repeated (prefill
-// cost per token, per sequence CPU, cached prefixes). Step time then varies
+// each group with eight newcomers of 16 to 512 prompt tokens, one a repeat
+// (prefill cost per token; the short ones isolate the per-sequence CPU
+// cost, which otherwise moves with the decoding sequences; cached
+// prefixes). Step time then varies
 // independently in sequences, prefill tokens, decoding sequences and
 // context, which is what makes each coefficient identifiable. The order is
 // shuffled by seed so drift in the server does not line up with a factor.
@@ -40,8 +42,8 @@ func Plan(seed uint64, maxConcurrency int) []Group {
 	var gs []Group
 	for k := 1; k <= maxConcurrency; k *= 2 {
 		for _, p := range []int{64, 768} {
-			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: k + 4*8 + 12, NewcomerEvery: 8,
-				Newcomers: []int{32, 256, 256, 512}, Repeat: []bool{false, false, true, false}})
+			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: k + 8*4 + 12, NewcomerEvery: 4,
+				Newcomers: []int{16, 64, 128, 256, 256, 384, 512, 16}, Repeat: []bool{false, false, false, false, true, false, false, false}})
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b9))

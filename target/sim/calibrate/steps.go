@@ -41,7 +41,7 @@ func Steps(g int, o *Observed) []Step {
 	tol := medianGap(o.Requests[0].Tokens) / 3
 	var ends [][]token
 	for _, t := range toks {
-		if n := len(ends); n > 0 && t.at-ends[n-1][0].at <= tol {
+		if n := len(ends); n > 0 && t.at-ends[n-1][0].at <= tol && !holds(ends[n-1], t.i) {
 			ends[n-1] = append(ends[n-1], t)
 			continue
 		}
@@ -66,6 +66,18 @@ func Steps(g int, o *Observed) []Step {
 		out = append(out, st)
 	}
 	return out
+}
+
+// holds reports whether a step end already has a token of request i: a
+// step emits one token per request, so two close tokens of one stream
+// (a late step followed at once by the next) are two steps.
+func holds(end []token, i int) bool {
+	for _, t := range end {
+		if t.i == i {
+			return true
+		}
+	}
+	return false
 }
 
 // at is a step end's time: the median of its tokens' arrivals.
