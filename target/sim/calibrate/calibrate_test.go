@@ -2,9 +2,9 @@ package calibrate
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/calibrate/nobatch"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
@@ -112,4 +113,74 @@ func runWorkload(t *testing.T, c *client) Observed {
 	return o
 }
 
-var _ = context.Background
+// Acceptance 2: against a server that times each request on its own (no
+// batching) the held-out error is reported, and the step model, which
+// cannot describe it, is marked unfit with the reason: TTFT grows with the
+// prompt while a prefill costs a decode step nothing.
+func TestCalibrateMarksNonBatchingServerUnfit(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		ln, err := n.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: (&nobatch.Server{Model: "mock", TTFT: 5 * time.Millisecond, PerPromptToken: 20 * time.Microsecond,
+			TokenGap: 4 * time.Millisecond}).Handler()}
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: "http://" + ln.Addr().String(), Base: "fast", Seed: 3,
+			Budget: time.Minute, Rounds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.HeldOut[MetricTTFTP50]; !ok {
+			t.Errorf("no held-out TTFT error reported: %v", res.HeldOut)
+		}
+		if res.Unfit == "" || !strings.Contains(res.Unfit, "does not batch prefills") {
+			t.Fatalf("a per-request-timer server got a profile not marked unfit (or without the reason): %q; held-out %v", res.Unfit, res.HeldOut)
+		}
+		if !bytes.Contains(res.File, []byte("unfit: ")) {
+			t.Errorf("the profile file does not say it is unfit:\n%s", res.File)
+		}
+		if _, err := sim.ParseProfileFile(res.File); err == nil || !strings.Contains(err.Error(), "unfit") {
+			t.Errorf("an unfit profile file parsed: %v", err)
+		}
+		t.Logf("unfit: %s; held-out %v", res.Unfit, res.HeldOut)
+	})
+}
+
+// Acceptance 3: the probe stops within its budget of server time (no group
+// starts that could not finish, a running one is cancelled and dropped)
+// and reports its progress.
+func TestProbeStaysWithinBudget(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		w := simtest.StartPipe(t, n, sim.Options{Profile: truth()})
+		var progress bytes.Buffer
+		const budget = 400 * time.Millisecond
+		p := &Probe{HTTP: n.Client(), URL: w.URL, Model: w.Server().Model(), Seed: 1, Budget: budget, MaxConcurrency: 4, Progress: &progress}
+		start := time.Now()
+		obs, err := p.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > budget {
+			t.Errorf("the probe took %v of a %v budget", took, budget)
+		}
+		if len(obs) == 0 {
+			t.Fatal("no group completed")
+		}
+		for _, o := range obs {
+			for _, r := range o.Requests {
+				if last := r.Tokens[len(r.Tokens)-1]; last > budget {
+					t.Errorf("a kept request ended at %v, after the %v budget", last, budget)
+				}
+			}
+		}
+		if !strings.Contains(progress.String(), "budget") || strings.Count(progress.String(), "\n") != len(obs)+1 {
+			t.Errorf("progress: want one line per group (%d) and the budget's end:\n%s", len(obs), progress.String())
+		}
+	})
+}
