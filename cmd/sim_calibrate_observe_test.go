@@ -106,8 +106,16 @@ func TestSimCalibrateObserveWritesProfile(t *testing.T) {
 	t.Logf("stdout:\n%s", stdout.String())
 	if err != nil {
 		t.Logf("marked unfit on this host: %v", err)
+		serve := newRootCmd()
+		serve.SetArgs([]string{"sim", "serve", "--port", "0", "--profile-file", path})
+		serve.SetOut(io.Discard)
+		serve.SetErr(io.Discard)
+		if err := serve.ExecuteContext(t.Context()); exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "unfit") {
+			t.Errorf("sim serve --profile-file with an unfit profile: %v, want a usage error naming it unfit", err)
+		}
 		return
 	}
+	serveTruth(t, "--profile-file", path) // the calibrated file serves
 	p, perr := sim.ParseProfileFile(data)
 	if perr != nil {
 		t.Fatal(perr)
