@@ -15,6 +15,7 @@ import (
 func newSimCalibrateCmd() *cobra.Command {
 	var vidur, out string
 	var obs calibrateObserveFlags
+	var led calibrateLedgerFlags
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Fit a profile to a live server (--observe), or regenerate the step-model tables from vidur's data",
@@ -33,14 +34,17 @@ the bundle; run this only to recalibrate. See docs/sim.md.`,
   autoinfer sim calibrate --vidur ../shared/data/vidur --out target/sim/stepmodel`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (obs.url != "") && led.on || (obs.url != "" || led.on) && vidur != "" {
+				return usageErr("--observe, --from-ledger and --vidur: give one")
+			}
 			if obs.url != "" {
-				if vidur != "" {
-					return usageErr("--observe and --vidur: give one")
-				}
 				return runSimCalibrateObserve(cmd, &obs)
 			}
+			if led.on {
+				return runSimCalibrateLedger(cmd, &led, &obs)
+			}
 			if vidur == "" {
-				return usageErr("--vidur or --observe: one is required")
+				return usageErr("--vidur, --observe or --from-ledger: one is required")
 			}
 			if _, err := os.Stat(filepath.Join(vidur, "COLUMNS.md")); err != nil {
 				return usageErr("--vidur %s: not a vidur calibration bundle (no COLUMNS.md)", vidur)
@@ -53,6 +57,7 @@ the bundle; run this only to recalibrate. See docs/sim.md.`,
 	}
 	cmd.Flags().StringVar(&vidur, "vidur", "", "directory of the vidur calibration bundle")
 	addCalibrateObserveFlags(cmd, &obs)
+	addCalibrateLedgerFlags(cmd, &led)
 	cmd.Flags().StringVar(&out, "out", filepath.Join("target", "sim", "stepmodel"), "the stepmodel package directory to write into")
 	return cmd
 }

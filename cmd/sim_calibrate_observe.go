@@ -1,12 +1,9 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +24,7 @@ func addCalibrateObserveFlags(cmd *cobra.Command, f *calibrateObserveFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.url, "observe", "", "base URL of a live OpenAI-compatible server to fit a profile to (instead of --vidur)")
 	fl.StringVar(&f.base, "base", "h100-llama3-8b", "--observe: the built-in profile whose step model is fitted")
-	fl.StringVar(&f.name, "name", "", "--observe: the calibrated profile's name (default <base>-calibrated)")
+	fl.StringVar(&f.name, "profile-name", "", "the calibrated profile's name (default <base>-calibrated)")
 	fl.StringVar(&f.hardware, "hardware", "", "--observe: the server's hardware, as you declare it (recorded, e.g. \"1x H100 80GB SXM, driver 550\")")
 	fl.StringVar(&f.profileFile, "profile-file", "", "--observe: the profile file to write (required)")
 	fl.DurationVar(&f.budget, "budget", 5*time.Minute, "--observe: bound on the probe's time against the server")
@@ -66,16 +63,7 @@ func runSimCalibrateObserve(cmd *cobra.Command, f *calibrateObserveFlags) error 
 		}
 		return withCode(ExitInfra, fmt.Errorf("calibrating against %s: %w", u, err))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(f.profileFile), ".calibrate-*.yaml")
-	if err != nil {
-		return withCode(ExitInfra, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	_, err = tmp.Write(res.File)
-	if err = errors.Join(err, tmp.Close()); err == nil {
-		err = os.Rename(tmp.Name(), f.profileFile)
-	}
-	if err != nil {
+	if err := writeFileAtomic(f.profileFile, res.File); err != nil {
 		return withCode(ExitInfra, fmt.Errorf("writing %s: %w", f.profileFile, err))
 	}
 	out := cmd.OutOrStdout()

@@ -104,7 +104,6 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	}
 	res := &Result{Fit: fit, Server: id, Observed: obs, HeldOutGroups: len(heldGroups)}
 	opts := sim.Options{Profile: fit.Profile, Engine: c.Engine}
-	opts.Engine.Model = "calibrate"
 	if id.BlockSize > 0 {
 		opts.Engine.BlockSize = id.BlockSize
 	}
@@ -174,29 +173,37 @@ func slope(xs, ys []float64) float64 {
 // coefficients (and the KV capacity the server declared) and the record
 // of the calibration.
 func profileFile(c Config, res *Result) ([]byte, error) {
-	coef := map[string]any{}
 	cal := &sim.Calibration{Server: res.Server, Seed: c.Seed, Budget: c.Budget.String(), Groups: len(res.Observed),
-		Steps: res.Fit.Steps, ResidualMs: res.Fit.ResidualMs, HeldOutError: map[string]float64(res.HeldOut), Unfit: res.Unfit}
-	cal.HeldOut = res.HeldOutGroups
-	for _, k := range res.Fit.Coefficients {
+		HeldOut: res.HeldOutGroups, Unfit: res.Unfit}
+	kv := "KV capacity: the base profile's (the server exposes no vllm:cache_config_info)"
+	extra := map[string]any{}
+	if res.Server.NumGPUBlocks > 0 {
+		extra["num_gpu_blocks"] = res.Server.NumGPUBlocks
+		kv = fmt.Sprintf("KV capacity: %d blocks, from the server's vllm:cache_config_info", res.Server.NumGPUBlocks)
+	}
+	return renderFile(c.Name, c.Base, res.Fit, res.HeldOut, cal, extra,
+		fmt.Sprintf("calibrated by autoinfer sim calibrate --observe against %s (model %s, version %q, hardware %q), probe seed %d, %d groups, %d steps; %s",
+			res.Server.URL, res.Server.Model, res.Server.Version, res.Server.Hardware, c.Seed, len(res.Observed), res.Fit.Steps, kv))
+}
+
+// renderFile renders a profile file of base with fit's coefficients (and
+// extra ones), cal completed with the fit and the held-out errors, and
+// the stated error built from them.
+func renderFile(name, base string, fit *Fit, heldOut Figures, cal *sim.Calibration, extra map[string]any, provenance string) ([]byte, error) {
+	coef := map[string]any{}
+	maps.Copy(coef, extra)
+	cal.Steps, cal.ResidualMs, cal.HeldOutError = fit.Steps, fit.ResidualMs, map[string]float64(heldOut)
+	for _, k := range fit.Coefficients {
 		coef[k.Name] = k.Value
 		cal.Coefficients = append(cal.Coefficients, sim.FittedValue(k))
 	}
-	kv := "KV capacity: the base profile's (the server exposes no vllm:cache_config_info)"
-	if res.Server.NumGPUBlocks > 0 {
-		coef["num_gpu_blocks"] = res.Server.NumGPUBlocks
-		kv = fmt.Sprintf("KV capacity: %d blocks, from the server's vllm:cache_config_info", res.Server.NumGPUBlocks)
-	}
 	var errs []string
-	for _, m := range slices.Sorted(maps.Keys(res.HeldOut)) {
-		errs = append(errs, fmt.Sprintf("%s %.1f %%", m, 100*res.HeldOut[m]))
+	for _, m := range slices.Sorted(maps.Keys(heldOut)) {
+		errs = append(errs, fmt.Sprintf("%s %.1f %%", m, 100*heldOut[m]))
 	}
 	stated := "held-out error: " + strings.Join(errs, ", ")
-	if res.Unfit != "" {
-		stated = "UNFIT (" + res.Unfit + "); " + stated
+	if cal.Unfit != "" {
+		stated = "UNFIT (" + cal.Unfit + "); " + stated
 	}
-	f := sim.ProfileFile{Name: c.Name, Base: c.Base, Coefficients: coef, Calibration: cal, Error: stated,
-		Provenance: fmt.Sprintf("calibrated by autoinfer sim calibrate --observe against %s (model %s, version %q, hardware %q), probe seed %d, %d groups, %d steps; %s",
-			res.Server.URL, res.Server.Model, res.Server.Version, res.Server.Hardware, c.Seed, len(res.Observed), res.Fit.Steps, kv)}
-	return yaml.Marshal(f)
+	return yaml.Marshal(sim.ProfileFile{Name: name, Base: base, Coefficients: coef, Calibration: cal, Error: stated, Provenance: provenance})
 }

@@ -50,6 +50,9 @@ func Measure(groups []Observed) Figures {
 // the virtual clock with the engine opts describes, each group on an idle
 // engine as the probe ran them, and summarises what the model predicts.
 func Predict(opts sim.Options, groups []Observed) (Figures, error) {
+	if opts.Engine.Model == "" {
+		opts.Engine.Model = "calibrate" // the replay needs a name, not this one
+	}
 	var ttft, tpot, e2e []float64
 	tokens, busy := 0, time.Duration(0)
 	for g, o := range groups {

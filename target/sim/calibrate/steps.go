@@ -22,7 +22,7 @@ type token struct {
 }
 
 // Steps reconstructs the steps of group o (index g). Tokens of different
-// streams that arrive within a third of the first stream's median gap are
+// streams that arrive within a third of the median inter-token gap are
 // one step's output; the gap between two consecutive step ends is one
 // step's duration when some stream emitted a token at both (it decoded
 // throughout, so the engine never idled). That step decoded every stream
@@ -38,7 +38,7 @@ func Steps(g int, o *Observed) []Step {
 		}
 	}
 	slices.SortFunc(toks, func(a, b token) int { return int(a.at - b.at) })
-	tol := medianGap(o.Requests[0].Tokens) / 3
+	tol := medianGap(o.Requests) / 3
 	var ends [][]token
 	for _, t := range toks {
 		if n := len(ends); n > 0 && t.at-ends[n-1][0].at <= tol && !holds(ends[n-1], t.i) {
@@ -103,14 +103,17 @@ func continued(prev, cur []token) bool {
 	return false
 }
 
-// medianGap is the median gap between consecutive tokens.
-func medianGap(ts []time.Duration) time.Duration {
-	if len(ts) < 2 {
-		return 0
+// medianGap is the median gap between consecutive tokens of a stream,
+// over every stream.
+func medianGap(reqs []Request) time.Duration {
+	var gaps []time.Duration
+	for _, r := range reqs {
+		for i := 1; i < len(r.Tokens); i++ {
+			gaps = append(gaps, r.Tokens[i]-r.Tokens[i-1])
+		}
 	}
-	gaps := make([]time.Duration, len(ts)-1)
-	for i := range gaps {
-		gaps[i] = ts[i+1] - ts[i]
+	if len(gaps) == 0 {
+		return 0
 	}
 	slices.Sort(gaps)
 	return gaps[len(gaps)/2]
