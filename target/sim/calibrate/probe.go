@@ -15,26 +15,36 @@ import (
 )
 
 // Group is one probe group: Concurrency streams of DecodePrompt prompt
-// tokens and Output output tokens started together, and while they decode,
-// one newcomer per entry of Newcomers (its prompt length; max_tokens 1)
-// sent when the first stream receives its token number NewcomerEvery·(i+1).
-// A newcomer's prefill shares a step with the decoders, so that step's
-// extra time is its prefill cost plus one sequence's CPU cost; a newcomer
-// marked Repeat reuses the previous newcomer's prompt (prefix reuse: only
-// its uncached tokens are prefilled).
+// tokens and Output output tokens, and while they decode, the Newcomers
+// slot by slot, slot i sent when the first stream receives its token
+// number NewcomerEvery·(i+1). A newcomer's prefill shares a step with the
+// decoders, so that step's extra time is its prefill cost plus one
+// sequence's CPU cost.
 type Group struct {
 	Concurrency, DecodePrompt, Output int
-	Newcomers                         []int
-	Repeat                            []bool
+	Newcomers                         []Newcomer
 	NewcomerEvery                     int
 }
 
+// Newcomer is one slot of newcomers: Count requests of Prompt tokens and
+// max_tokens 1 sent together (a burst joins one step: its CPU cost grows
+// with Count while the decoders stay the same); Repeat reuses the previous
+// slot's prompt (prefix reuse: only its uncached tokens are prefilled).
+type Newcomer struct {
+	Prompt, Count int
+	Repeat        bool
+}
+
+// newcomers is every group's newcomer slots.
+var newcomers = []Newcomer{{16, 1, false}, {16, 8, false}, {64, 1, false}, {128, 4, false}, {256, 1, false},
+	{256, 1, true}, {384, 1, false}, {512, 2, false}}
+
 // Plan is the probe's design: every concurrency level against a short and a
 // long decode context (decode cost per sequence and per context token),
-// each group with eight newcomers of 16 to 512 prompt tokens, one a repeat
-// (prefill cost per token; the short ones isolate the per-sequence CPU
-// cost, which otherwise moves with the decoding sequences; cached
-// prefixes). Step time then varies
+// each group with eight newcomer slots of 16 to 512 prompt tokens, bursts
+// of 1 to 8 and one repeat (prefill cost per token; the bursts of short
+// prompts isolate the per-sequence CPU cost, which otherwise moves with the
+// decoding sequences; cached prefixes). Step time then varies
 // independently in sequences, prefill tokens, decoding sequences and
 // context, which is what makes each coefficient identifiable. The order is
 // shuffled by seed so drift in the server does not line up with a factor.
@@ -42,8 +52,7 @@ func Plan(seed uint64, maxConcurrency int) []Group {
 	var gs []Group
 	for k := 1; k <= maxConcurrency; k *= 2 {
 		for _, p := range []int{64, 768} {
-			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: k + 8*4 + 12, NewcomerEvery: 4,
-				Newcomers: []int{16, 64, 128, 256, 256, 384, 512, 16}, Repeat: []bool{false, false, false, false, true, false, false, false}})
+			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: k + len(newcomers)*4 + 12, NewcomerEvery: 4, Newcomers: newcomers})
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b9))
@@ -124,16 +133,20 @@ func (p *Probe) progress(format string, args ...any) {
 // once all decode, sends the newcomers as the first decoder's tokens
 // arrive.
 func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed, error) {
-	o := Observed{Group: g, Requests: make([]Request, g.Concurrency+len(g.Newcomers))}
-	for i := range g.Concurrency {
-		o.Requests[i] = Request{Prompt: tokenizer.Generate(rng, g.DecodePrompt), MaxTokens: g.Output}
+	o := Observed{Group: g}
+	for range g.Concurrency {
+		o.Requests = append(o.Requests, Request{Prompt: tokenizer.Generate(rng, g.DecodePrompt), MaxTokens: g.Output})
 	}
-	for j, n := range g.Newcomers {
-		r := Request{Prompt: tokenizer.Generate(rng, n), MaxTokens: 1}
-		if j > 0 && g.Repeat[j] {
-			r.Prompt = o.Requests[g.Concurrency+j-1].Prompt
+	var slots [][]Request
+	for _, nc := range g.Newcomers {
+		slot := make([]Request, nc.Count)
+		for i := range slot {
+			slot[i] = Request{Prompt: tokenizer.Generate(rng, nc.Prompt), MaxTokens: 1}
+			if nc.Repeat && len(slots) > 0 {
+				slot[i].Prompt = slots[len(slots)-1][0].Prompt
+			}
 		}
-		o.Requests[g.Concurrency+j] = r
+		slots = append(slots, slot)
 	}
 	eg, ctx := errgroup.WithContext(ctx)
 	firsts := make([]chan time.Duration, g.Concurrency)
@@ -168,18 +181,20 @@ func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed
 			return err
 		})
 	}
-	eg.Go(func() error {
-		return sendNewcomers(ctx, c, g, o.Requests[g.Concurrency:], firsts[g.Concurrency-1], tick)
-	})
-	return o, eg.Wait()
+	eg.Go(func() error { return sendNewcomers(ctx, c, g, slots, firsts[g.Concurrency-1], tick) })
+	err := eg.Wait()
+	for _, slot := range slots {
+		o.Requests = append(o.Requests, slot...)
+	}
+	return o, err
 }
 
-// sendNewcomers sends one newcomer every g.NewcomerEvery tokens of the
-// first decoder once the last decoder has its first token, each half a
-// step after a token: the engine is then mid-step whatever the network's
+// sendNewcomers sends one slot of newcomers every g.NewcomerEvery tokens
+// of the first decoder once the last decoder has its first token, each
+// half a step after a token: the engine is then mid-step whatever the network's
 // delay, so the newcomer joins the next step, never the one being planned
 // as it arrived.
-func sendNewcomers(ctx context.Context, c *client, g Group, reqs []Request, ready <-chan time.Duration, tick <-chan time.Duration) error {
+func sendNewcomers(ctx context.Context, c *client, g Group, slots [][]Request, ready <-chan time.Duration, tick <-chan time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -187,7 +202,7 @@ func sendNewcomers(ctx context.Context, c *client, g Group, reqs []Request, read
 	}
 	n := 0
 	var last time.Duration
-	for j := 0; j < len(reqs); {
+	for j := 0; j < len(slots); {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -203,7 +218,11 @@ func sendNewcomers(ctx context.Context, c *client, g Group, reqs []Request, read
 			if err := pause(ctx, gap/2); err != nil {
 				return err
 			}
-			if err := c.send(ctx, &reqs[j], nil); err != nil {
+			eg, ctx := errgroup.WithContext(ctx)
+			for i := range slots[j] {
+				eg.Go(func() error { return c.send(ctx, &slots[j][i], nil) })
+			}
+			if err := eg.Wait(); err != nil {
 				return err
 			}
 			j++
