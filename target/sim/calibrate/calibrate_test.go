@@ -32,8 +32,8 @@ func truth() sim.Profile {
 
 // Acceptance 1: against each hidden-truth perturbation the fitted
 // coefficients are within 5 % of the truth, and the fitted profile predicts
-// another workload (other lengths, open-loop arrivals) within 5 % of what
-// the server measures. The servers run in a synctest bubble on an in-memory
+// another workload (other lengths, open-loop arrivals, two engines in
+// round robin) within 5 % of what the servers measure. The servers run in a synctest bubble on an in-memory
 // network: the clock is exact, so the only error is the fit's.
 func TestCalibrateRecoversHiddenTruth(t *testing.T) {
 	t.Parallel()
@@ -77,12 +77,17 @@ func TestCalibrateRecoversHiddenTruth(t *testing.T) {
 				if !strings.Contains(progress.String(), "probe: round 1 group 10/10") {
 					t.Errorf("progress does not show the last group:\n%s", progress.String())
 				}
-				measured := runWorkload(t, &client{http: n.Client(), base: w.URL, model: w.Server().Model(), start: time.Now()})
-				pred, err := Predict(sim.Options{Profile: got, Engine: engine.Config{Model: "calibrate"}}, []Observed{measured})
+				// Two engines of the same truth behind a client-side round
+				// robin; each engine's share is replayed on its own.
+				w2 := simtest.StartPipe(t, n, sim.Options{Profile: want})
+				start := time.Now()
+				measured := runWorkload(t, &client{http: n.Client(), base: w.URL, model: w.Server().Model(), start: start},
+					&client{http: n.Client(), base: w2.URL, model: w2.Server().Model(), start: start})
+				pred, err := Predict(sim.Options{Profile: got, Engine: engine.Config{Model: "calibrate"}}, measured)
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := Measure([]Observed{measured})
+				m := Measure(measured)
 				for k, e := range Errors(pred, m) {
 					if e > 0.05 {
 						t.Errorf("another workload: %s predicted %.4g, measured %.4g (%.1f %% off)", k, pred[k], m[k], 100*e)
@@ -95,22 +100,27 @@ func TestCalibrateRecoversHiddenTruth(t *testing.T) {
 }
 
 // runWorkload sends another workload than the probe's: 40 requests of
-// 100-900 prompt and 8-64 output tokens, open loop, 3 ms apart on average.
-func runWorkload(t *testing.T, c *client) Observed {
+// 100-900 prompt and 8-64 output tokens, open loop, 3 ms apart on average,
+// to the engines in turn (round robin); one Observed per engine.
+func runWorkload(t *testing.T, engines ...*client) []Observed {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(11, 12))
-	o := Observed{Requests: make([]Request, 40)}
+	out := make([]Observed, len(engines))
+	for e := range out {
+		out[e].Requests = make([]Request, 40/len(engines))
+	}
 	eg, ctx := errgroup.WithContext(t.Context())
-	for i := range o.Requests {
-		o.Requests[i] = Request{Prompt: tokenizer.Generate(rng, 100+rng.IntN(800)), MaxTokens: 8 + rng.IntN(56)}
+	for i := range 40 / len(engines) * len(engines) {
+		e, r := i%len(engines), &out[i%len(engines)].Requests[i/len(engines)]
+		*r = Request{Prompt: tokenizer.Generate(rng, 100+rng.IntN(800)), MaxTokens: 8 + rng.IntN(56)}
 		gap := time.Duration(rng.ExpFloat64() * float64(3*time.Millisecond))
-		eg.Go(func() error { return c.send(ctx, &o.Requests[i], nil) })
+		eg.Go(func() error { return engines[e].send(ctx, r, nil) })
 		time.Sleep(gap) // the workload's arrival process, on the bubble's clock
 	}
 	if err := eg.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	return o
+	return out
 }
 
 // Acceptance 2: against a server that times each request on its own (no
