@@ -194,3 +194,37 @@ func TestProbeStaysWithinBudget(t *testing.T) {
 		}
 	})
 }
+
+// A calibrated base (the step model's tables) fits its CPU overhead and
+// GPU time scale: a truth whose kernels run 20 % faster and whose
+// scheduler costs more per step and per sequence is recovered within 5 %.
+func TestCalibrateRecoversCalibratedProfile(t *testing.T) {
+	t.Parallel()
+	want, err := sim.LookupProfile("h100-llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.GPUTimeScale, want.StepBaseMs, want.CPUUsPerSeq = 0.8, 1.5, 25
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		w := simtest.StartPipe(t, n, sim.Options{Profile: want})
+		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: w.URL, Base: "h100-llama3-8b", Seed: 2,
+			Budget: 5 * time.Minute, Rounds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Fit.Profile
+		for _, c := range []struct {
+			name      string
+			got, want float64
+		}{{"gpu_time_scale", got.GPUTimeScale, 0.8}, {"step_base_ms", got.StepBaseMs, 1.5}, {"cpu_us_per_seq", got.CPUUsPerSeq, 25}} {
+			if e := math.Abs(c.got-c.want) / c.want; e > 0.05 {
+				t.Errorf("%s fitted %.4g, truth %.4g (%.1f %% off)", c.name, c.got, c.want, 100*e)
+			}
+		}
+		if res.Unfit != "" {
+			t.Errorf("marked unfit: %s", res.Unfit)
+		}
+		t.Logf("fit %+v; held-out %v", res.Fit.Coefficients, res.HeldOut)
+	})
+}
