@@ -37,12 +37,12 @@ type Newcomer struct {
 
 // newcomers is every group's newcomer slots.
 var newcomers = []Newcomer{{16, 1, false}, {16, 8, false}, {64, 1, false}, {128, 4, false}, {256, 1, false},
-	{256, 1, true}, {384, 1, false}, {512, 2, false}}
+	{256, 1, true}, {384, 1, false}, {512, 2, false}, {16, 32, false}, {32, 16, false}}
 
 // Plan is the probe's design: every concurrency level against a short and a
 // long decode context (decode cost per sequence and per context token),
-// each group with eight newcomer slots of 16 to 512 prompt tokens, bursts
-// of 1 to 8 and one repeat (prefill cost per token; the bursts of short
+// each group with ten newcomer slots of 16 to 512 prompt tokens, bursts
+// of 1 to 32 and one repeat (prefill cost per token; the bursts of short
 // prompts isolate the per-sequence CPU cost, which otherwise moves with the
 // decoding sequences; cached prefixes). Step time then varies
 // independently in sequences, prefill tokens, decoding sequences and

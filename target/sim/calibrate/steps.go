@@ -80,14 +80,15 @@ func holds(end []token, i int) bool {
 	return false
 }
 
-// at is a step end's time: the median of its tokens' arrivals.
+// at is a step end's time: the mean of its tokens' arrivals (unbiased
+// whatever their number; a median of an even count would pick the later
+// middle one and bias steps by how many streams they hold).
 func at(end []token) time.Duration {
-	ts := make([]time.Duration, len(end))
-	for i, t := range end {
-		ts[i] = t.at
+	var sum time.Duration
+	for _, t := range end {
+		sum += t.at
 	}
-	slices.Sort(ts)
-	return ts[len(ts)/2]
+	return sum / time.Duration(len(end))
 }
 
 // continued reports whether a stream emitted a token at both step ends,
