@@ -52,7 +52,7 @@ func Plan(seed uint64, maxConcurrency int) []Group {
 	var gs []Group
 	for k := 1; k <= maxConcurrency; k *= 2 {
 		for _, p := range []int{64, 768} {
-			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: k + len(newcomers)*4 + 12, NewcomerEvery: 4, Newcomers: newcomers})
+			gs = append(gs, Group{Concurrency: k, DecodePrompt: p, Output: 2*k + len(newcomers)*4 + 12, NewcomerEvery: 4, Newcomers: newcomers})
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b9))
@@ -181,9 +181,13 @@ func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed
 			return err
 		})
 	}
-	eg.Go(func() error { return sendNewcomers(ctx, c, g, slots, firsts[g.Concurrency-1], tick) })
+	sent := 0
+	eg.Go(func() (err error) {
+		sent, err = sendNewcomers(ctx, c, g, slots, firsts[g.Concurrency-1], tick)
+		return err
+	})
 	err := eg.Wait()
-	for _, slot := range slots {
+	for _, slot := range slots[:sent] {
 		o.Requests = append(o.Requests, slot...)
 	}
 	return o, err
@@ -193,22 +197,39 @@ func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed
 // of the first decoder once the last decoder has its first token, each
 // half a step after a token: the engine is then mid-step whatever the network's
 // delay, so the newcomer joins the next step, never the one being planned
-// as it arrived.
-func sendNewcomers(ctx context.Context, c *client, g Group, slots [][]Request, ready <-chan time.Duration, tick <-chan time.Duration) error {
+// as it arrived. It returns how many slots it sent: none more once the
+// first decoder has ended (a server slow to start the decoders leaves the
+// group fewer newcomers, not an error).
+func sendNewcomers(ctx context.Context, c *client, g Group, slots [][]Request, ready <-chan time.Duration, tick <-chan time.Duration) (int, error) {
 	select {
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	case <-ready:
 	}
+	// Count from now: tokens the first decoder received while the others
+	// started are stale, and a newcomer paced on one would not land
+	// mid-step.
 	n := 0
 	var last time.Duration
+drain:
+	for {
+		select {
+		case at, ok := <-tick:
+			if !ok {
+				return 0, nil
+			}
+			last = at
+		default:
+			break drain
+		}
+	}
 	for j := 0; j < len(slots); {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return j, ctx.Err()
 		case at, ok := <-tick:
 			if !ok {
-				return fmt.Errorf("the first stream ended before newcomer %d was sent (output %d tokens too short)", j+1, g.Output)
+				return j, nil
 			}
 			gap := at - last
 			last = at
@@ -216,21 +237,21 @@ func sendNewcomers(ctx context.Context, c *client, g Group, slots [][]Request, r
 				continue
 			}
 			if err := pause(ctx, gap/2); err != nil {
-				return err
+				return j, err
 			}
 			eg, ctx := errgroup.WithContext(ctx)
 			for i := range slots[j] {
 				eg.Go(func() error { return c.send(ctx, &slots[j][i], nil) })
 			}
 			if err := eg.Wait(); err != nil {
-				return err
+				return j, err
 			}
 			j++
 		}
 	}
 	for range tick { // let the first stream finish without blocking
 	}
-	return nil
+	return len(slots), nil
 }
 
 // pause waits d or until ctx ends.
