@@ -37,6 +37,13 @@ the bundle; run this only to recalibrate. See docs/sim.md.`,
 			if (obs.url != "") && led.on || (obs.url != "" || led.on) && vidur != "" {
 				return usageErr("--observe, --from-ledger and --vidur: give one")
 			}
+			if !led.on {
+				for _, fl := range []string{"ledger", "name", "sweep", "where", "bound", "include-virtual", "before"} {
+					if cmd.Flags().Changed(fl) {
+						return usageErr("--%s: only with --from-ledger", fl)
+					}
+				}
+			}
 			if obs.url != "" {
 				return runSimCalibrateObserve(cmd, &obs)
 			}

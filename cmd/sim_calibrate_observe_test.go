@@ -165,6 +165,8 @@ func TestSimCalibrateObserveRejectsBadFlags(t *testing.T) {
 		{"--observe", "http://127.0.0.1:1"},
 		{"--observe", "http://127.0.0.1:1", "--profile-file", "x.yaml", "--budget", "0s"},
 		{"--observe", "http://127.0.0.1:1", "--profile-file", "x.yaml", "--vidur", "d"},
+		{"--observe", "http://127.0.0.1:1", "--profile-file", "x.yaml", "--name", "t"},
+		{"--from-ledger", "--ledger", "nosuch.db", "--profile-file", "x.yaml", "--base", "nosuch"},
 	} {
 		root := newRootCmd()
 		root.SetArgs(append([]string{"sim", "calibrate"}, args...))
