@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/autoinfer/autoinfer/ledger"
@@ -49,7 +50,8 @@ type Refit struct {
 // each held-out row's arrivals on the virtual clock, its figures. Rows
 // are used as they come (give them in time order: the held-out ones then
 // spread over the period). A row's requests must come from one engine:
-// the steps are read from their token times.
+// the steps are read from their token times. Steps over the engine's
+// token budget (eng's, else before's) are chunked prefills and left out.
 func RefitRows(before sim.Profile, eng sim.Options, ids []int64, rows []Observed) (*Refit, error) {
 	if len(rows) < 2 {
 		return nil, fmt.Errorf("%d rows with request records: need 2 or more (one is held out)", len(rows))
@@ -57,8 +59,18 @@ func RefitRows(before sim.Profile, eng sim.Options, ids []int64, rows []Observed
 	r := &Refit{}
 	var fitSteps, heldSteps []Step
 	var held []Observed
+	// A step that seems to compute more tokens than the engine's budget
+	// prefilled a prompt in chunks whose earlier steps emitted nothing:
+	// its composition is unknown, so it is left out.
+	budget := before.MaxNumBatchedTokens
+	if eng.Engine.MaxNumBatchedTokens > 0 {
+		budget = eng.Engine.MaxNumBatchedTokens
+	}
+	if budget == 0 {
+		budget = 8192 // the engine's default, see sim.Profile
+	}
 	for i := range rows {
-		st := Steps(i, &rows[i])
+		st := slices.DeleteFunc(Steps(i, &rows[i]), func(s Step) bool { return s.Batch.Tokens() > budget })
 		if i%5 == 4 || (len(rows) < 5 && i == len(rows)-1) {
 			heldSteps, held, r.HeldRows = append(heldSteps, st...), append(held, rows[i]), append(r.HeldRows, ids[i])
 			continue
