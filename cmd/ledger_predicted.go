@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -64,6 +65,36 @@ func ledgerComparePredicted(c *cobra.Command, o *ledgerOpts, f ledgerFilterFlags
 		fmt.Fprintf(c.OutOrStdout(), "%d pairs (virtual prediction, real-time measurement): %d within %.0f %% on every metric, %d refused\n\n",
 			len(ps), agree, ledger.PredictionTolerance*100, refused)
 	}
-	return ledgerRender(c.OutOrStdout(), o.output, tbl, map[string]any{"pairs": out, "agree": agree, "refused": refused,
-		"tolerance": ledger.PredictionTolerance})
+	drifts := ledger.Drifts(ps)
+	if err := ledgerRender(c.OutOrStdout(), o.output, tbl, map[string]any{"pairs": out, "agree": agree, "refused": refused,
+		"tolerance": ledger.PredictionTolerance, "drift": drifts}); err != nil || o.output != "table" {
+		return err
+	}
+	printDrift(c.OutOrStdout(), drifts)
+	return nil
+}
+
+// printDrift says, per profile, whether the median error of its recent
+// predictions exceeds the error it states, naming each metric that does.
+func printDrift(w io.Writer, drifts []ledger.Drift) {
+	for _, d := range drifts {
+		name := d.Name
+		if d.Profile != "" {
+			name += " (" + d.Profile + ")"
+		}
+		if len(d.Exceeded) == 0 {
+			fmt.Fprintf(w, "\nprofile %s: %d pairs; the median error of the last %d is within its stated error on every metric\n",
+				name, len(d.Rows), min(len(d.Rows), ledger.DriftRecent))
+			continue
+		}
+		fmt.Fprintf(w, "\nDRIFT: profile %s: the median error of its last %d predictions exceeds its stated error on", name, min(len(d.Rows), ledger.DriftRecent))
+		for _, m := range d.Exceeded {
+			b, ok := d.Bounds[m]
+			if !ok {
+				b = ledger.PredictionTolerance
+			}
+			fmt.Fprintf(w, " %s (%.1f %% > %.1f %%)", m, 100*d.Recent[m], 100*b)
+		}
+		fmt.Fprintln(w, "; recalibrate (sim calibrate --observe, or --from-ledger on the recent rows)")
+	}
 }

@@ -14,19 +14,44 @@ import (
 
 func newSimCalibrateCmd() *cobra.Command {
 	var vidur, out string
+	var obs calibrateObserveFlags
+	var led calibrateLedgerFlags
 	cmd := &cobra.Command{
 		Use:   "calibrate",
-		Short: "Regenerate the step-model tables from vidur's profiling data",
-		Long: `Read microsoft/vidur's published per-operation GPU timings (the calibration
+		Short: "Fit a profile to a live server (--observe), or regenerate the step-model tables from vidur's data",
+		Long: `With --observe URL: probe a live OpenAI-compatible server (vLLM or any
+other) within --budget, fit the step model's coefficients with their
+standard errors and write a profile file that records the server, the probe
+seed and the fit's held-out error; a server the step model does not describe
+gets a profile marked unfit, with the reason (exit 1). See docs/sim.md.
+
+With --vidur: read microsoft/vidur's published per-operation GPU timings (the calibration
 bundle's compute/, network/, model_configs/ and extracts/) and write the
 compact tables the simulated engine's step model uses (tables_gen.go) and the
 rows the golden tests check them against (testdata/). The build never reads
 the bundle; run this only to recalibrate. See docs/sim.md.`,
-		Example: `  autoinfer sim calibrate --vidur ../shared/data/vidur --out target/sim/stepmodel`,
-		Args:    cobra.NoArgs,
+		Example: `  autoinfer sim calibrate --observe http://127.0.0.1:8000 --base h100-llama3-8b --profile-file my-h100.yaml --budget 5m
+  autoinfer sim calibrate --vidur ../shared/data/vidur --out target/sim/stepmodel`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (obs.url != "") && led.on || (obs.url != "" || led.on) && vidur != "" {
+				return usageErr("--observe, --from-ledger and --vidur: give one")
+			}
+			if !led.on {
+				for _, fl := range []string{"ledger", "name", "sweep", "where", "bound", "include-virtual", "before"} {
+					if cmd.Flags().Changed(fl) {
+						return usageErr("--%s: only with --from-ledger", fl)
+					}
+				}
+			}
+			if obs.url != "" {
+				return runSimCalibrateObserve(cmd, &obs)
+			}
+			if led.on {
+				return runSimCalibrateLedger(cmd, &led, &obs)
+			}
 			if vidur == "" {
-				return usageErr("--vidur: the calibration bundle's directory is required")
+				return usageErr("--vidur, --observe or --from-ledger: one is required")
 			}
 			if _, err := os.Stat(filepath.Join(vidur, "COLUMNS.md")); err != nil {
 				return usageErr("--vidur %s: not a vidur calibration bundle (no COLUMNS.md)", vidur)
@@ -38,6 +63,8 @@ the bundle; run this only to recalibrate. See docs/sim.md.`,
 		},
 	}
 	cmd.Flags().StringVar(&vidur, "vidur", "", "directory of the vidur calibration bundle")
+	addCalibrateObserveFlags(cmd, &obs)
+	addCalibrateLedgerFlags(cmd, &led)
 	cmd.Flags().StringVar(&out, "out", filepath.Join("target", "sim", "stepmodel"), "the stepmodel package directory to write into")
 	return cmd
 }

@@ -23,6 +23,7 @@ import (
 type simServeFlags struct {
 	host, model, profile, role string
 	gpu, modelConfig           string
+	profileFile                string
 	port, replicas             int
 	eng                        engine.Config
 	prefixCaching              bool
@@ -67,6 +68,7 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.model, "model", "sim-llama-3-8b", "served model name")
 	fl.StringVar(&f.profile, "profile", "h100-llama3-8b", "hardware profile: "+strings.Join(sim.ProfileNames(), ", "))
 	fl.StringVar(&f.role, "role", "collocated", "engine role: collocated, prefill or decode")
+	fl.StringVar(&f.profileFile, "profile-file", "", "a profile file (from sim profile derive or sim calibrate --observe; instead of --profile)")
 	fl.StringVar(&f.modelConfig, "model-config", "", "derive a profile for any model from its Hugging Face config.json (with --gpu; instead of --profile)")
 	fl.StringVar(&f.gpu, "gpu", "", "GPU for --model-config: "+strings.Join(stepmodel.GPUNames(), ", "))
 	fl.IntVar(&f.eng.MaxModelLen, "max-model-len", 0, "context length (default 8192)")
@@ -179,6 +181,16 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 // serveProfile is the named profile, or one derived from --model-config and
 // --gpu.
 func serveProfile(cmd *cobra.Command, f *simServeFlags) (sim.Profile, error) {
+	if f.profileFile != "" {
+		if cmd.Flags().Changed("profile") || f.modelConfig != "" {
+			return sim.Profile{}, usageErr("--profile-file: give it alone (not with --profile or --model-config)")
+		}
+		p, err := sim.ReadProfileFile(f.profileFile)
+		if err != nil {
+			return sim.Profile{}, usageErr("--profile-file: %w", err)
+		}
+		return p, nil
+	}
 	if f.modelConfig == "" {
 		if f.gpu != "" {
 			return sim.Profile{}, usageErr("--gpu: only with --model-config (a named profile already fixes the GPU)")

@@ -28,6 +28,8 @@ type ProfileFile struct {
 	ModelConfig  map[string]any `yaml:"model_config,omitempty"`
 	Engine       engcfg.Config  `yaml:"engine,omitempty"`
 	Coefficients map[string]any `yaml:"coefficients,omitempty"`
+	// Calibration is set on a profile fitted to a live server.
+	Calibration *Calibration `yaml:"calibration,omitempty"`
 }
 
 // ReadProfileFile reads the profile file at path.
@@ -53,6 +55,9 @@ func ParseProfileFile(data []byte) (Profile, error) {
 	}
 	if f.Name == "" || f.Provenance == "" || f.Error == "" {
 		return Profile{}, fmt.Errorf("name, provenance and error: every profile file states them (got %q, %q, %q)", f.Name, f.Provenance, f.Error)
+	}
+	if c := f.Calibration; c != nil && c.Unfit != "" {
+		return Profile{}, fmt.Errorf("calibration marked this profile unfit: %s", c.Unfit)
 	}
 	var p Profile
 	switch {

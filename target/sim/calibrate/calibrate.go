@@ -1,0 +1,209 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim"
+)
+
+// Config is one calibration against a live server.
+type Config struct {
+	HTTP *http.Client
+	URL  string
+	// Base names the built-in profile whose step model is fitted.
+	Base string
+	// Name is the calibrated profile's name (default: "<base>-calibrated").
+	Name     string
+	Hardware string // declared by the user: the server cannot tell
+	Seed     uint64
+	Budget   time.Duration
+	Rounds   int
+	// MaxConcurrency is the largest concurrency probed (default 16).
+	MaxConcurrency int
+	// Engine is the served engine's batch limits for the replays that
+	// check the fit (max_num_seqs, max_num_batched_tokens; 0: the base
+	// profile's).
+	Engine engine.Config
+	// MaxError is the held-out error on TTFT and TPOT p50 above which the
+	// profile is marked unfit (default 0.10).
+	MaxError float64
+	Progress io.Writer
+}
+
+// Result is a finished calibration.
+type Result struct {
+	Fit      *Fit
+	Server   sim.CalibratedServer
+	Observed []Observed
+	HeldOut  Figures // relative error per metric on the held-out groups
+	// HeldOutGroups is how many probe groups the fit did not see.
+	HeldOutGroups int
+	Unfit         string
+	// File is the profile file's YAML.
+	File []byte
+}
+
+// Calibrate identifies the server, runs the probe, fits base's step model
+// on four in five groups and checks it on the fifth: each held-out group is
+// replayed on the virtual clock with the fitted profile and its figures
+// compared with what the server measured.
+func Calibrate(ctx context.Context, c Config) (*Result, error) {
+	base, err := sim.LookupProfile(c.Base)
+	if err != nil {
+		return nil, fmt.Errorf("base: %w", err)
+	}
+	if c.Name == "" {
+		c.Name = c.Base + "-calibrated"
+	}
+	if c.MaxError == 0 {
+		c.MaxError = 0.10
+	}
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = 16
+	}
+	id, err := Identify(ctx, c.HTTP, c.URL)
+	if err != nil {
+		return nil, err
+	}
+	id.Hardware = c.Hardware
+	p := &Probe{HTTP: c.HTTP, URL: c.URL, Model: id.Model, Seed: c.Seed, Budget: c.Budget, Rounds: c.Rounds,
+		MaxConcurrency: c.MaxConcurrency, Progress: c.Progress}
+	obs, err := p.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(obs) < 3 {
+		return nil, fmt.Errorf("only %d probe groups completed within the budget %v: need 3 or more (raise --budget)", len(obs), c.Budget)
+	}
+	var fitSteps, heldSteps []Step
+	var fitGroups, heldGroups []Observed
+	for g := range obs {
+		st := Steps(g, &obs[g])
+		if g%5 == 4 || (len(obs) < 5 && g == len(obs)-1) {
+			heldSteps, heldGroups = append(heldSteps, st...), append(heldGroups, obs[g])
+			continue
+		}
+		fitSteps, fitGroups = append(fitSteps, st...), append(fitGroups, obs[g])
+	}
+	fit, fitErr := FitSteps(base, fitSteps)
+	if fit == nil {
+		return nil, fitErr
+	}
+	if id.NumGPUBlocks > 0 {
+		fit.Profile.NumGPUBlocks = id.NumGPUBlocks
+	}
+	res := &Result{Fit: fit, Server: id, Observed: obs, HeldOutGroups: len(heldGroups)}
+	opts := sim.Options{Profile: fit.Profile, Engine: c.Engine}
+	if id.BlockSize > 0 {
+		opts.Engine.BlockSize = id.BlockSize
+	}
+	pred, err := Predict(opts, heldGroups)
+	if err != nil {
+		return nil, err
+	}
+	res.HeldOut = Errors(pred, Measure(heldGroups))
+	res.HeldOut[MetricStep] = StepError(fit.Profile, heldSteps)
+	var why []string
+	if fitErr != nil {
+		why = append(why, fitErr.Error())
+	}
+	for _, m := range []string{MetricTTFTP50, MetricTPOTP50} {
+		if e := res.HeldOut[m]; e > c.MaxError {
+			why = append(why, fmt.Sprintf("held-out %s error %.1f %% exceeds %.0f %%", m, 100*e, 100*c.MaxError))
+		}
+	}
+	if len(why) > 0 {
+		if d := prefillMismatch(fit.Profile, fitGroups); d != "" {
+			why = append(why, d)
+		}
+		res.Unfit = strings.Join(why, "; ")
+	}
+	res.File, err = profileFile(c, res)
+	return res, err
+}
+
+// prefillMismatch says whether a newcomer's time to first token grows with
+// its prompt much faster than the fitted step model's prefill cost: the
+// mark of a server that times each request on its own instead of batching
+// a prefill into the running decode steps ("" when it does not).
+func prefillMismatch(p sim.Profile, groups []Observed) string {
+	var xs, ys []float64
+	for _, o := range groups {
+		for _, r := range o.Requests[o.Group.Concurrency:] {
+			xs, ys = append(xs, float64(r.PromptTokens-r.CachedTokens)), append(ys, ms(r.TTFT()))
+		}
+	}
+	measured := slope(xs, ys) * 1e3 // µs per token
+	b := sim.Batch{DecodeSeqs: 1, DecodeContext: 512}
+	without := p.BatchTime(&b)
+	b.Chunks = []sim.Chunk{{Tokens: 1000}}
+	model := float64(p.BatchTime(&b)-without) / 1e3 / 1000
+	if measured > 1.5*model+0.5 {
+		return fmt.Sprintf("TTFT grows %.3g µs per uncached prompt token but a prefill in a decode step costs %.3g µs per token: the server does not batch prefills into decode steps (per-request timing), which the step model assumes",
+			measured, model)
+	}
+	return ""
+}
+
+// slope is the least-squares slope of ys on xs (0 when xs do not vary).
+func slope(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// profileFile renders the calibrated profile file: the base, the fitted
+// coefficients (and the KV capacity the server declared) and the record
+// of the calibration.
+func profileFile(c Config, res *Result) ([]byte, error) {
+	cal := &sim.Calibration{Server: res.Server, Seed: c.Seed, Budget: c.Budget.String(), Groups: len(res.Observed),
+		HeldOut: res.HeldOutGroups, Unfit: res.Unfit}
+	kv := "KV capacity: the base profile's (the server exposes no vllm:cache_config_info)"
+	extra := map[string]any{}
+	if res.Server.NumGPUBlocks > 0 {
+		extra["num_gpu_blocks"] = res.Server.NumGPUBlocks
+		kv = fmt.Sprintf("KV capacity: %d blocks, from the server's vllm:cache_config_info", res.Server.NumGPUBlocks)
+	}
+	return renderFile(c.Name, c.Base, res.Fit, res.HeldOut, cal, extra,
+		fmt.Sprintf("calibrated by autoinfer sim calibrate --observe against %s (model %s, version %q, hardware %q), probe seed %d, %d groups, %d steps; %s",
+			res.Server.URL, res.Server.Model, res.Server.Version, res.Server.Hardware, c.Seed, len(res.Observed), res.Fit.Steps, kv))
+}
+
+// renderFile renders a profile file of base with fit's coefficients (and
+// extra ones), cal completed with the fit and the held-out errors, and
+// the stated error built from them.
+func renderFile(name, base string, fit *Fit, heldOut Figures, cal *sim.Calibration, extra map[string]any, provenance string) ([]byte, error) {
+	coef := map[string]any{}
+	maps.Copy(coef, extra)
+	cal.Steps, cal.ResidualMs, cal.HeldOutError = fit.Steps, fit.ResidualMs, map[string]float64(heldOut)
+	for _, k := range fit.Coefficients {
+		coef[k.Name] = k.Value
+		cal.Coefficients = append(cal.Coefficients, sim.FittedValue(k))
+	}
+	var errs []string
+	for _, m := range slices.Sorted(maps.Keys(heldOut)) {
+		errs = append(errs, fmt.Sprintf("%s %.1f %%", m, 100*heldOut[m]))
+	}
+	stated := "held-out error: " + strings.Join(errs, ", ")
+	if cal.Unfit != "" {
+		stated = "UNFIT (" + cal.Unfit + "); " + stated
+	}
+	return yaml.Marshal(sim.ProfileFile{Name: name, Base: base, Coefficients: coef, Calibration: cal, Error: stated, Provenance: provenance})
+}
