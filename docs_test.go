@@ -133,7 +133,11 @@ func resolvePackage(name string, pkgs []string) string {
 	return ""
 }
 
-// testFuncs returns the Test functions declared in dir's _test.go files.
+// testFuncs returns the Test functions declared in dir's _test.go files,
+// and the cases of a table-driven suite as Test<Name>: a suite entry
+// {"Name", testName} runs testName as a subtest (the ledger's suite runs
+// each on SQLite and PostgreSQL: TestLedgerSuite/<backend>/Name), so a doc
+// may name it TestName as long as the entry exists.
 func testFuncs(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
@@ -141,6 +145,7 @@ func testFuncs(t *testing.T, dir string) map[string]bool {
 		t.Fatal(err)
 	}
 	decl := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]+)\(`)
+	suiteCase := regexp.MustCompile(`\{"([A-Z][A-Za-z0-9_]*)", test([A-Z][A-Za-z0-9_]*)\}`)
 	funcs := map[string]bool{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -149,6 +154,11 @@ func testFuncs(t *testing.T, dir string) map[string]bool {
 		}
 		for _, m := range decl.FindAllSubmatch(b, -1) {
 			funcs[string(m[1])] = true
+		}
+		for _, m := range suiteCase.FindAllSubmatch(b, -1) {
+			if string(m[1]) == string(m[2]) {
+				funcs["Test"+string(m[1])] = true
+			}
 		}
 	}
 	return funcs
