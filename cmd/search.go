@@ -23,6 +23,29 @@ import (
 	"github.com/autoinfer/autoinfer/trials"
 )
 
+// loadSearch reads a spec with a search: block: the spec without it, the
+// block, and the space's candidates as virtual trials. Every error carries
+// ExitUsage.
+func loadSearch(path string) ([]byte, search.Spec, []trials.Trial, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	specData, s, err := search.Split(data, stem)
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	ts, err := trials.Parse(specData, targetkinds.All())
+	if err == nil {
+		err = trials.SetClock(ts, trials.ClockVirtual, "search")
+	}
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	return specData, s, ts, nil
+}
+
 func newSearchCmd() *cobra.Command {
 	var ledgerPath, output, workDir, strategy string
 	var parallel, confirm int
@@ -71,14 +94,9 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 			if c.Flags().Changed("max-engine-lag-ratio") && !(maxEngineLagRatio > 0 && !math.IsInf(maxEngineLagRatio, 0)) {
 				return usageErr("--max-engine-lag-ratio: must be a finite number > 0, got %v", maxEngineLagRatio)
 			}
-			data, err := os.ReadFile(args[0])
+			specData, s, ts, err := loadSearch(args[0])
 			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
-			}
-			stem := strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
-			specData, s, err := search.Split(data, stem)
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
+				return err
 			}
 			if c.Flags().Changed("strategy") {
 				s.Strategy = strategy
@@ -88,13 +106,6 @@ shown as refused, never as agreement, and the exit status is then 1.`,
 				if err := s.Validate(); err != nil {
 					return usageErr("--strategy: %w", err)
 				}
-			}
-			ts, err := trials.Parse(specData, targetkinds.All())
-			if err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
-			}
-			if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
-				return withCode(ExitUsage, fmt.Errorf("%s: %w", args[0], err))
 			}
 			if onKubernetes {
 				if err := checkKubernetes(s, ledgerPath); err != nil {
