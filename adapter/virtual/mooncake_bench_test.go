@@ -1,6 +1,7 @@
 package virtual_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -44,7 +45,7 @@ type mooncakeLine struct {
 // Poisson stream, each opens with one of 24 shared system prompts (2–8
 // blocks) and grows turn by turn (a turn's prompt is the previous prompt,
 // its answer and a new message, so its hash_ids extend the previous
-// turn's), turns a minute apart on average. Seeded: the same file every
+// turn's), turns a minute apart on average, about 2 turns per conversation. Seeded: the same file every
 // time. It returns the path and the mean input length.
 func writeMooncakeTrace(tb testing.TB, dir string, n int, span time.Duration) (string, float64) {
 	tb.Helper()
@@ -57,7 +58,7 @@ func writeMooncakeTrace(tb testing.TB, dir string, n int, span time.Duration) (s
 	}
 	var lines []mooncakeLine
 	var live []*conv
-	rate := float64(n) / 4.2 / span.Seconds() // conversations per second: 4.2 turns on average
+	rate := float64(n) / 2.1 / span.Seconds() // conversations per second: about 2.1 turns each
 	for t := 0.0; t < span.Seconds()*1000; t += rnd.ExpFloat64() / rate * 1000 {
 		sys := rnd.IntN(24)
 		c := &conv{at: t}
@@ -69,9 +70,9 @@ func writeMooncakeTrace(tb testing.TB, dir string, n int, span time.Duration) (s
 	}
 	for _, c := range live {
 		for turn := 0; c.at < span.Seconds()*1000; turn++ {
-			msg := int(math.Exp(rnd.NormFloat64()*0.8 + math.Log(4500)))
+			msg := int(math.Exp(rnd.NormFloat64()*0.8 + math.Log(2000)))
 			if turn == 0 {
-				msg = int(math.Exp(rnd.NormFloat64()*0.6 + math.Log(7000)))
+				msg = int(math.Exp(rnd.NormFloat64()*0.6 + math.Log(5000)))
 			}
 			in := min(c.tokens+msg, mooncakeMaxTokens)
 			ids := slices.Clone(c.ids)
@@ -81,7 +82,7 @@ func writeMooncakeTrace(tb testing.TB, dir string, n int, span time.Duration) (s
 			}
 			out := max(1, min(int(math.Exp(rnd.NormFloat64()*0.7+math.Log(260))), 2000))
 			lines = append(lines, mooncakeLine{Timestamp: int(c.at), InputLength: in, OutputLength: out, HashIDs: ids})
-			if in+out >= mooncakeMaxTokens || rnd.Float64() < 0.22 {
+			if in+out >= mooncakeMaxTokens || rnd.Float64() < 0.45 {
 				break
 			}
 			full := (in + out) / mooncakeBlock
@@ -192,4 +193,41 @@ func BenchmarkMooncakeScale(b *testing.B) {
 	b.ReportMetric(float64(reqs)/cpu.Seconds(), "req/cpu-s")
 	b.ReportMetric(float64(peak)/1e6, "MB-peak-heap")
 	b.ReportMetric(meanIn, "mean-input-tokens")
+}
+
+// The generated trace has the public trace's scale: its request count
+// within its span, a mean input of about 12k tokens, and prefixes shared
+// through hash_ids (within conversations and across system prompts).
+func TestMooncakeTraceShape(t *testing.T) {
+	path, meanIn := writeMooncakeTrace(t, t.TempDir(), mooncakeRequests, mooncakeSpan)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []mooncakeLine
+	seen, shared := map[int]bool{}, 0
+	for _, raw := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var l mooncakeLine
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range l.HashIDs {
+			if seen[id] {
+				shared++
+			}
+			seen[id] = true
+		}
+		lines = append(lines, l)
+	}
+	last := time.Duration(lines[len(lines)-1].Timestamp) * time.Millisecond
+	t.Logf("%d requests over %v, mean input %.0f tokens, %d of %d blocks seen before", len(lines), last, meanIn, shared, shared+len(seen))
+	if len(lines) != mooncakeRequests || last > mooncakeSpan || last < mooncakeSpan*9/10 {
+		t.Errorf("%d requests over %v, want %d over about %v", len(lines), last, mooncakeRequests, mooncakeSpan)
+	}
+	if meanIn < 11000 || meanIn > 13000 {
+		t.Errorf("mean input %.0f tokens, want about 12k", meanIn)
+	}
+	if shared < len(seen) {
+		t.Errorf("%d block reuses of %d blocks: want most prompts to share a prefix", shared, len(seen))
+	}
 }
