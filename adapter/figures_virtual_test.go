@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -17,27 +18,28 @@ import (
 // clock), then a burst of long outputs that outgrows the engines' KV.
 func writeWindowTrace(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "window.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	enc := json.NewEncoder(f)
+	var lines []map[string]any
 	line := func(ms int, ids []int, out int) {
-		if err := enc.Encode(map[string]any{"timestamp": ms, "input_length": len(ids) * traceBlockTokens, "output_length": out, "hash_ids": ids}); err != nil {
-			t.Fatal(err)
-		}
+		lines = append(lines, map[string]any{"timestamp": ms, "input_length": len(ids) * traceBlockTokens, "output_length": out, "hash_ids": ids})
 	}
 	// Four prefixes in rotation: round robin keeps each on one engine.
-	n := 0
 	for i := range 24 {
 		g := i % 4
 		line(300*i, []int{g * 100, g*100 + 1, 10000 + i}, 4)
-		n++
 	}
 	for i := range 8 {
-		line(300*n, []int{20000 + i}, 240)
+		line(300*24, []int{20000 + i}, 240)
+	}
+	path := filepath.Join(t.TempDir(), "window.jsonl")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	return path
 }

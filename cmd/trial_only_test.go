@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +29,22 @@ matrix:
   router.policy: [round_robin, cache_aware]
 `
 
+// everyRow opens the ledger at db read-only (closed with the test) and
+// lists every row, stale and virtual ones included.
+func everyRow(t *testing.T, db string) (*ledger.Ledger, []ledger.Trial) {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	rows, err := l.List(t.Context(), ledger.Filter{IncludeStale: true, IncludeVirtual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, rows
+}
+
 // Issue 30, acceptance 5: --only re-runs one member of a sweep under the
 // sweep's own id, and none of the sweep's rows becomes stale (a re-run as
 // a spec of its own would have another sweep id and mark its sibling,
@@ -47,16 +62,7 @@ func TestTrialRunOnlyRerunsAMemberOfItsSweep(t *testing.T) {
 	if code, out, errs := run(t, append([]string{"trial", "run", spec, "--only", member}, flags...)...); code != ExitOK {
 		t.Fatalf("--only: exit %d\n%s\n%s", code, out, errs)
 	}
-	ctx := context.Background()
-	l, err := ledger.OpenReadOnly(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	rows, err := l.List(ctx, ledger.Filter{IncludeStale: true, IncludeVirtual: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := everyRow(t, db)
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want the sweep's 2 and the re-run member's 1", len(rows))
 	}

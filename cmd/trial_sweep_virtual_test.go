@@ -1,12 +1,9 @@
 package cmd
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/autoinfer/autoinfer/ledger"
 )
 
 // A rate sweep run with --clock virtual runs every one of its runs in
@@ -35,16 +32,7 @@ gate: {reference: none}
 	if code, out, errs := run(t, "trial", "run", spec, "--ledger", db, "--clock", "virtual"); code != ExitOK {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errs)
 	}
-	ctx := context.Background()
-	l, err := ledger.OpenReadOnly(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	rows, err := l.List(ctx, ledger.Filter{IncludeVirtual: true, IncludeStale: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, rows := everyRow(t, db)
 	if len(rows) != 4 {
 		t.Fatalf("%d rows, want 4 (synchronous, throughput, 2 rates)", len(rows))
 	}
@@ -52,7 +40,7 @@ gate: {reference: none}
 		if r.Clock != "virtual" || r.MaxScheduleDelayMs != 0 {
 			t.Errorf("row %s: clock %q, max schedule delay %v ms; want virtual, 0", r.Name, r.Clock, r.MaxScheduleDelayMs)
 		}
-		reqs, err := l.Requests(ctx, r.ID)
+		reqs, err := l.Requests(t.Context(), r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
