@@ -90,12 +90,12 @@ func TestVirtualRowFiguresAgreeWithRealTime(t *testing.T) {
 			*row.PrefixCacheHitRate, *row.Preemptions, *row.KVUsagePeak, *row.KVUsageMean, *row.CPUTierHits, len(row.Engines))
 		return row
 	}
-	real, virt := row(trials.ClockReal), row(trials.ClockVirtual)
+	live, virt := row(trials.ClockReal), row(trials.ClockVirtual)
 	// Equal on a quiet host; a loaded one once delayed a real request
 	// enough to cost a few of its hits (the log then lists them).
-	if math.Abs(*real.PrefixCacheHitRate-*virt.PrefixCacheHitRate) > 0.1 || *virt.PrefixCacheHitRate == 0 {
-		t.Errorf("hit rate: real %.4f, virtual %.4f; want equal and > 0", *real.PrefixCacheHitRate, *virt.PrefixCacheHitRate)
-		rq, _ := led.Requests(t.Context(), real.ID)
+	if math.Abs(*live.PrefixCacheHitRate-*virt.PrefixCacheHitRate) > 0.1 || *virt.PrefixCacheHitRate == 0 {
+		t.Errorf("hit rate: real %.4f, virtual %.4f; want equal and > 0", *live.PrefixCacheHitRate, *virt.PrefixCacheHitRate)
+		rq, _ := led.Requests(t.Context(), live.ID)
 		vq, _ := led.Requests(t.Context(), virt.ID)
 		for i := range min(len(rq), len(vq)) {
 			if rq[i].CachedTokens != vq[i].CachedTokens {
@@ -104,13 +104,13 @@ func TestVirtualRowFiguresAgreeWithRealTime(t *testing.T) {
 			}
 		}
 	}
-	if *real.Preemptions == 0 || *virt.Preemptions == 0 {
-		t.Errorf("preemptions: real %d, virtual %d; the burst outgrows the KV cache on both clocks", *real.Preemptions, *virt.Preemptions)
+	if *live.Preemptions == 0 || *virt.Preemptions == 0 {
+		t.Errorf("preemptions: real %d, virtual %d; the burst outgrows the KV cache on both clocks", *live.Preemptions, *virt.Preemptions)
 	}
-	if p, v := *real.KVUsagePeak, *virt.KVUsagePeak; v > p || v <= p-0.05 {
+	if p, v := *live.KVUsagePeak, *virt.KVUsagePeak; v > p || v <= p-0.05 {
 		t.Errorf("KV usage peak: virtual %.4f, want in the real row's bucket (%.2f, %.2f]", v, p-0.05, p)
 	}
-	if *virt.CPUTierHits != *real.CPUTierHits || len(virt.Engines) != len(real.Engines) {
-		t.Errorf("CPU-tier hits real %d, virtual %d; engines real %d, virtual %d", *real.CPUTierHits, *virt.CPUTierHits, len(real.Engines), len(virt.Engines))
+	if *virt.CPUTierHits != *live.CPUTierHits || len(virt.Engines) != len(live.Engines) {
+		t.Errorf("CPU-tier hits real %d, virtual %d; engines real %d, virtual %d", *live.CPUTierHits, *virt.CPUTierHits, len(live.Engines), len(virt.Engines))
 	}
 }
