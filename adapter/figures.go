@@ -100,10 +100,10 @@ func count(v *float64) *int64 {
 // figures are the window's figures: per engine (every worker scraped at
 // both edges) and in total.
 func (w *window) figures() ledger.Window {
-	var out ledger.Window
 	if w.after == nil {
-		return out
+		return ledger.Window{}
 	}
+	var engines []ledger.EngineFigure
 	var total engineDeltas
 	for _, u := range w.workers {
 		b, okB := w.before[u]
@@ -126,11 +126,16 @@ func (w *window) figures() ledger.Window {
 		if p, ok := stepPeak(b, a); ok {
 			ef.KVUsagePeak = &p
 		}
-		out.Engines = append(out.Engines, ef)
+		engines = append(engines, ef)
 	}
-	out.Figures = total.figures()
-	// In total: the most loaded engine's peak (did any run out of KV?), and
-	// the engines' mean usage.
+	return totalled(engines, total)
+}
+
+// totalled is the window of the engines' figures, its total from their
+// summed counter differences: the most loaded engine's KV peak (did any
+// run out of KV?) and the engines' mean usage.
+func totalled(engines []ledger.EngineFigure, total engineDeltas) ledger.Window {
+	out := ledger.Window{Engines: engines, Figures: total.figures()}
 	var peaks, means []float64
 	for _, ef := range out.Engines {
 		if ef.KVUsagePeak != nil {

@@ -170,12 +170,18 @@ func (r *Runner) RunAgainst(ctx context.Context, t trials.Trial, base Baseline) 
 func (r *Runner) run(ctx context.Context, t trials.Trial, base Baseline, probe *splitProbe) (Outcome, error) {
 	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base, probe: probe}
 	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
-	if t.Virtual() {
-		tr.executeVirtual(ctx)
-	} else {
-		tr.execute(ctx)
-	}
+	tr.executeOnClock(ctx)
 	return tr.record(ctx)
+}
+
+// executeOnClock runs the trial on its clock: simulated in virtual time,
+// or provisioned and driven in real time.
+func (tr *trialRun) executeOnClock(ctx context.Context) {
+	if tr.t.Virtual() {
+		tr.executeVirtual(ctx)
+		return
+	}
+	tr.execute(ctx)
 }
 
 // slug makes a trial name safe for a header value and a directory name.

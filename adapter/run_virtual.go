@@ -12,9 +12,10 @@ import (
 // same driver stream through the router's own decision code into the
 // simulated engines' schedulers, in this goroutine, with no HTTP and no
 // waiting. No quality gate runs (the row's gate columns stay empty) and no
-// worker is scraped: the window figures are the real-time path's and stay
-// NULL. The router's exact loads after the run must be zero, as in real
-// time.
+// worker is scraped: the window figures (prefix-cache hit rate,
+// preemptions, KV usage, CPU-tier hits) are the simulated engines' own
+// counts over the measured phase. The router's exact loads after the run
+// must be zero, as in real time.
 func (tr *trialRun) executeVirtual(ctx context.Context) {
 	dep, err := virtual.FromTrial(tr.t)
 	if err != nil {
@@ -43,6 +44,7 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		}
 	}
 	tr.observeDriver()
+	tr.seen.Window = virtualFigures(dep.Window())
 	if r := dep.Router(); r != nil {
 		loads := map[string]float64{}
 		for url, n := range r.Loads() {

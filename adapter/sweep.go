@@ -74,7 +74,7 @@ func (r *Runner) RunSweep(ctx context.Context, t trials.Trial, starting func(tri
 		}
 		tr := &trialRun{Runner: r, t: rt, started: time.Now()}
 		tr.runID = fmt.Sprintf("%s-%d", slug(rt.Name), tr.started.UnixNano())
-		tr.execute(ctx)
+		tr.executeOnClock(ctx) // a virtual sweep's runs are virtual too
 		out, err := tr.record(ctx)
 		p := SweepPoint{Outcome: out, Role: role, Rate: rt.Workload.Arrival.RequestRate, Elapsed: time.Since(tr.started)}
 		if tr.result != nil {

@@ -32,6 +32,29 @@ type searchFlags struct {
 	maxEngineLagRatio                     float64
 }
 
+// loadSearch reads a spec with a search: block: the spec without it, the
+// block, and the space's candidates as virtual trials. Every error carries
+// ExitUsage.
+func loadSearch(path string) ([]byte, search.Spec, []trials.Trial, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	specData, s, err := search.Split(data, stem)
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	ts, err := trials.Parse(specData, targetkinds.All())
+	if err == nil {
+		err = trials.SetClock(ts, trials.ClockVirtual, "search")
+	}
+	if err != nil {
+		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	return specData, s, ts, nil
+}
+
 func newSearchCmd() *cobra.Command {
 	var f searchFlags
 	c := &cobra.Command{
@@ -94,17 +117,12 @@ func (f *searchFlags) check(c *cobra.Command) error {
 	return nil
 }
 
-// load reads the spec at path into its search block and its trials, the
-// --strategy override applied.
+// load reads the spec at path (loadSearch), applies --strategy and checks
+// what --kubernetes needs.
 func (f *searchFlags) load(c *cobra.Command, path string) ([]byte, search.Spec, []trials.Trial, error) {
-	data, err := os.ReadFile(path)
+	specData, s, ts, err := loadSearch(path)
 	if err != nil {
-		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("reading spec: %w", err))
-	}
-	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	specData, s, err := search.Split(data, stem)
-	if err != nil {
-		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
+		return nil, search.Spec{}, nil, err
 	}
 	if c.Flags().Changed("strategy") {
 		s.Strategy = f.strategy
@@ -114,13 +132,6 @@ func (f *searchFlags) load(c *cobra.Command, path string) ([]byte, search.Spec, 
 		if err := s.Validate(); err != nil {
 			return nil, search.Spec{}, nil, usageErr("--strategy: %w", err)
 		}
-	}
-	ts, err := trials.Parse(specData, targetkinds.All())
-	if err != nil {
-		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
-	}
-	if err := trials.SetClock(ts, trials.ClockVirtual, "search"); err != nil {
-		return nil, search.Spec{}, nil, withCode(ExitUsage, fmt.Errorf("%s: %w", path, err))
 	}
 	if f.onKubernetes {
 		if err := checkKubernetes(s, f.ledgerPath); err != nil {

@@ -47,6 +47,8 @@ type trialRunFlags struct {
 	// recordDecisions is the file for the virtual-clock trials' routing
 	// decisions (JSON lines); empty: none recorded.
 	recordDecisions string
+	// only names the trials of the spec to run (all when empty).
+	only []string
 }
 
 func newTrialRunCmd() *cobra.Command {
@@ -69,12 +71,18 @@ if any replicate fails, the group's figures are withheld (n of N ok).
 
 Exit status: 0 every trial passed; 1 a trial failed, or an assertion or the
 baseline tolerance was violated; 2 the spec or flags are invalid; 3 the
-infrastructure failed (workers, router, ledger); 130 interrupted.`,
+infrastructure failed (workers, router, ledger); 130 interrupted.
+
+--only NAME (repeatable) runs just the named trials of the spec (names as
+trial validate lists them), recorded under the id of the spec's whole
+sweep: a member the host refused (HostOverloaded) is measured again as
+part of its sweep, and its siblings' rows stay current.`,
 		Example: `  autoinfer trial run trials/examples/quickstart.yaml
   autoinfer trial run trials/examples/ci-smoke.yaml --assert 'p99_ttft_ms < 500'
   autoinfer trial run trials/examples/ci-smoke.yaml --baseline ci-smoke --tolerance 100%
   autoinfer trial run trials/examples/quickstart.yaml --repeats 5
-  autoinfer trial run trials/examples/quickstart.yaml --clock virtual`,
+  autoinfer trial run trials/examples/quickstart.yaml --clock virtual
+  autoinfer trial run trials/examples/quickstart.yaml --only quickstart/router.policy=cache_aware`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runTrials(c, args[0], f) },
 	}
@@ -93,6 +101,7 @@ infrastructure failed (workers, router, ledger); 130 interrupted.`,
 	fl.Float64Var(&f.engineLagMs, "engine-lag-ms", 0, "on the virtual clock, how late each simulated engine's loop runs in real time: a step's tokens are emitted this many milliseconds after its planned end (measure it with 'autoinfer sim overhead SPEC'); overrides the specs' engine_lag_ms")
 	fl.Float64Var(&f.engineWakeMs, "engine-wake-ms", 0, "on the virtual clock, how many milliseconds after its planned end a step completes that an idle simulated engine planned when an arrival woke it (instead of --engine-lag-ms; measure it with 'autoinfer sim overhead SPEC'); overrides the specs' engine_wake_ms")
 	fl.StringVar(&f.recordDecisions, "record-decisions", "", "write every routing decision of the (virtual-clock) trials to FILE as JSON lines: trial, request id, worker and rank, prefill worker and rank when PD, policy outcome (see docs/whatif.md)")
+	fl.StringArrayVar(&f.only, "only", nil, "run only this trial of the spec, as a member of the spec's sweep (same sweep id; repeatable)")
 	fl.StringVar(&f.report, "report", "", "also write an HTML report of the recorded rows to FILE (see 'ledger report')")
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
 		"p99 lateness of the driver's sends above which a trial fails as HostOverloaded (its figures would describe this machine, not the deployment); overrides the spec's checks.max_schedule_delay_p99_ms (default there: 100ms)")
@@ -142,6 +151,11 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	if c.Flags().Changed("engine-wake-ms") {
 		if err := trials.SetEngineWake(ts, f.engineWakeMs); err != nil {
 			return withCode(ExitUsage, err)
+		}
+	}
+	if c.Flags().Changed("only") {
+		if ts, err = onlyTrials(ts, f.only); err != nil {
+			return err
 		}
 	}
 	extra, err := parseAsserts(f.asserts)

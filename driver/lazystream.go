@@ -47,7 +47,8 @@ func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
 // lazySource renders a workload whose items depend on their index alone
-// (workload.BuildItems of kind random) one request at a time, digesting
+// (workload.BuildItems of kind random, or trace: its lines) one request at
+// a time, digesting
 // each into the stream hash as it is produced: memory does not grow with
 // the stream. Its requests, warm-up and hash are those Generate gives.
 type lazySource struct {
@@ -62,15 +63,16 @@ type lazySource struct {
 	h       *streamHash
 }
 
-// lazyStream is Generate for a random workload: the warm-up and ready
-// requests, and the measured requests as a source. ok is false for other
-// kinds (their items are built whole, so Generate's stream costs no more).
+// lazyStream is Generate for a random or trace workload: the warm-up and
+// ready requests, and the measured requests as a source. ok is false for
+// other kinds (their items are built whole, so Generate's stream costs no
+// more).
 func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, err
 	}
 	cfg = cfg.withDefaults()
-	if cfg.Workload.Kind != workload.Random {
+	if k := cfg.Workload.Kind; k != workload.Random && k != workload.Trace {
 		return nil, nil, false, nil
 	}
 	tok, err := cfg.tokenizer()
@@ -92,7 +94,8 @@ func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 		return nil, nil, false, fmt.Errorf("ready check request: %w", err)
 	}
 	st.Ready = ready[0]
-	// Every random item starts its own session: one offset per item.
+	// Every random or trace item arrives on its own: one offset per item
+	// (a timed trace item's own offset wins).
 	offs := cfg.Arrival.OffsetSeq(items.Len(), func() *rand.Rand { return s("arrival", 0) })
 	next, stop := iter.Pull(offs)
 	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},

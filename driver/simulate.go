@@ -43,6 +43,14 @@ type Canceller interface {
 	Cancel(id int)
 }
 
+// Windowed is a System that counts its own figures over the measured
+// phase (the engines' prefix-cache hits, preemptions, KV usage), as a real
+// run reads them from the workers' metrics before and after its window:
+// the driver opens the window as the measured phase starts.
+type Windowed interface {
+	OpenWindow()
+}
+
 // Answer is a finished request: its token emission times (virtual,
 // absolute) and usage.
 type Answer struct {
@@ -103,6 +111,9 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 		res.addWarmup(w.recs.all)
+	}
+	if w, ok := sys.(Windowed); ok {
+		w.OpenWindow()
 	}
 	m := newPhase(phaseMeasured, src)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))

@@ -179,11 +179,26 @@ func (cfg Config) request(i int, it workload.Item, offset time.Duration, conv co
 		return Request{}, err
 	}
 	req.Body = b
-	req.InputTokens = conv.tokens(tok)
+	if cfg.countsOwnPrompt(it, conv) {
+		req.InputTokens = it.InputTokens
+	} else {
+		req.InputTokens = conv.tokens(tok)
+	}
 	if actual {
 		req.conv = conv
 	}
 	return req, nil
+}
+
+// countsOwnPrompt reports whether item it's InputTokens already is conv's
+// count: conv is the item's own single prompt, without system prompt, of
+// a kind whose items count their prompt with the run's tokenizer (random,
+// trace). Counting a 12k-token trace prompt again cost a tenth of a
+// virtual run.
+func (cfg Config) countsOwnPrompt(it workload.Item, conv conversation) bool {
+	k := cfg.Workload.Kind
+	return (k == workload.Random || k == workload.Trace) && it.System == "" && conv.system == "" &&
+		len(conv.turns) == 1 && conv.turns[0] == it.Prompt
 }
 
 // warmup builds n warm-up requests, each shaped like a request of the

@@ -67,6 +67,25 @@ func GPUs(t trials.Trial) int {
 	return len(t.Topology.Target().Slots()) * max(tp, 1) * max(e.DataParallelSize, 1)
 }
 
+// Partition splits the space ts into the candidates that run (within the
+// GPU budget) and those over it, in the space's order. A trial that is the
+// same deployment as an earlier one under another name (SameAs) is in
+// neither: its twin runs.
+func Partition(s Spec, ts []trials.Trial) (run, over []Candidate) {
+	for _, t := range ts {
+		if t.SameAs != "" {
+			continue
+		}
+		c := Candidate{Trial: t, GPUs: GPUs(t)}
+		if b := s.Constraints.GPUs; b > 0 && c.GPUs != b {
+			over = append(over, c)
+			continue
+		}
+		run = append(run, c)
+	}
+	return run, over
+}
+
 // Run evaluates the candidates ts (Split's spec parsed, on the virtual
 // clock) under s: those outside the GPU budget are left out (returned in
 // over), the others run in parallel, each recorded as a virtual row of the
@@ -78,17 +97,7 @@ func Run(ctx context.Context, s Spec, ts []trials.Trial, o Options) (run, over [
 	if len(ts) == 0 {
 		return nil, nil, errors.New("search: the space has no candidates")
 	}
-	for _, t := range ts {
-		if t.SameAs != "" {
-			continue // the same deployment under another name: its twin runs
-		}
-		c := Candidate{Trial: t, GPUs: GPUs(t)}
-		if b := s.Constraints.GPUs; b > 0 && c.GPUs != b {
-			over = append(over, c)
-			continue
-		}
-		run = append(run, c)
-	}
+	run, over = Partition(s, ts)
 	if s.Strategy == StrategyHalving {
 		run, err = halve(ctx, s, run, o)
 		return run, over, err

@@ -90,6 +90,16 @@ func (o Objective) metrics() []string {
 // DefaultTop is the default number of candidates shown.
 const DefaultTop = 10
 
+// HasBlock reports whether the spec data has a top-level `search:` block
+// (data that is not a YAML mapping has none).
+func HasBlock(data []byte) bool {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return false
+	}
+	return find(doc.Content[0], "search") != nil
+}
+
 // Split reads a spec with a `search:` block: it returns the spec without
 // the block, its space and variants turned into the spec's matrix and
 // variants, and the block itself, validated. name names a spec without one.

@@ -46,6 +46,7 @@ type Deployment struct {
 var (
 	_ driver.System    = (*Deployment)(nil)
 	_ driver.Canceller = (*Deployment)(nil)
+	_ driver.Windowed  = (*Deployment)(nil)
 )
 
 // request is one client request inside the deployment.
@@ -94,6 +95,26 @@ func New(workers []Worker, rcfg *router.Config, seed uint64) (*Deployment, error
 	d.evictEvery = r.EvictionInterval()
 	d.nextEvict = d.evictEvery
 	return d, nil
+}
+
+// OpenWindow starts the measured window of the engines' counts.
+func (d *Deployment) OpenWindow() { d.fleet.OpenWindow() }
+
+// EngineWindow is one worker's window counts.
+type EngineWindow struct {
+	URL string
+	sim.WindowCounts
+}
+
+// Window is what each worker's engines counted since OpenWindow, in the
+// workers' order.
+func (d *Deployment) Window() []EngineWindow {
+	counts := d.fleet.Window()
+	out := make([]EngineWindow, len(counts))
+	for url, w := range d.workers {
+		out[w] = EngineWindow{URL: url, WindowCounts: counts[w]}
+	}
+	return out
 }
 
 // Router is the deployment's router (nil without one): its metrics hold

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/autoinfer/autoinfer/trials/field"
@@ -104,17 +105,24 @@ func length(r *rand.Rand, l int, ratio float64) int {
 // space only separates tokens, the token count of the result is the sum of
 // the parts'.
 func join(parts ...string) string {
-	out := ""
+	n := 0
 	for _, p := range parts {
-		switch {
-		case p == "":
-		case out == "":
-			out = p
-		default:
-			out += " " + p
-		}
+		n += len(p) + 1
 	}
-	return out
+	// One allocation: a trace prompt joins dozens of blocks, and adding
+	// them one at a time copied the prompt once per block.
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 func single(i int) Item { return Item{Session: i, Prev: -1} }

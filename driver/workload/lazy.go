@@ -3,9 +3,10 @@ package workload
 import "github.com/autoinfer/autoinfer/trials/field"
 
 // Items are a workload's items, built on demand: At(i) always returns the
-// same item. A kind whose items each depend only on their index (random)
-// holds none of their texts, so a long run need not keep every prompt in
-// memory; the others are built at once, as Build does.
+// same item. A kind whose items each depend only on their index (random),
+// or on their trace line (trace), holds none of their texts, so a long run
+// need not keep every prompt in memory; the others are built at once, as
+// Build does.
 type Items interface {
 	Len() int
 	At(i int) Item
@@ -19,7 +20,7 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if w.Kind != Random {
+	if w.Kind != Random && w.Kind != Trace {
 		items, err := Build(w, n, src, tok)
 		return built(items), err
 	}
@@ -29,7 +30,11 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 	if tok == nil {
 		tok = Sim{}
 	}
-	return builder{w: w.WithDefaults(), n: n, src: src, tok: tok}.randomItems()
+	b := builder{w: w.WithDefaults(), n: n, src: src, tok: tok}
+	if w.Kind == Trace {
+		return b.traceItems()
+	}
+	return b.randomItems()
 }
 
 // built are items already in memory.

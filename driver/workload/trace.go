@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autoinfer/autoinfer/trials/field"
@@ -42,6 +43,38 @@ type TraceLine struct {
 // trace replays a trace file: its requests in order, sliced by the time
 // window and num_prompts, timestamps divided by time_scale.
 func (b builder) trace() ([]Item, error) {
+	ti, err := b.traceItems()
+	if err != nil {
+		return nil, err
+	}
+	items := make([]Item, ti.Len())
+	for i := range items {
+		items[i] = ti.At(i)
+	}
+	return items, nil
+}
+
+// traceItems are a trace's items built on demand: the file's lines (token
+// counts and hash ids, no text) stay in memory, each prompt's text is
+// rendered when its item is asked for, so a long trace's prompts never
+// are all in memory at once.
+type traceItems struct {
+	b        builder
+	lines    []TraceLine
+	sessions []int // per line: the index of its session's first line
+	timed    bool
+	// blocks caches recent blocks' text (equal ids give equal text, from
+	// the block's own source, so the cache changes no byte); it is emptied
+	// when full, which bounds it.
+	mu     sync.Mutex
+	blocks map[int]string
+}
+
+// maxCachedBlocks bounds traceItems' block cache: about 20 MB of text at
+// 512-token blocks.
+const maxCachedBlocks = 8192
+
+func (b builder) traceItems() (*traceItems, error) {
 	w := b.w
 	lines, err := ReadTraceFile(w.Path, w.Format)
 	if err != nil {
@@ -56,40 +89,64 @@ func (b builder) trace() ([]Item, error) {
 	if b.n > 0 {
 		lines = lines[:b.n]
 	}
-	timed := !w.IgnoreTimestamps
-	for _, l := range lines {
-		timed = timed && l.Timestamp != nil
-	}
-	blocks := map[int]string{}
-	sessions := map[string]int{}
-	items := make([]Item, len(lines))
+	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps, blocks: map[int]string{}}
+	first := map[string]int{}
 	for i, l := range lines {
-		it := single(i)
+		t.timed = t.timed && l.Timestamp != nil
+		t.sessions[i] = i
 		if key := sessionKey(l, w.SessionPrefixBlocks); key != "" {
-			if first, ok := sessions[key]; ok {
-				it.Session = first
+			if f, ok := first[key]; ok {
+				t.sessions[i] = f
 			} else {
-				sessions[key] = i
+				first[key] = i
 			}
 		}
-		it.OutputTokens, it.Line = l.OutputLength, l.Line
-		if l.Prompt != "" {
-			it.Prompt = l.Prompt
-		} else {
-			it.Prompt = blockPrompt(b.tok, l, w.BlockSize, blocks, b.src, i)
+		if l.Prompt != "" && l.InputLength > 0 {
+			if n := b.tok.Count(l.Prompt); n != l.InputLength {
+				return nil, field.Errorf("path", "%s: line %d: input_length: %d, but the prompt has %d tokens under %s", w.Path, l.Line, l.InputLength, n, b.tok.ID())
+			}
 		}
-		it.InputTokens = b.tok.Count(it.Prompt)
-		if l.Prompt != "" && l.InputLength > 0 && l.InputLength != it.InputTokens {
-			return nil, field.Errorf("path", "%s: line %d: input_length: %d, but the prompt has %d tokens under %s", w.Path, l.Line, l.InputLength, it.InputTokens, b.tok.ID())
-		}
-		if timed {
-			ms := (*l.Timestamp - *lines[0].Timestamp) / w.TimeScale
-			it.Offset = time.Duration(math.Round(ms * float64(time.Millisecond)))
-			it.Timed = true
-		}
-		items[i] = it
 	}
-	return items, nil
+	return t, nil
+}
+
+func (t *traceItems) Len() int { return len(t.lines) }
+
+// Starts is every item: a trace's requests each arrive on their own.
+func (t *traceItems) Starts() int { return len(t.lines) }
+
+// At renders item i.
+func (t *traceItems) At(i int) Item {
+	w, l := t.b.w, t.lines[i]
+	it := single(i)
+	it.Session = t.sessions[i]
+	it.OutputTokens, it.Line = l.OutputLength, l.Line
+	if l.Prompt != "" {
+		it.Prompt = l.Prompt
+		it.InputTokens = t.b.tok.Count(it.Prompt)
+	} else {
+		t.mu.Lock()
+		if len(t.blocks) >= maxCachedBlocks {
+			clear(t.blocks)
+		}
+		it.Prompt = blockPrompt(t.b.tok, l, w.BlockSize, t.blocks, t.b.src, i)
+		t.mu.Unlock()
+		if _, sim := t.b.tok.(Sim); sim {
+			// The sim tokenizer generates each part's count exactly and a
+			// space joins words without a token of its own, so the prompt
+			// has input_length tokens: counting 12k of them again cost a
+			// tenth of a virtual run (TestTracePromptCountIsInputLength).
+			it.InputTokens = l.InputLength
+		} else {
+			it.InputTokens = t.b.tok.Count(it.Prompt)
+		}
+	}
+	if t.timed {
+		ms := (*l.Timestamp - *t.lines[0].Timestamp) / w.TimeScale
+		it.Offset = time.Duration(math.Round(ms * float64(time.Millisecond)))
+		it.Timed = true
+	}
+	return it
 }
 
 // sessionKey is the session a line belongs to: its session_id, else (with

@@ -86,6 +86,13 @@ type Fleet struct {
 
 	steps    int
 	busyTime time.Duration
+
+	// counts are the ranks' window counters (nil when the engines keep
+	// Prometheus metrics); opened is their value at OpenWindow, windowAt
+	// its instant.
+	counts   []rankCounts
+	opened   []rankCounts
+	windowAt time.Time
 }
 
 // fleetBase is virtual time zero.
@@ -99,26 +106,31 @@ func NewFleet(workers []Options, obs FleetObserver) (*Fleet, error) {
 }
 
 // newFleet is NewFleet; with metrics, the engines keep the metrics a
-// served engine exposes (Replay reports them), else they record nothing.
+// served engine exposes (Replay reports them), else only the counters a
+// row's window figures need (OpenWindow, Window).
 func newFleet(workers []Options, obs FleetObserver, metrics bool) (*Fleet, error) {
 	if len(workers) == 0 {
 		return nil, errors.New("sim fleet: no workers")
 	}
-	f := &Fleet{obs: obs, now: fleetBase}
+	f := &Fleet{obs: obs, now: fleetBase, windowAt: fleetBase}
 	for i, o := range workers {
 		o.Faults, o.Clock, o.EnableAdmin = Faults{}, fleetClock{f}, false
 		s, err := New(o)
 		if err != nil {
 			return nil, fmt.Errorf("worker %d: %w", i, err)
 		}
-		for _, e := range s.ranks {
-			if !metrics {
-				e.m = discardMetrics() // never scraped: the observer hears everything
-			}
-		}
 		f.servers = append(f.servers, s)
 		f.first = append(f.first, len(f.ranks))
 		f.ranks = append(f.ranks, s.ranks...)
+	}
+	if !metrics {
+		// Never scraped: the observer hears every token, and the window's
+		// counters are kept in plain memory.
+		f.counts, f.opened = make([]rankCounts, len(f.ranks)), make([]rankCounts, len(f.ranks))
+		for g, e := range f.ranks {
+			f.counts[g].kv = usage{f: f, since: fleetBase}
+			e.m = countingMetrics(&f.counts[g])
+		}
 	}
 	f.busy = make([]bool, len(f.ranks))
 	f.dirty = make([]bool, len(f.ranks))

@@ -59,9 +59,19 @@ type ReplayReport struct {
 // Requests go to the data-parallel ranks round-robin, as over HTTP. Roles and
 // faults do not apply (PD transfers need two engines and a link).
 func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
+	r, err := replayOn(opts, trace, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.report()
+}
+
+// replayOn replays trace on a new one-worker fleet whose engines keep the
+// served metrics, or (metrics false) a trial's window counters.
+func replayOn(opts Options, trace []TraceRequest, metrics bool) (*replay, error) {
 	opts.Faults = Faults{}
 	r := &replay{trace: trace, results: make([]traced, len(trace)), children: map[int][]int{}}
-	f, err := newFleet([]Options{opts}, r, true)
+	f, err := newFleet([]Options{opts}, r, metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +106,7 @@ func Replay(opts Options, trace []TraceRequest) (*ReplayReport, error) {
 		}
 		f.Plan()
 	}
-	return r.report()
+	return r, nil
 }
 
 // validTrace checks every request of trace against the engine's context.
