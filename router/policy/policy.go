@@ -44,6 +44,9 @@ const (
 type Decision struct {
 	Index   int
 	Outcome Outcome
+	// MatchedTokens is precise_prefix's prediction of the prompt tokens the
+	// chosen target serves from its prefix cache (0 from other policies).
+	MatchedTokens int
 }
 
 // Policy chooses one candidate per request.
@@ -113,6 +116,9 @@ type Params struct {
 	// MaxTreeSize bounds the bytes cache_aware's tree holds: text, nodes
 	// and entries together, over every target and model.
 	MaxTreeSize int
+	// Blocks is the KV-event index precise_prefix reads (nil: a new empty
+	// one, which the caller cannot feed).
+	Blocks *BlockIndex
 }
 
 // Policy names.
@@ -123,11 +129,12 @@ const (
 	ConsistentHash = "consistent_hash"
 	CacheAware     = "cache_aware"
 	LeastLoaded    = "least_loaded"
+	PrecisePrefix  = "precise_prefix"
 )
 
 // Names lists every registered policy.
 func Names() []string {
-	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded}
+	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded, PrecisePrefix}
 }
 
 // New builds the named policy. rnd may be nil for a time-seeded source.
@@ -148,6 +155,8 @@ func New(name string, p Params, rnd Rand) (Policy, error) {
 		return newCacheAware(p), nil
 	case LeastLoaded:
 		return &leastLoaded{}, nil
+	case PrecisePrefix:
+		return newPrecisePrefix(p), nil
 	}
 	return nil, fmt.Errorf("unknown policy %q (known: %v)", name, Names())
 }
