@@ -12,6 +12,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/autoinfer/autoinfer/target/kvevents"
+	"github.com/autoinfer/autoinfer/target/kvevents/kvzmq"
 )
 
 // replayTimeout bounds one replay exchange; a worker that does not answer
@@ -226,7 +227,7 @@ func (s *Subscriber) replay(ctx context.Context, start uint64) uint64 {
 	rctx, cancel := context.WithTimeout(ctx, replayTimeout)
 	defer cancel()
 	next := start
-	err := kvevents.Replay(rctx, s.src.Replay, start, func(seq uint64, b kvevents.Batch) error {
+	err := kvzmq.Replay(rctx, s.src.Replay, start, func(seq uint64, b kvevents.Batch) error {
 		s.apply(b)
 		next = seq + 1
 		return nil

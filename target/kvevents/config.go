@@ -55,7 +55,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("kv-events-config.publisher: want \"zmq\" or \"null\", got %q", c.Publisher)
 	}
-	if _, err := TCPPort(c.withDefaults().Endpoint); err != nil {
+	if _, err := TCPPort(c.WithDefaults().Endpoint); err != nil {
 		return fmt.Errorf("kv-events-config.endpoint: %w", err)
 	}
 	if c.ReplayEndpoint != "" {
@@ -74,7 +74,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults is c with vLLM's defaults filled in.
+func (c Config) WithDefaults() Config {
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
 	}
@@ -125,7 +126,7 @@ func (c Config) ForReplica(i int) Config {
 		}
 		return strings.TrimSuffix(ep, strconv.Itoa(port)) + strconv.Itoa(port+i)
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	c.Endpoint = shift(c.Endpoint)
 	if c.ReplayEndpoint != "" {
 		c.ReplayEndpoint = shift(c.ReplayEndpoint)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/autoinfer/autoinfer/target/kvevents"
+	"github.com/autoinfer/autoinfer/target/kvevents/kvzmq"
 )
 
 // kvEventLog gathers one rank's prefix-cache events between flushes, in
@@ -89,7 +90,7 @@ type kvPublisher struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	mu        sync.Mutex
-	pub       *kvevents.Publisher
+	pub       *kvzmq.Publisher
 }
 
 func newKVPublisher() kvPublisher { return kvPublisher{ready: make(chan struct{})} }
@@ -101,7 +102,7 @@ func (s *Server) listenKVEvents(ctx context.Context, wg *sync.WaitGroup) error {
 	if !s.cfg.kvEvents.Enabled() {
 		return nil
 	}
-	pub, err := kvevents.Listen(ctx, s.cfg.kvEvents, s.cfg.kvEventsLose)
+	pub, err := kvzmq.Listen(ctx, s.cfg.kvEvents, s.cfg.kvEventsLose)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/kvevents"
+	"github.com/autoinfer/autoinfer/target/kvevents/kvzmq"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
@@ -48,7 +49,7 @@ func replayAll(t *testing.T, endpoint string) []seqBatch {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var out []seqBatch
-	if err := kvevents.Replay(ctx, endpoint, 0, func(seq uint64, b kvevents.Batch) error {
+	if err := kvzmq.Replay(ctx, endpoint, 0, func(seq uint64, b kvevents.Batch) error {
 		out = append(out, seqBatch{seq, b})
 		return nil
 	}); err != nil {

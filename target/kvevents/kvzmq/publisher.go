@@ -1,4 +1,4 @@
-package kvevents
+package kvzmq
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/autoinfer/autoinfer/target/kvevents"
 )
 
 // endSeq is the sequence number (-1) that ends a replay, as vLLM's.
@@ -47,9 +49,9 @@ type Publisher struct {
 // Listen binds the sockets of cfg on 127.0.0.1 (whatever host the
 // endpoints name). lose may be nil. The sockets close when ctx is done;
 // Run must be running for anything to be sent.
-func Listen(ctx context.Context, cfg Config, lose func(seq uint64) bool) (*Publisher, error) {
-	cfg = cfg.withDefaults()
-	ep, err := Loopback(cfg.Endpoint)
+func Listen(ctx context.Context, cfg kvevents.Config, lose func(seq uint64) bool) (*Publisher, error) {
+	cfg = cfg.WithDefaults()
+	ep, err := kvevents.Loopback(cfg.Endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("kv-events-config.endpoint: %w", err)
 	}
@@ -60,7 +62,7 @@ func Listen(ctx context.Context, cfg Config, lose func(seq uint64) bool) (*Publi
 		return nil, fmt.Errorf("kv events: listening on %s: %w", ep, err)
 	}
 	if cfg.ReplayEndpoint != "" {
-		rep, err := Loopback(cfg.ReplayEndpoint)
+		rep, err := kvevents.Loopback(cfg.ReplayEndpoint)
 		if err == nil {
 			p.replay = zmq4.NewRouter(ctx)
 			err = p.replay.Listen(rep)
@@ -93,7 +95,7 @@ func endpointOf(s zmq4.Socket) string {
 
 // Publish encodes b, gives it the next sequence number and queues it for
 // sending; it returns the number.
-func (p *Publisher) Publish(b Batch) (uint64, error) {
+func (p *Publisher) Publish(b kvevents.Batch) (uint64, error) {
 	payload, err := b.Encode()
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package kvevents
+package kvzmq
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"sync"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/autoinfer/autoinfer/target/kvevents"
 )
 
 // Replay asks a publisher's replay socket for every buffered batch from
 // start on and calls each with every one in order, until the end marker
 // (nil), ctx ends, or each fails. A batch whose sequence number is not the
 // next one expected is an error: the buffer no longer reaches back that far.
-func Replay(ctx context.Context, endpoint string, start uint64, each func(seq uint64, b Batch) error) error {
+func Replay(ctx context.Context, endpoint string, start uint64, each func(seq uint64, b kvevents.Batch) error) error {
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel below
 	ctx, cancel := context.WithCancel(ctx)
@@ -45,7 +47,7 @@ func Replay(ctx context.Context, endpoint string, start uint64, each func(seq ui
 		if seq := binary.BigEndian.Uint64(f[1]); seq != next {
 			return fmt.Errorf("replay %s: buffer starts at %d, wanted %d", endpoint, seq, next)
 		}
-		b, err := Decode(f[2])
+		b, err := kvevents.Decode(f[2])
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,40 @@
+package routerconfig
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateKVEvents(t *testing.T) {
+	ok := KVEventsSource{Worker: "http://127.0.0.1:8000", Endpoint: "tcp://127.0.0.1:5557", ReplayEndpoint: "tcp://127.0.0.1:5558"}
+	for _, c := range []struct {
+		name   string
+		policy string
+		srcs   []KVEventsSource
+		want   string
+	}{
+		{"valid", "precise_prefix", []KVEventsSource{ok}, ""},
+		{"other policy", "cache_aware", []KVEventsSource{ok}, "router.kv_events: only the precise_prefix policy follows KV events"},
+		{"bad endpoint", "precise_prefix", []KVEventsSource{{Worker: ok.Worker, Endpoint: "ipc:///x"}}, `router.kv_events[0].endpoint: want tcp://HOST:PORT, got "ipc:///x"`},
+		{"bad replay", "precise_prefix", []KVEventsSource{{Worker: ok.Worker, Endpoint: ok.Endpoint, ReplayEndpoint: "tcp://h:0"}}, "router.kv_events[0].replay_endpoint"},
+		{"bad worker", "precise_prefix", []KVEventsSource{{Worker: "w", Endpoint: ok.Endpoint}}, "router.kv_events[0].worker"},
+		{"twice", "precise_prefix", []KVEventsSource{ok, ok}, `router.kv_events[1].worker: "http://127.0.0.1:8000" has two event streams`},
+	} {
+		cfg := Default()
+		cfg.Policy, cfg.KVEvents = c.policy, c.srcs
+		err := cfg.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	src, err := ParseKVEventsSource("http://w:1=tcp://h:2,tcp://h:3")
+	if err != nil || src != (KVEventsSource{Worker: "http://w:1", Endpoint: "tcp://h:2", ReplayEndpoint: "tcp://h:3"}) {
+		t.Errorf("ParseKVEventsSource = %+v, %v", src, err)
+	}
+	if _, err := ParseKVEventsSource("tcp://h:2"); err == nil {
+		t.Error("a source without WORKER_URL= was accepted")
+	}
+}
