@@ -27,6 +27,8 @@ type Request struct {
 	Text string
 	// HashKey is the key consistent_hash places on its ring.
 	HashKey string
+	// SLO is the request's latency objective (predicted_latency).
+	SLO SLO
 }
 
 // Outcome tells the router why a policy chose, for its metrics.
@@ -38,6 +40,9 @@ const (
 	OutcomeCacheHit            // cache_aware: match above threshold
 	OutcomeCacheMiss           // cache_aware: match at or below threshold, sent to least loaded
 	OutcomeLoadBalance         // cache_aware: imbalance gate fired, sent to least loaded
+	OutcomeSLOMet              // predicted_latency: a candidate is predicted to meet the SLO
+	OutcomeSLOMissed           // predicted_latency: none is; sent to the best anyway
+	OutcomeSLORefused          // predicted_latency: none is; refused (Pick reports false)
 )
 
 // Decision is a policy's choice: an index into the candidates.
@@ -68,6 +73,7 @@ type Policy interface {
 type Needs struct {
 	Text    bool // Model and Text (cache_aware)
 	HashKey bool // HashKey (consistent_hash)
+	SLO     bool // SLO (predicted_latency)
 }
 
 // Needer is implemented by policies that read request fields; a policy
@@ -119,22 +125,26 @@ type Params struct {
 	// Blocks is the KV-event index precise_prefix reads (nil: a new empty
 	// one, which the caller cannot feed).
 	Blocks *BlockIndex
+	// SLORefuse makes predicted_latency refuse a request no candidate is
+	// predicted to serve within its SLO, instead of deprioritising it.
+	SLORefuse bool
 }
 
 // Policy names.
 const (
-	Random         = "random"
-	RoundRobin     = "round_robin"
-	PowerOfTwo     = "power_of_two"
-	ConsistentHash = "consistent_hash"
-	CacheAware     = "cache_aware"
-	LeastLoaded    = "least_loaded"
-	PrecisePrefix  = "precise_prefix"
+	Random           = "random"
+	RoundRobin       = "round_robin"
+	PowerOfTwo       = "power_of_two"
+	ConsistentHash   = "consistent_hash"
+	CacheAware       = "cache_aware"
+	LeastLoaded      = "least_loaded"
+	PrecisePrefix    = "precise_prefix"
+	PredictedLatency = "predicted_latency"
 )
 
 // Names lists every registered policy.
 func Names() []string {
-	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded, PrecisePrefix}
+	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded, PrecisePrefix, PredictedLatency}
 }
 
 // New builds the named policy. rnd may be nil for a time-seeded source.
@@ -157,6 +167,8 @@ func New(name string, p Params, rnd Rand) (Policy, error) {
 		return &leastLoaded{}, nil
 	case PrecisePrefix:
 		return newPrecisePrefix(p), nil
+	case PredictedLatency:
+		return newPredictedLatency(p), nil
 	}
 	return nil, fmt.Errorf("unknown policy %q (known: %v)", name, Names())
 }
