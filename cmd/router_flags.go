@@ -15,7 +15,7 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.StringVar(&c.Host, "host", c.Host, "address to listen on")
 	fs.IntVar(&c.Port, "port", c.Port, "port to listen on (0: any free port)")
 	fs.StringSliceVar(&c.WorkerURLs, "worker-urls", c.WorkerURLs, "worker base URLs (repeat, comma-separate, or list after the flag)")
-	fs.StringVar(&c.Policy, "policy", c.Policy, "random, round_robin, power_of_two, consistent_hash, cache_aware, least_loaded or precise_prefix")
+	fs.StringVar(&c.Policy, "policy", c.Policy, "random, round_robin, power_of_two, consistent_hash, cache_aware, least_loaded, precise_prefix or predicted_latency")
 	fs.Var(&kvEventsFlag{dst: &c.KVEvents}, "kv-events", "precise_prefix: a worker's KV event stream, WORKER_URL=tcp://HOST:PORT[,tcp://REPLAY_HOST:PORT] (repeat per worker)")
 
 	fs.Float64Var(&c.CacheThreshold, "cache-threshold", c.CacheThreshold, "cache_aware: prefix match rate above which the matching worker wins")

@@ -140,6 +140,9 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	if err := r.reg.Register(newKVCollector(r.kv)); err != nil {
 		return nil, fmt.Errorf("registering KV event metrics: %w", err)
 	}
+	if err := r.reg.Register(newSLOCollector(r)); err != nil {
+		return nil, fmt.Errorf("registering SLO metrics: %w", err)
+	}
 	pol, err := r.NewPolicy(cfg.Policy)
 	if err != nil {
 		return nil, err

@@ -11,9 +11,13 @@ const (
 	// fitDecay is how much of its weight an observation keeps per newer
 	// one, so the fit follows a worker whose speed changes.
 	fitDecay = 0.95
-	// scoreOutputTokens is the answer length the no-SLO score assumes:
+	// scoreOutputTokens is the answer length the score assumes:
 	// predicted TTFT + this × predicted TPOT.
 	scoreOutputTokens = 128
+	// nearBest is how far above the best predicted score a candidate may
+	// be and still count as equally good: predictions are estimates, and
+	// always taking the single best would pile every request on one worker.
+	nearBest = 1.25
 )
 
 // SLO is a request's latency objective (zero fields: none), read from the
@@ -51,16 +55,20 @@ type SLOStats struct {
 // queued requests); a target with no observation uses the
 // fit over all targets. A line seen at one load only cannot tell its slope;
 // then latency is taken as proportional to 1 + load (each request ahead
-// costs the same). The prediction for a candidate is at its load plus this
+// costs the same); so is a line whose fitted slope is negative, which only
+// noise can make. The prediction for a candidate is at its load plus this
 // request.
 //
-// Rule: a request with an SLO goes to the candidate with the lowest
-// predicted TTFT among those predicted to meet both objectives; when none
+// Rule: a request with an SLO goes to the least-loaded candidate among
+// those predicted to meet both objectives (the most headroom; ties to the
+// lower predicted TTFT), so feasible requests spread instead of piling on
+// the one worker predicted fastest; when none
 // is, it is refused with Params.SLORefuse (Pick reports false) and
-// otherwise sent to the lowest predicted score anyway (deprioritised). A
-// request without SLO goes to the lowest predicted TTFT + 128 × TPOT. Before
-// any observation it is least-loaded. Ties go to the lower load, then the
-// first candidate. Each case is counted (SLOStats).
+// otherwise sent to the best predicted score anyway (deprioritised). A
+// request without SLO goes to the best predicted score, TTFT + 128 × TPOT.
+// "Best" is the least-loaded candidate whose score is within 1.25× of the
+// lowest (then the lower score, then the first). Before any observation
+// the least-loaded candidate wins. Each case is counted (SLOStats).
 type predictedLatency struct {
 	refuse bool
 
@@ -125,8 +133,9 @@ func (p *predictedLatency) Pick(req Request, cands []Candidate) (Decision, bool)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	hasSLO := req.SLO.TTFT > 0 || req.SLO.TPOT > 0
-	best, bestFeasible := -1, -1
-	var bestScore, bestFeasibleTTFT float64
+	feasible := -1
+	var feasibleTTFT float64
+	scores := make([]float64, len(cands))
 	for i, c := range cands {
 		ttft, ok1 := p.predict(p.ttft, &p.allTTF, c.ID, float64(c.Load()+1))
 		tpot, ok2 := p.predict(p.tpot, &p.allTPT, c.ID, float64(c.Load()+1))
@@ -137,21 +146,19 @@ func (p *predictedLatency) Pick(req Request, cands []Candidate) (Decision, bool)
 			}
 			return Decision{Index: leastLoadedIndex(cands)}, true
 		}
-		score := ttft + scoreOutputTokens*tpot
-		if best < 0 || score < bestScore || score == bestScore && c.Load() < cands[best].Load() {
-			best, bestScore = i, score
-		}
+		scores[i] = ttft + scoreOutputTokens*tpot
 		meets := (req.SLO.TTFT <= 0 || ttft <= req.SLO.TTFT.Seconds()) && (req.SLO.TPOT <= 0 || tpot <= req.SLO.TPOT.Seconds())
-		if hasSLO && meets && (bestFeasible < 0 || ttft < bestFeasibleTTFT || ttft == bestFeasibleTTFT && c.Load() < cands[bestFeasible].Load()) {
-			bestFeasible, bestFeasibleTTFT = i, ttft
+		if hasSLO && meets && (feasible < 0 || c.Load() < cands[feasible].Load() || c.Load() == cands[feasible].Load() && ttft < feasibleTTFT) {
+			feasible, feasibleTTFT = i, ttft
 		}
 	}
+	best := nearBestIndex(cands, scores)
 	switch {
 	case !hasSLO:
 		return Decision{Index: best}, true
-	case bestFeasible >= 0:
+	case feasible >= 0:
 		p.stats.Met++
-		return Decision{Index: bestFeasible, Outcome: OutcomeSLOMet}, true
+		return Decision{Index: feasible, Outcome: OutcomeSLOMet}, true
 	case p.refuse:
 		p.stats.Refused++
 		return Decision{Outcome: OutcomeSLORefused}, false
@@ -170,6 +177,25 @@ func (p *predictedLatency) predict(m map[string]*lineFit, all *lineFit, id strin
 		return all.at(x), true
 	}
 	return 0, false
+}
+
+// nearBestIndex is the least-loaded candidate whose score is within
+// nearBest of the lowest; ties to the lower score, then the first.
+func nearBestIndex(cands []Candidate, scores []float64) int {
+	lowest := scores[0]
+	for _, s := range scores[1:] {
+		lowest = min(lowest, s)
+	}
+	best := -1
+	for i, c := range cands {
+		if scores[i] > lowest*nearBest {
+			continue
+		}
+		if best < 0 || c.Load() < cands[best].Load() || c.Load() == cands[best].Load() && scores[i] < scores[best] {
+			best = i
+		}
+	}
+	return best
 }
 
 // leastLoadedIndex is the first candidate with the lowest load.
@@ -192,7 +218,8 @@ func (f *lineFit) add(x, y float64) {
 }
 
 // at is the line's value at x, never below zero. Without spread in x the
-// slope is unknown, and latency is scaled by (1+x)/(1+mean x).
+// slope is unknown, and a negative one is noise: then latency is scaled by
+// (1+x)/(1+mean x).
 func (f *lineFit) at(x float64) float64 {
 	mx, my := f.sx/f.w, f.sy/f.w
 	varx := f.sxx/f.w - mx*mx
@@ -200,5 +227,9 @@ func (f *lineFit) at(x float64) float64 {
 		return my * (1 + x) / (1 + mx)
 	}
 	b := (f.sxy/f.w - mx*my) / varx
+	if b < -1e-12 { // below rounding error: a flat line is not negative
+
+		return my * (1 + x) / (1 + mx)
+	}
 	return math.Max(0, my+b*(x-mx))
 }
