@@ -33,17 +33,21 @@ type Publisher struct {
 	topic  []byte
 	pub    zmq4.Socket
 	replay zmq4.Socket // nil without a replay endpoint
-	queue  chan entry
+	// wake tells Run that pending has batches (capacity 1: one signal
+	// covers any number of them).
+	wake chan struct{}
 	// Lose, when set, is asked for every batch; true publishes nothing for
 	// it (the batch is still buffered for replay): a test fault modelling
 	// a lost message.
 	lose func(seq uint64) bool
 
-	mu      sync.Mutex
-	next    uint64
-	ring    []entry // circular: the last ringCap batches
-	ringCap int
-	dropped uint64
+	mu       sync.Mutex
+	next     uint64
+	pending  []entry // queued for Run, at most maxQueue; grows as needed
+	maxQueue int
+	ring     []entry // circular: the last ringCap batches
+	ringCap  int
+	dropped  uint64
 }
 
 // Listen binds the sockets of cfg on 127.0.0.1 (whatever host the
@@ -55,7 +59,7 @@ func Listen(ctx context.Context, cfg kvevents.Config, lose func(seq uint64) bool
 	if err != nil {
 		return nil, fmt.Errorf("kv-events-config.endpoint: %w", err)
 	}
-	p := &Publisher{topic: []byte(cfg.Topic), queue: make(chan entry, cfg.MaxQueueSize), lose: lose, ringCap: cfg.BufferSteps}
+	p := &Publisher{topic: []byte(cfg.Topic), wake: make(chan struct{}, 1), maxQueue: cfg.MaxQueueSize, lose: lose, ringCap: cfg.BufferSteps}
 	p.pub = zmq4.NewPub(ctx)
 	if err := p.pub.Listen(ep); err != nil {
 		p.pub.Close()
@@ -111,10 +115,14 @@ func (p *Publisher) Publish(b kvevents.Batch) (uint64, error) {
 			p.ring[e.seq%uint64(p.ringCap)] = e
 		}
 	}
-	select {
-	case p.queue <- e:
-	default:
+	if len(p.pending) >= p.maxQueue {
 		p.dropped++
+		return e.seq, nil
+	}
+	p.pending = append(p.pending, e)
+	select {
+	case p.wake <- struct{}{}:
+	default:
 	}
 	return e.seq, nil
 }
@@ -143,11 +151,17 @@ func (p *Publisher) Run(ctx context.Context) {
 	if p.replay != nil {
 		wg.Go(p.serveReplay)
 	}
+	var batch []entry
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case e := <-p.queue:
+		case <-p.wake:
+		}
+		p.mu.Lock()
+		batch, p.pending = p.pending, batch[:0]
+		p.mu.Unlock()
+		for _, e := range batch {
 			if p.lose != nil && p.lose(e.seq) {
 				continue
 			}
@@ -155,6 +169,7 @@ func (p *Publisher) Run(ctx context.Context) {
 			// semantics drop it, and the gap shows in the sequence.
 			_ = p.pub.Send(zmq4.NewMsgFrom(p.topic, SeqBytes(e.seq), e.payload))
 		}
+		clear(batch) // drop the payloads; the ring keeps what replay needs
 	}
 }
 
