@@ -23,14 +23,28 @@ type KVEventsSource struct {
 	Topic          string `yaml:"topic,omitempty" json:"topic,omitempty"`
 }
 
-// ParseKVEventsSource reads the CLI form WORKER_URL=ENDPOINT[,REPLAY].
+// ParseKVEventsSource reads the CLI form WORKER_URL=ENDPOINT[,REPLAY[,TOPIC]]
+// (String's output).
 func ParseKVEventsSource(s string) (KVEventsSource, error) {
 	worker, eps, ok := strings.Cut(s, "=")
 	if !ok {
-		return KVEventsSource{}, fmt.Errorf("%q: want WORKER_URL=tcp://HOST:PORT[,tcp://REPLAY_HOST:PORT]", s)
+		return KVEventsSource{}, fmt.Errorf("%q: want WORKER_URL=tcp://HOST:PORT[,tcp://REPLAY_HOST:PORT[,TOPIC]]", s)
 	}
-	ep, replay, _ := strings.Cut(eps, ",")
-	return KVEventsSource{Worker: worker, Endpoint: ep, ReplayEndpoint: replay}, nil
+	ep, rest, _ := strings.Cut(eps, ",")
+	replay, topic, _ := strings.Cut(rest, ",")
+	return KVEventsSource{Worker: worker, Endpoint: ep, ReplayEndpoint: replay, Topic: topic}, nil
+}
+
+// String is s in the CLI form ParseKVEventsSource reads.
+func (s KVEventsSource) String() string {
+	v := s.Worker + "=" + s.Endpoint
+	if s.ReplayEndpoint != "" || s.Topic != "" {
+		v += "," + s.ReplayEndpoint
+	}
+	if s.Topic != "" {
+		v += "," + s.Topic
+	}
+	return v
 }
 
 func (c Config) validateKVEvents(l *field.Errors) {

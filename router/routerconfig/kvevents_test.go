@@ -34,6 +34,11 @@ func TestValidateKVEvents(t *testing.T) {
 	if err != nil || src != (KVEventsSource{Worker: "http://w:1", Endpoint: "tcp://h:2", ReplayEndpoint: "tcp://h:3"}) {
 		t.Errorf("ParseKVEventsSource = %+v, %v", src, err)
 	}
+	for _, s := range []KVEventsSource{src, {Worker: "http://w:1", Endpoint: "tcp://h:2"}, {Worker: "http://w:1", Endpoint: "tcp://h:2", Topic: "kv"}} {
+		if back, err := ParseKVEventsSource(s.String()); err != nil || back != s {
+			t.Errorf("%+v → %q → %+v, %v", s, s.String(), back, err)
+		}
+	}
 	if _, err := ParseKVEventsSource("tcp://h:2"); err == nil {
 		t.Error("a source without WORKER_URL= was accepted")
 	}
