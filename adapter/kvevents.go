@@ -2,16 +2,16 @@ package adapter
 
 import (
 	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/policy"
 	"github.com/autoinfer/autoinfer/target"
 )
 
 // withKVEvents fills router.kv_events from the deployment when the policy
-// is precise_prefix and the spec names no streams: the workers whose
+// follows KV events (router.Config.FollowsKVEvents) and the spec names no
+// streams: the workers whose
 // target knows their KV event sockets (the sim target with
 // engine.extra_args.kv_events_config).
 func withKVEvents(cfg router.Config, dep *target.Deployment) router.Config {
-	if cfg.Policy != policy.PrecisePrefix || len(cfg.KVEvents) > 0 || cfg.PDDisaggregation {
+	if !cfg.FollowsKVEvents() || len(cfg.KVEvents) > 0 || cfg.PDDisaggregation {
 		return cfg
 	}
 	for _, w := range dep.Workers {

@@ -35,7 +35,8 @@ func (e *env) kvSims(n, blocks int) ([]*simtest.Worker, []KVEventsSource) {
 // A router with precise_prefix follows each worker's KV events (its
 // metrics count the batches, no gap, no stale worker) and, on a
 // shared-prefix trace sent one request at a time, reuses more of the
-// workers' caches than round_robin on the same trace.
+// workers' caches than round_robin on the same trace; so does the weighted
+// policy with its default scorers (precise_prefix and load).
 func TestPrecisePrefixRouterFollowsKVEvents(t *testing.T) {
 	t.Parallel()
 	e := loopback(t)
@@ -43,7 +44,7 @@ func TestPrecisePrefixRouterFollowsKVEvents(t *testing.T) {
 	run := func(policyName string) (float64, []*simtest.Worker, string) {
 		ws, srcs := e.kvSims(3, 160) // 2560 tokens a worker: about six 420-token prompts
 		cfg := testConfig(policyName, urls(ws)...)
-		if policyName == "precise_prefix" {
+		if cfg.FollowsKVEvents() {
 			cfg.KVEvents = srcs
 		}
 		_, base := e.router(cfg)
@@ -55,10 +56,11 @@ func TestPrecisePrefixRouterFollowsKVEvents(t *testing.T) {
 		return e.prefixHitRate(ws), ws, base
 	}
 	ppRate, ws, base := run("precise_prefix")
+	wRate, _, _ := run("weighted") // default scorers: precise_prefix and load
 	rrRate, _, _ := run("round_robin")
-	t.Logf("prefix-cache hit rate: precise_prefix %.3f, round_robin %.3f", ppRate, rrRate)
-	if ppRate <= rrRate {
-		t.Errorf("precise_prefix hit rate %.3f not above round_robin's %.3f", ppRate, rrRate)
+	t.Logf("prefix-cache hit rate: precise_prefix %.3f, weighted %.3f, round_robin %.3f", ppRate, wRate, rrRate)
+	if ppRate <= rrRate || wRate <= rrRate {
+		t.Errorf("hit rates precise_prefix %.3f, weighted %.3f: want both above round_robin's %.3f", ppRate, wRate, rrRate)
 	}
 	fams := e.scrape(base)
 	for _, w := range ws {

@@ -171,6 +171,7 @@ func (r *Router) NewPolicy(name string) (policy.Policy, error) {
 		BalanceRelThreshold: r.cfg.BalanceRelThreshold,
 		MaxTreeSize:         r.cfg.MaxTreeSize,
 		Blocks:              r.kv.idx,
+		Scorers:             r.cfg.PolicyScorers(),
 	}, r.rnd)
 }
 

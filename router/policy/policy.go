@@ -128,6 +128,8 @@ type Params struct {
 	// SLORefuse makes predicted_latency refuse a request no candidate is
 	// predicted to serve within its SLO, instead of deprioritising it.
 	SLORefuse bool
+	// Scorers are the weighted policy's terms.
+	Scorers []Scorer
 }
 
 // Policy names.
@@ -140,11 +142,12 @@ const (
 	LeastLoaded      = "least_loaded"
 	PrecisePrefix    = "precise_prefix"
 	PredictedLatency = "predicted_latency"
+	Weighted         = "weighted"
 )
 
 // Names lists every registered policy.
 func Names() []string {
-	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded, PrecisePrefix, PredictedLatency}
+	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded, PrecisePrefix, PredictedLatency, Weighted}
 }
 
 // New builds the named policy. rnd may be nil for a time-seeded source.
@@ -169,6 +172,8 @@ func New(name string, p Params, rnd Rand) (Policy, error) {
 		return newPrecisePrefix(p), nil
 	case PredictedLatency:
 		return newPredictedLatency(p), nil
+	case Weighted:
+		return newWeighted(p)
 	}
 	return nil, fmt.Errorf("unknown policy %q (known: %v)", name, Names())
 }

@@ -73,46 +73,72 @@ func (p *precisePrefix) Pick(req Request, cands []Candidate) (Decision, bool) {
 	if len(cands) == 0 {
 		return Decision{}, false
 	}
-	tokens := p.tokenize(req.Text)
-	bs := p.idx.BlockSize()
-	keys := Keys(tokens, bs)
-	if limit := max(len(tokens)-1, 0) / bs; len(keys) > limit {
-		keys = keys[:limit]
-	}
-
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	scores := make([]int, len(cands))
-	approx := make([]bool, len(cands))
+	m := p.match(req, cands, true)
 	best := 0
-	p.idx.mu.RLock()
-	for i, c := range cands {
-		n, ok := p.idx.match(c.ID, keys)
-		if !ok {
-			n, approx[i] = p.routed(c.ID).match(keys), true
-		}
-		scores[i] = n
+	for _, n := range m.blocks {
 		best = max(best, n)
 	}
-	p.idx.mu.RUnlock()
+	bs := m.bs
 
 	var d Decision
 	switch {
 	case imbalanced(cands, p.p):
 		d = Decision{Index: p.leastLoaded(cands, func(int) bool { return true }), Outcome: OutcomeLoadBalance}
-	case len(tokens) > 0 && float64(best*bs)/float64(len(tokens)) > p.p.CacheThreshold:
-		d = Decision{Index: p.leastLoaded(cands, func(i int) bool { return scores[i] == best }), Outcome: OutcomeCacheHit}
+	case m.tokens > 0 && float64(best*bs)/float64(m.tokens) > p.p.CacheThreshold:
+		d = Decision{Index: p.leastLoaded(cands, func(i int) bool { return m.blocks[i] == best }), Outcome: OutcomeCacheHit}
 	default:
 		d = Decision{Index: p.leastLoaded(cands, func(int) bool { return true }), Outcome: OutcomeCacheMiss}
 	}
-	d.MatchedTokens = scores[d.Index] * bs
-	if approx[d.Index] {
+	p.chose(m, cands, &d)
+	return d, true
+}
+
+// prefixMatch is how much of a request's prompt each candidate holds.
+type prefixMatch struct {
+	keys   []uint64 // the prompt's reusable full blocks
+	bs     int
+	tokens int   // prompt tokens
+	blocks []int // leading blocks each candidate holds
+	approx []bool
+}
+
+// match scores every candidate: from its KV events when precise (its
+// router-side record when those went stale), or from the router-side record
+// only. The caller holds p.mu.
+func (p *precisePrefix) match(req Request, cands []Candidate, precise bool) prefixMatch {
+	tokens := p.tokenize(req.Text)
+	m := prefixMatch{bs: p.idx.BlockSize(), tokens: len(tokens), blocks: make([]int, len(cands)), approx: make([]bool, len(cands))}
+	m.keys = Keys(tokens, m.bs)
+	if limit := max(len(tokens)-1, 0) / m.bs; len(m.keys) > limit {
+		m.keys = m.keys[:limit]
+	}
+	p.idx.mu.RLock()
+	defer p.idx.mu.RUnlock()
+	for i, c := range cands {
+		n, ok := 0, false
+		if precise {
+			n, ok = p.idx.match(c.ID, m.keys)
+		}
+		if !ok {
+			n, m.approx[i] = p.routed(c.ID).match(m.keys), true
+		}
+		m.blocks[i] = n
+	}
+	return m
+}
+
+// chose records d: its predicted cached tokens, how it was scored, and the
+// blocks now sent to the chosen candidate. The caller holds p.mu.
+func (p *precisePrefix) chose(m prefixMatch, cands []Candidate, d *Decision) {
+	d.MatchedTokens = m.blocks[d.Index] * m.bs
+	if m.approx[d.Index] {
 		p.stats.Approximate++
 	} else {
 		p.stats.Precise++
 	}
-	p.routed(cands[d.Index].ID).add(keys)
-	return d, true
+	p.routed(cands[d.Index].ID).add(m.keys)
 }
 
 // leastLoaded is the candidate among those ok admits with the fewest

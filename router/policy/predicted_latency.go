@@ -133,26 +133,24 @@ func (p *predictedLatency) Pick(req Request, cands []Candidate) (Decision, bool)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	hasSLO := req.SLO.TTFT > 0 || req.SLO.TPOT > 0
+	pr, ok := p.predictAll(cands)
+	if !ok {
+		// Nothing observed anywhere yet: least loaded.
+		if hasSLO {
+			p.stats.Unscored++
+		}
+		return Decision{Index: leastLoadedIndex(cands)}, true
+	}
 	feasible := -1
 	var feasibleTTFT float64
-	scores := make([]float64, len(cands))
 	for i, c := range cands {
-		ttft, ok1 := p.predict(p.ttft, &p.allTTF, c.ID, float64(c.Load()+1))
-		tpot, ok2 := p.predict(p.tpot, &p.allTPT, c.ID, float64(c.Load()+1))
-		if !ok1 || !ok2 {
-			// Nothing observed anywhere yet: least loaded.
-			if hasSLO {
-				p.stats.Unscored++
-			}
-			return Decision{Index: leastLoadedIndex(cands)}, true
-		}
-		scores[i] = ttft + scoreOutputTokens*tpot
+		ttft, tpot := pr.ttft[i], pr.tpot[i]
 		meets := (req.SLO.TTFT <= 0 || ttft <= req.SLO.TTFT.Seconds()) && (req.SLO.TPOT <= 0 || tpot <= req.SLO.TPOT.Seconds())
 		if hasSLO && meets && (feasible < 0 || c.Load() < cands[feasible].Load() || c.Load() == cands[feasible].Load() && ttft < feasibleTTFT) {
 			feasible, feasibleTTFT = i, ttft
 		}
 	}
-	best := nearBestIndex(cands, scores)
+	best := nearBestIndex(cands, pr.score)
 	switch {
 	case !hasSLO:
 		return Decision{Index: best}, true
@@ -165,6 +163,25 @@ func (p *predictedLatency) Pick(req Request, cands []Candidate) (Decision, bool)
 	}
 	p.stats.Missed++
 	return Decision{Index: best, Outcome: OutcomeSLOMissed}, true
+}
+
+// predictions are each candidate's predicted TTFT, TPOT (seconds) and
+// score, TTFT + 128 × TPOT.
+type predictions struct{ ttft, tpot, score []float64 }
+
+// predictAll predicts every candidate at its load plus this request; false
+// when nothing was observed yet. The caller holds p.mu.
+func (p *predictedLatency) predictAll(cands []Candidate) (predictions, bool) {
+	pr := predictions{make([]float64, len(cands)), make([]float64, len(cands)), make([]float64, len(cands))}
+	for i, c := range cands {
+		ttft, ok1 := p.predict(p.ttft, &p.allTTF, c.ID, float64(c.Load()+1))
+		tpot, ok2 := p.predict(p.tpot, &p.allTPT, c.ID, float64(c.Load()+1))
+		if !ok1 || !ok2 {
+			return predictions{}, false
+		}
+		pr.ttft[i], pr.tpot[i], pr.score[i] = ttft, tpot, ttft+scoreOutputTokens*tpot
+	}
+	return pr, true
 }
 
 // predict is target id's fit at load x, or the pooled fit's when id has

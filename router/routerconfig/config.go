@@ -24,6 +24,9 @@ type Config struct {
 	// KVEvents are the workers' KV event streams precise_prefix follows
 	// (kvevents.go).
 	KVEvents []KVEventsSource `yaml:"kv_events,omitempty" json:"kv_events,omitempty"`
+	// Scorers are the weighted policy's terms (scorers.go; none: its
+	// defaults, precise_prefix and load equally).
+	Scorers []Scorer `yaml:"scorers,omitempty" json:"scorers,omitempty"`
 
 	// LoadSignal is what power_of_two and least_loaded compare: "in_flight"
 	// (the router's exact counts) or "in_flight+queue" (blended with

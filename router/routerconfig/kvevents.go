@@ -48,8 +48,9 @@ func (s KVEventsSource) String() string {
 }
 
 func (c Config) validateKVEvents(l *field.Errors) {
-	if len(c.KVEvents) > 0 && c.Policy != policy.PrecisePrefix {
-		l.Add("router.kv_events", "only the %s policy follows KV events (policy is %q)", policy.PrecisePrefix, c.Policy)
+	if len(c.KVEvents) > 0 && !c.FollowsKVEvents() {
+		l.Add("router.kv_events", "only %s, or %s with a %s scorer, follows KV events (policy is %q)",
+			policy.PrecisePrefix, policy.Weighted, policy.ScorerPrecisePrefix, c.Policy)
 	}
 	seen := map[string]bool{}
 	for i, s := range c.KVEvents {
