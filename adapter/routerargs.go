@@ -92,6 +92,9 @@ func routerArgs(cfg router.Config) []string {
 	for _, s := range cfg.KVEvents {
 		str("--kv-events", s.String())
 	}
+	for _, s := range cfg.Scorers {
+		str("--scorer", s.String())
+	}
 	if cfg.PDDisaggregation {
 		if cfg.RoutingThreshold != def.RoutingThreshold {
 			integer("--routing-threshold", cfg.RoutingThreshold)

@@ -97,3 +97,6 @@ func (c *kvCollector) Collect(ch chan<- prometheus.Metric) {
 
 // KVEventsSource is one worker's KV event stream (router.kv_events).
 type KVEventsSource = routerconfig.KVEventsSource
+
+// Scorer is one weighted term of the weighted policy (router.scorers).
+type Scorer = routerconfig.Scorer

@@ -2,6 +2,7 @@ package routerconfig
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/autoinfer/autoinfer/router/policy"
 	"github.com/autoinfer/autoinfer/trials/field"
@@ -12,6 +13,9 @@ type Scorer struct {
 	Name   string  `yaml:"name" json:"name"`
 	Weight float64 `yaml:"weight" json:"weight"`
 }
+
+// String is s as --scorer takes it: NAME=WEIGHT.
+func (s Scorer) String() string { return s.Name + "=" + strconv.FormatFloat(s.Weight, 'g', -1, 64) }
 
 // PolicyScorers is c's scorers as the policy takes them (nil: the
 // policy's defaults).

@@ -46,3 +46,18 @@ func TestRouterKVEventsFlag(t *testing.T) {
 		t.Errorf("flags over file: %+v, want %+v", got, want)
 	}
 }
+
+func TestRouterScorerFlag(t *testing.T) {
+	c := router.DefaultConfig()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	bindRouterFlags(fs, &c)
+	if err := fs.Parse([]string{"--policy", "weighted", "--scorer", "precise_prefix=2", "--scorer", "load=0.5"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Scorers) != 2 || c.Scorers[0] != (router.Scorer{Name: "precise_prefix", Weight: 2}) || c.Scorers[1] != (router.Scorer{Name: "load", Weight: 0.5}) {
+		t.Errorf("scorers %+v", c.Scorers)
+	}
+	if err := fs.Parse([]string{"--scorer", "load"}); err == nil {
+		t.Error("--scorer without a weight was accepted")
+	}
+}
