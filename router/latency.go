@@ -75,7 +75,7 @@ func (r *Router) latencyLoop(ctx context.Context) {
 		var wg sync.WaitGroup
 		for _, p := range r.pools {
 			obs, ok := p.policy.(policy.Observer)
-			if !ok {
+			if n, reads := p.policy.(policy.Needer); !ok || !reads || !n.Needs().Latency {
 				continue
 			}
 			for _, w := range p.Workers() {
@@ -124,14 +124,7 @@ func meanSince(now, before histMean) time.Duration {
 }
 
 // observes reports whether some pool's policy learns from latencies.
-func (r *Router) observes() bool {
-	for _, p := range r.pools {
-		if _, ok := p.policy.(policy.Observer); ok {
-			return true
-		}
-	}
-	return false
-}
+func (r *Router) observes() bool { return r.policyNeeds().Latency }
 
 // sloCollector exports predicted_latency's SLO decisions.
 type sloCollector struct {
@@ -158,4 +151,17 @@ func (c *sloCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.d, prometheus.CounterValue, float64(v), p.name, outcome)
 		}
 	}
+}
+
+// httpOnlyPolicy names what of the router's policies learns from workers
+// over the network, which the virtual clock does not model yet: KV event
+// streams and latency scrapes ("" when nothing does).
+func (r *Router) httpOnlyPolicy() string {
+	switch {
+	case r.cfg.FollowsKVEvents():
+		return "policy " + r.cfg.Policy + " follows the workers' KV events over ZMQ"
+	case r.observes():
+		return "policy " + r.cfg.Policy + " learns latencies from the workers' /metrics"
+	}
+	return ""
 }

@@ -15,7 +15,7 @@ func (r *Router) policyNeeds() policy.Needs {
 	for _, p := range r.pools {
 		if d, ok := p.policy.(policy.Needer); ok {
 			x := d.Needs()
-			n.Text, n.HashKey, n.SLO = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO
+			n.Text, n.HashKey, n.SLO, n.Latency = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO, n.Latency || x.Latency
 		}
 	}
 	return n

@@ -114,3 +114,31 @@ func TestSLOHeaderValidated(t *testing.T) {
 		t.Errorf("status %d %s: want a 400 naming the header and value", res.Status, res.Body)
 	}
 }
+
+// The virtual clock carries neither KV events nor latency scrapes yet: a
+// policy that needs them is refused there rather than left guessing.
+func TestVirtualRefusesNetworkLearningPolicies(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		policy  string
+		scorers []Scorer
+		refused bool
+	}{
+		{"precise_prefix", nil, true},
+		{"predicted_latency", nil, true},
+		{"weighted", nil, true}, // default scorers include precise_prefix
+		{"weighted", []Scorer{{Name: "predicted_latency", Weight: 1}}, true},
+		{"weighted", []Scorer{{Name: "load", Weight: 1}, {Name: "prefix", Weight: 1}}, false},
+		{"cache_aware", nil, false},
+	} {
+		cfg := testConfig(c.policy, "http://127.0.0.1:1")
+		cfg.Scorers = c.scorers
+		r, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.VirtualReady(); (err != nil) != c.refused {
+			t.Errorf("%s %v: VirtualReady = %v, want refused %v", c.policy, c.scorers, err, c.refused)
+		}
+	}
+}

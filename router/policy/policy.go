@@ -74,6 +74,9 @@ type Needs struct {
 	Text    bool // Model and Text (cache_aware)
 	HashKey bool // HashKey (consistent_hash)
 	SLO     bool // SLO (predicted_latency)
+	// Latency: the policy learns from the workers' observed latencies
+	// (Observer), which the router then scrapes for it.
+	Latency bool
 }
 
 // Needer is implemented by policies that read request fields; a policy

@@ -92,8 +92,9 @@ func newPredictedLatency(p Params) *predictedLatency {
 
 func (*predictedLatency) Name() string { return PredictedLatency }
 
-// Needs reports that predicted_latency reads the request's SLO.
-func (*predictedLatency) Needs() Needs { return Needs{SLO: true} }
+// Needs reports that predicted_latency reads the request's SLO and learns
+// from observed latencies.
+func (*predictedLatency) Needs() Needs { return Needs{SLO: true, Latency: true} }
 
 // Observe adds a target's observation to its fits and the pooled ones.
 func (p *predictedLatency) Observe(id string, o Observation) {

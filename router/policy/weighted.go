@@ -77,14 +77,15 @@ func containsName(names []string, n string) bool {
 
 func (*weighted) Name() string { return Weighted }
 
-// Needs reports the prompt text when a prefix scorer is configured.
+// Needs reports the prompt text when a prefix scorer is configured and
+// observed latencies with the predicted_latency scorer.
 func (w *weighted) Needs() Needs {
+	var n Needs
 	for _, s := range w.scorers {
-		if s.Name == ScorerPrefix || s.Name == ScorerPrecisePrefix {
-			return Needs{Text: true}
-		}
+		n.Text = n.Text || s.Name == ScorerPrefix || s.Name == ScorerPrecisePrefix
+		n.Latency = n.Latency || s.Name == ScorerPredictedLatency
 	}
-	return Needs{}
+	return n
 }
 
 func (w *weighted) Pick(req Request, cands []Candidate) (Decision, bool) {
