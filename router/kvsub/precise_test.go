@@ -110,10 +110,14 @@ func sharedPrefixPrompts(n int) []string {
 	return out
 }
 
+// noKeepAlive sends every request on a new connection: a restarted worker
+// has closed the old ones.
+var noKeepAlive = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 func cachedTokens(t *testing.T, url, prompt string) int {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"model": simtest.DefaultModel, "prompt": prompt, "max_tokens": 2})
-	resp, err := http.Post(url+"/v1/completions", "application/json", bytes.NewReader(body))
+	resp, err := noKeepAlive.Post(url+"/v1/completions", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

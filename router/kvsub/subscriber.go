@@ -21,7 +21,7 @@ const replayTimeout = 5 * time.Second
 
 // redialDelay is how long a subscriber whose publisher went away waits
 // before dialling again (the worker may be restarting).
-const redialDelay = time.Second
+const redialDelay = 250 * time.Millisecond
 
 // Sink receives one worker's events in sequence order.
 type Sink interface {
@@ -58,6 +58,10 @@ type Subscriber struct {
 	log  *slog.Logger
 
 	batches, gaps, replayed, lost, restarts atomic.Uint64
+
+	// lastTS is the newest batch's timestamp (Run's goroutine only): a
+	// sequence number already seen on a newer batch is a new publisher.
+	lastTS float64
 
 	mu      sync.Mutex
 	applied uint64 // batches of the current publisher applied: next seq
@@ -114,11 +118,10 @@ func (s *Subscriber) advance(next uint64) {
 // it dials again after redialDelay; a restarted worker's sequence starting
 // over resets its copy.
 func (s *Subscriber) Run(ctx context.Context) error {
-	next := uint64(0)
 	timer := time.NewTimer(0)
 	<-timer.C
 	for {
-		err := s.follow(ctx, &next)
+		err := s.follow(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -132,11 +135,15 @@ func (s *Subscriber) Run(ctx context.Context) error {
 	}
 }
 
-// follow subscribes once. It first replays whatever the worker buffered
-// from *next on (so events published before the subscription took hold are
-// not missed), then applies live batches, repairing gaps, until the
-// connection fails or ctx is done.
-func (s *Subscriber) follow(ctx context.Context, nextp *uint64) error {
+// follow subscribes once. Whatever happened while it was not subscribed
+// (the worker may have restarted, or published what no one received), the
+// copy starts empty and is rebuilt from the worker's buffer from sequence
+// 0, which also catches what was published before the subscription took
+// hold (ZMQ's slow joiner); a buffer that no longer reaches back to 0 shows
+// as a gap at the first live batch: replayed if it can be, else the copy
+// goes stale (counted). Then it applies live batches, repairing gaps, until
+// the connection fails or ctx is done.
+func (s *Subscriber) follow(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait() // after cancel below
 	ctx, cancel := context.WithCancel(ctx)
@@ -149,8 +156,9 @@ func (s *Subscriber) follow(ctx context.Context, nextp *uint64) error {
 	if err := sub.SetOption(zmq4.OptionSubscribe, s.src.Topic); err != nil {
 		return fmt.Errorf("kv events %s: subscribing: %w", s.src.ID, err)
 	}
-	next := *nextp
-	defer func() { *nextp = next }()
+	next := uint64(0)
+	s.sink.Restarted(s.src.ID)
+	s.advance(next)
 	if s.src.Replay != "" {
 		next = s.replay(ctx, next)
 		s.advance(next)
@@ -164,15 +172,18 @@ func (s *Subscriber) follow(ctx context.Context, nextp *uint64) error {
 		if !ok {
 			continue
 		}
-		switch {
-		case seq < next && seq == 0:
-			// A new publisher (the worker restarted): its cache is empty.
+		if seq < next {
+			if b.TS <= s.lastTS {
+				continue // already applied from a replay
+			}
+			// A sequence number seen before on a newer batch: a new
+			// publisher (the worker restarted, ZMQ reconnected): its cache
+			// started empty, and its buffer holds its history.
 			s.restarts.Add(1)
 			s.sink.Restarted(s.src.ID)
 			next = 0
-		case seq < next:
-			continue // already applied from a replay
-		case seq > next:
+		}
+		if seq > next {
 			s.gaps.Add(1)
 			if got := s.replay(ctx, next); got > seq {
 				s.replayed.Add(1)
@@ -194,6 +205,7 @@ func (s *Subscriber) follow(ctx context.Context, nextp *uint64) error {
 }
 
 func (s *Subscriber) apply(b kvevents.Batch) {
+	s.lastTS = max(s.lastTS, b.TS)
 	if s.src.Rank != nil && (b.DPRank == nil || *b.DPRank != *s.src.Rank) {
 		return
 	}
