@@ -13,6 +13,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/router/kvsub"
 	"github.com/autoinfer/autoinfer/router/policy"
+	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/kvevents"
 	"github.com/autoinfer/autoinfer/target/sim"
@@ -249,5 +250,54 @@ func TestPrecisePrefixFallsBackWithoutReplay(t *testing.T) {
 	t.Logf("lost %d, stale workers %d, picks %+v", lost, stale, stats)
 	if lost == 0 || stale == 0 || stats.Approximate == 0 {
 		t.Errorf("lost %d, stale %d, approximate picks %d: want the loss counted and the fall-back used", lost, stale, stats.Approximate)
+	}
+}
+
+// A worker that restarts comes back with an empty cache and a sequence
+// starting over: the subscriber sees its connection end, subscribes again,
+// resets the copy and rebuilds it from the new engine's buffer, and
+// predictions are exact again. (Requests sent before it has re-subscribed
+// are routed on the old copy and not checked.)
+func TestPrecisePrefixFollowsARestartedWorker(t *testing.T) {
+	t.Parallel()
+	var eps [2]string
+	for i := range eps {
+		p, err := target.FreePort("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps[i] = fmt.Sprintf("tcp://127.0.0.1:%d", p)
+	}
+	w := simtest.StartStoppable(t, sim.Options{
+		Engine:   engine.Config{NumGPUBlocksOverride: 40, MaxModelLen: 512},
+		KVEvents: kvevents.Config{EnableKVCacheEvents: true, Publisher: "zmq", Endpoint: eps[0], ReplayEndpoint: eps[1]},
+	})
+	f := &fleet{sink: &countingSink{BlockIndex: policy.NewBlockIndex()}}
+	s := kvsub.New(kvsub.Source{ID: w.URL, Endpoint: eps[0], Replay: eps[1]}, f.sink, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	wg.Go(func() { _ = s.Run(ctx) })
+	f.workers, f.subs = []*simtest.Worker{w}, []*kvsub.Subscriber{s}
+	pol := newPrecise(t, f.sink.BlockIndex)
+	prompts := sharedPrefixPrompts(60)
+
+	before := f.run(t, pol, prompts[:30])
+	applied := s.Stats().Batches
+	w.Stop()
+	w.Restart()
+	// Until the subscriber has re-subscribed and caught up with the new
+	// engine, Next still counts the old one's batches.
+	for i := 0; s.Stats().Batches == applied || s.Next() != w.Server().KVEventsPublished(); i++ {
+		if i == 2000 {
+			t.Fatalf("the subscriber never caught up with the restarted engine: %+v, next %d", s.Stats(), s.Next())
+		}
+		// 40 tokens: two full blocks, so the engine publishes.
+		cachedTokens(t, w.URL, tokenizer.Generate(rand.New(rand.NewPCG(uint64(i), 99)), 40))
+	}
+	after := f.run(t, pol, prompts[30:])
+	t.Logf("before the restart %d/%d exact (%d hits), after %d/%d (%d hits)", before.exact, before.requests, before.hits, after.exact, after.requests, after.hits)
+	if before.exact != before.requests || after.exact != after.requests || after.hits == 0 {
+		t.Errorf("predictions not exact across the restart: %v %v", before.misses, after.misses)
 	}
 }
