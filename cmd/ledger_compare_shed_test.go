@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autoinfer/autoinfer/ledger"
 )
 
 // shedSpec is a two-replica sim trial under a burst; %s is the router.
@@ -30,7 +33,8 @@ gate: {reference: none}
 // compare: the same burst through a router that refuses what exceeds four
 // requests in flight (no queue) sheds with 503 (the trial is recorded as
 // failed, RouterPoolExhausted); ledger compare of the two rows reports both
-// sides' shed rates and, when the shedding side comes out better, flags it.
+// sides' shed rates and flags every figure the shedding side wins. The
+// shed rate is a column and a pareto axis.
 func TestLedgerCompareFlagsTheSheddingSide(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -62,6 +66,9 @@ func TestLedgerCompareFlagsTheSheddingSide(t *testing.T) {
 		Metrics []struct {
 			Metric, Better string
 		} `json:"metrics"`
+		Intervals []struct {
+			Metric, Better string
+		} `json:"intervals"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -73,12 +80,37 @@ func TestLedgerCompareFlagsTheSheddingSide(t *testing.T) {
 	for _, m := range got.Metrics {
 		wins[m.Better]++
 	}
+	for _, iv := range got.Intervals {
+		wins[iv.Better]++
+	}
 	t.Logf("B shed %d of 60; metric verdicts %v; flag %q", got.BShed.Shed, wins, got.Flag)
 	switch {
-	case wins["B"] > wins["A"] && !strings.Contains(got.Flag, "B is better on more figures but shed"):
-		t.Errorf("B wins %d figures to A's %d after shedding, but is not flagged: %q", wins["B"], wins["A"], got.Flag)
-	case wins["B"] <= wins["A"] && got.Flag != "":
-		t.Errorf("flag %q although the shedding side is not the better one", got.Flag)
+	case wins["B"] > 0 && !strings.Contains(got.Flag, fmt.Sprintf("yet is better on %d figure(s)", wins["B"])):
+		t.Errorf("B wins %d figures after shedding, but the flag does not say so: %q", wins["B"], got.Flag)
+	case wins["B"] == 0 && got.Flag != "":
+		t.Errorf("flag %q although the shedding side wins nothing", got.Flag)
+	}
+	// The shed rate is also a column and an axis.
+	l, err := ledger.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rows, err := l.List(context.Background(), ledger.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		want := 0.0
+		if r.Name == "shedding" {
+			want = got.BShed.Rate
+		}
+		if r.ShedRate == nil || *r.ShedRate != want {
+			t.Errorf("row %s: shed_rate %v, want %v", r.Name, r.ShedRate, want)
+		}
+	}
+	if code, out, errs := run(t, "ledger", "pareto", "--x", "shed_rate", "--y", "mean_ttft_ms", "--ledger", db); code != ExitOK || !strings.Contains(out, "open") {
+		t.Errorf("pareto on shed_rate: exit %d\n%s\n%s", code, out, errs)
 	}
 	_, table, _ := run(t, "ledger", "compare", "1", "2", "--ledger", db)
 	if !strings.Contains(table, "shed (503/429 of offered): A 0.0 % (0 of 60), B ") {

@@ -145,7 +145,7 @@ func TestResamplerPercentilesMatchSorting(t *testing.T) {
 
 // testCompareFlagsShedding: B's latencies are lower, but it refused one
 // request in five with 503 or 429; the comparison names the shed rates and
-// flags B. Without shedding on B the flag is gone.
+// flags the figures B wins. Without shedding on B the flag is gone.
 func testCompareFlagsShedding(t *testing.T, be backend) {
 	l, _ := be.open(t)
 	ctx := context.Background()
@@ -174,7 +174,8 @@ func testCompareFlagsShedding(t *testing.T, be backend) {
 	if c.AShed != (Shedding{Offered: 200}) || c.BShed != (Shedding{Offered: 200, Shed: 40, Rate: 0.2}) {
 		t.Errorf("shedding A %+v, B %+v; want 0 of 200 and 40 of 200", c.AShed, c.BShed)
 	}
-	if !strings.Contains(c.ShedFlag, "B is better on more figures but shed 20.0 %") {
+	if !strings.Contains(c.ShedFlag, "B shed 20.0 % of its offered requests (40 of 200, 503/429) against A's 0.0 %") ||
+		!strings.Contains(c.ShedFlag, "p99_ttft_ms (bootstrap)") {
 		t.Errorf("flag %q: want B flagged for shedding 20 %%", c.ShedFlag)
 	}
 	c, err = l.Compare(ctx, strconv.FormatInt(a, 10), strconv.FormatInt(honest, 10), CompareOptions{Seed: 1, Resamples: 200})

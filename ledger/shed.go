@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Shed statuses: the answers of a router or engine refusing load (vLLM's
@@ -12,6 +13,22 @@ const (
 	requestShed503 = "http_503"
 	requestShed429 = "http_429"
 )
+
+// ShedRate is the share of reqs refused with 503 or 429 (the shed_rate
+// column); nil without requests.
+func ShedRate(reqs []Request) *float64 {
+	if len(reqs) == 0 {
+		return nil
+	}
+	shed := 0
+	for _, r := range reqs {
+		if r.Status == requestShed503 || r.Status == requestShed429 {
+			shed++
+		}
+	}
+	rate := float64(shed) / float64(len(reqs))
+	return &rate
+}
 
 // Shedding is how many of a side's offered (measured) requests were
 // refused with 503 or 429.
@@ -44,34 +61,31 @@ func (l *Ledger) shedding(ctx context.Context, s Side) (Shedding, error) {
 	return sh, nil
 }
 
-// shedFlag names a comparison whose better side shed a larger share of
-// its offered requests than the other: a policy that wins by refusing
-// requests must not look like a routing win. "" when neither side is
-// better, or the better one shed no more.
+// shedFlag names the figures a comparison calls the side that shed a
+// larger share of its offered requests better on: a policy that wins by
+// refusing requests must not look like a routing win. "" when the sides
+// shed alike or the shedding side wins nothing.
 func shedFlag(c Comparison, a, b Shedding) string {
-	wins := map[string]int{}
+	shedder, other, ss, os := "A", "B", a, b
+	if b.Rate > a.Rate {
+		shedder, other, ss, os = "B", "A", b, a
+	} else if a.Rate <= b.Rate {
+		return ""
+	}
+	var won []string
 	for _, d := range c.Metrics {
-		if d.Better != "" {
-			wins[d.Better]++
+		if d.Better == shedder {
+			won = append(won, d.Metric)
 		}
 	}
 	for _, iv := range c.Intervals {
-		if iv.Better != "" {
-			wins[iv.Better]++
+		if iv.Better == shedder {
+			won = append(won, iv.Metric+" (bootstrap)")
 		}
 	}
-	better, other, bs, os := "", "", Shedding{}, Shedding{}
-	switch {
-	case wins["A"] > wins["B"]:
-		better, other, bs, os = "A", "B", a, b
-	case wins["B"] > wins["A"]:
-		better, other, bs, os = "B", "A", b, a
-	default:
+	if len(won) == 0 {
 		return ""
 	}
-	if bs.Rate <= os.Rate {
-		return ""
-	}
-	return fmt.Sprintf("%s is better on more figures but shed %.1f %% of its offered requests (%d of %d, 503/429) against %s's %.1f %% (%d of %d): its gain may come from refusing requests",
-		better, 100*bs.Rate, bs.Shed, bs.Offered, other, 100*os.Rate, os.Shed, os.Offered)
+	return fmt.Sprintf("%s shed %.1f %% of its offered requests (%d of %d, 503/429) against %s's %.1f %% (%d of %d), yet is better on %d figure(s): %s; those gains may come from refusing requests",
+		shedder, 100*ss.Rate, ss.Shed, ss.Offered, other, 100*os.Rate, os.Shed, os.Offered, len(won), strings.Join(won, ", "))
 }
