@@ -16,7 +16,7 @@ import (
 func TestChecksReadEveryCataloguedMetric(t *testing.T) {
 	passed := true
 	rate, n := 0.5, int64(3)
-	row := ledger.Trial{Gate: ledger.Gate{GatePassed: &passed}, RouterMetricsURL: "http://127.0.0.1:1/metrics",
+	row := ledger.Trial{Gate: ledger.Gate{GatePassed: &passed}, RouterMetricsURL: "http://127.0.0.1:1/metrics", ShedRate: &rate,
 		Window: ledger.Window{Figures: ledger.Figures{PrefixCacheHitRate: &rate, AllTiersHitRate: &rate, EngineLagRatio: &rate,
 			Preemptions: &n, CPUTierHits: &n, KVTransferFailures: &n}}}
 	vals := checkValues(row, driver.Summary{ExtraPercentiles: map[string]float64{"p95_ttft_ms": 7}})

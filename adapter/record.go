@@ -134,6 +134,7 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 			return ledger.Trial{}, nil, err
 		}
 		reqs = requestsOf(tr.result.Requests)
+		row.ShedRate = ledger.ShedRate(reqs)
 	}
 	return row, reqs, nil
 }

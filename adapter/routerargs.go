@@ -89,6 +89,12 @@ func routerArgs(cfg router.Config) []string {
 	if cfg.LoadCheckIntervalSecs != def.LoadCheckIntervalSecs {
 		num("--load-check-interval-secs", cfg.LoadCheckIntervalSecs)
 	}
+	for _, s := range cfg.KVEvents {
+		str("--kv-events", s.String())
+	}
+	for _, s := range cfg.Scorers {
+		str("--scorer", s.String())
+	}
 	if cfg.PDDisaggregation {
 		if cfg.RoutingThreshold != def.RoutingThreshold {
 			integer("--routing-threshold", cfg.RoutingThreshold)

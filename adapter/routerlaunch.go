@@ -58,7 +58,7 @@ func routerConfig(spec trials.Router, dep *target.Deployment) router.Config {
 	} else {
 		cfg.WorkerURLs = dep.URLs(target.Collocated)
 	}
-	return cfg
+	return withKVEvents(cfg, dep)
 }
 
 // launchRouter starts a fresh router in front of cfg's workers, the way the

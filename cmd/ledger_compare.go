@@ -133,11 +133,16 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 			fmt.Fprint(w, " (no per-request records on one side: no intervals)")
 		}
 		fmt.Fprintln(w)
+		fmt.Fprintf(w, "shed (503/429 of offered): A %.1f %% (%d of %d), B %.1f %% (%d of %d)\n",
+			100*cmp.AShed.Rate, cmp.AShed.Shed, cmp.AShed.Offered, 100*cmp.BShed.Rate, cmp.BShed.Shed, cmp.BShed.Offered)
+		if cmp.ShedFlag != "" {
+			fmt.Fprintln(w, "FLAG: "+cmp.ShedFlag)
+		}
 		fmt.Fprintln(w)
 	}
 	return ledgerRender(w, format, tbl, map[string]any{
 		"a": cmp.A, "b": cmp.B, "resamples": cmp.Resamples, "confidence": cmp.Confidence, "seed": cmp.Seed,
-		"intervals": cmp.Intervals, "metrics": cmp.Metrics,
+		"intervals": cmp.Intervals, "metrics": cmp.Metrics, "a_shed": cmp.AShed, "b_shed": cmp.BShed, "shed_flag": cmp.ShedFlag,
 	})
 }
 

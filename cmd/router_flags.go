@@ -15,7 +15,9 @@ func bindRouterFlags(fs *pflag.FlagSet, c *router.Config) {
 	fs.StringVar(&c.Host, "host", c.Host, "address to listen on")
 	fs.IntVar(&c.Port, "port", c.Port, "port to listen on (0: any free port)")
 	fs.StringSliceVar(&c.WorkerURLs, "worker-urls", c.WorkerURLs, "worker base URLs (repeat, comma-separate, or list after the flag)")
-	fs.StringVar(&c.Policy, "policy", c.Policy, "random, round_robin, power_of_two, consistent_hash, cache_aware or least_loaded")
+	fs.StringVar(&c.Policy, "policy", c.Policy, "random, round_robin, power_of_two, consistent_hash, cache_aware, least_loaded, precise_prefix, predicted_latency or weighted")
+	fs.Var(scorerFlag(&c.Scorers), "scorer", "weighted: a scorer and its weight, NAME=WEIGHT (repeat; names: prefix, precise_prefix, load, predicted_latency)")
+	fs.Var(kvEventsFlag(&c.KVEvents), "kv-events", "precise_prefix: a worker's KV event stream, WORKER_URL=tcp://HOST:PORT[,tcp://REPLAY_HOST:PORT[,TOPIC]] (repeat per worker)")
 
 	fs.Float64Var(&c.CacheThreshold, "cache-threshold", c.CacheThreshold, "cache_aware: prefix match rate above which the matching worker wins")
 	fs.IntVar(&c.BalanceAbsThreshold, "balance-abs-threshold", c.BalanceAbsThreshold, "cache_aware: imbalance needs max-min load above this")

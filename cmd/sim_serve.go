@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/kvevents"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 )
@@ -36,6 +37,7 @@ type simServeFlags struct {
 	kvHold                     time.Duration
 	offload                    sim.KVOffload
 	limits                     sim.Limits
+	kvEvents                   string
 }
 
 func newSimServeCmd() *cobra.Command {
@@ -113,6 +115,7 @@ scripts can read the addresses; it stops cleanly on SIGINT or SIGTERM.`,
 	fl.DurationVar(&f.limits.WriteIdleTimeout, "write-idle-timeout", sim.DefaultWriteIdleTimeout, "cut a client that stops reading for this long (a long stream is never cut)")
 	fl.DurationVar(&f.limits.IdleTimeout, "idle-timeout", sim.DefaultIdleTimeout, "close a keep-alive connection idle this long")
 	fl.Int64Var(&f.limits.MaxBodyBytes, "max-body-bytes", sim.DefaultMaxBodyBytes, "answer 413 to a larger request body")
+	fl.StringVar(&f.kvEvents, "kv-events-config", "", `vLLM's KV cache events, as JSON: {"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5557","replay_endpoint":"tcp://*:5558","topic":""}; sockets listen on 127.0.0.1, replica i's ports are offset by i`)
 	return cmd
 }
 
@@ -156,6 +159,11 @@ func simOptions(cmd *cobra.Command, f *simServeFlags) (sim.Options, error) {
 			StallFor: f.stallFor, RefuseConnections: f.refuse}}
 	if set("flip-rate") {
 		opts.FlipRate = &f.flipRate
+	}
+	if f.kvEvents != "" {
+		if opts.KVEvents, err = kvevents.ParseConfig(f.kvEvents); err != nil {
+			return sim.Options{}, usageErr("--%w", err)
+		}
 	}
 	for _, kv := range f.errorRates {
 		code, rate, ok := strings.Cut(kv, "=")
@@ -246,7 +254,9 @@ func runSimServe(cmd *cobra.Command, f *simServeFlags) error {
 		}
 	}
 	for i := range f.replicas {
-		if servers[i], err = sim.New(opts); err != nil {
+		o := opts
+		o.KVEvents = opts.KVEvents.ForReplica(i)
+		if servers[i], err = sim.New(o); err != nil {
 			closeAll()
 			return usageErr("%w", err)
 		}

@@ -66,12 +66,16 @@ type Interval struct {
 
 // Comparison is Compare's answer.
 type Comparison struct {
-	A, B       Side
-	Metrics    []MetricDelta
-	Intervals  []Interval
-	Resamples  int
-	Confidence float64
-	Seed       uint64
+	A, B      Side
+	Metrics   []MetricDelta
+	Intervals []Interval
+	// AShed and BShed are each side's requests refused with 503/429;
+	// ShedFlag is set when the better side shed more (shed.go).
+	AShed, BShed Shedding
+	ShedFlag     string
+	Resamples    int
+	Confidence   float64
+	Seed         uint64
 }
 
 // Compare resolves two references (see Resolve), puts every metric side by
@@ -147,6 +151,13 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 			c.Intervals = append(c.Intervals, iv)
 		}
 	}
+	if c.AShed, err = l.shedding(ctx, c.A); err != nil {
+		return Comparison{}, err
+	}
+	if c.BShed, err = l.shedding(ctx, c.B); err != nil {
+		return Comparison{}, err
+	}
+	c.ShedFlag = shedFlag(c, c.AShed, c.BShed)
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -139,5 +140,49 @@ func TestResamplerPercentilesMatchSorting(t *testing.T) {
 	}
 	if p := percentile([]float64{1, 2, 3, 4}, 0.5); p != 2.5 {
 		t.Errorf("median of 1..4 = %g, want 2.5 (linear interpolation)", p)
+	}
+}
+
+// testCompareFlagsShedding: B's latencies are lower, but it refused one
+// request in five with 503 or 429; the comparison names the shed rates and
+// flags the figures B wins. Without shedding on B the flag is gone.
+func testCompareFlagsShedding(t *testing.T, be backend) {
+	l, _ := be.open(t)
+	ctx := context.Background()
+	record := func(name string, shift float64, shedEvery int) int64 {
+		t.Helper()
+		reqs := requests(200, func(i int) float64 { return 100 + float64(i%7) + shift })
+		for i := range reqs {
+			if shedEvery > 0 && i%shedEvery == 0 {
+				reqs[i].Status = []string{"http_503", "http_429"}[i/shedEvery%2]
+			}
+		}
+		tr := trial(name, routerRR)
+		r, err := l.Record(ctx, tr, reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.ID
+	}
+	a := record("A", 0, 0)
+	b := record("B", -40, 5)
+	honest := record("C", -40, 0)
+	c, err := l.Compare(ctx, strconv.FormatInt(a, 10), strconv.FormatInt(b, 10), CompareOptions{Seed: 1, Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AShed != (Shedding{Offered: 200}) || c.BShed != (Shedding{Offered: 200, Shed: 40, Rate: 0.2}) {
+		t.Errorf("shedding A %+v, B %+v; want 0 of 200 and 40 of 200", c.AShed, c.BShed)
+	}
+	if !strings.Contains(c.ShedFlag, "B shed 20.0 % of its offered requests (40 of 200, 503/429) against A's 0.0 %") ||
+		!strings.Contains(c.ShedFlag, "p99_ttft_ms (bootstrap)") {
+		t.Errorf("flag %q: want B flagged for shedding 20 %%", c.ShedFlag)
+	}
+	c, err = l.Compare(ctx, strconv.FormatInt(a, 10), strconv.FormatInt(honest, 10), CompareOptions{Seed: 1, Resamples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ShedFlag != "" {
+		t.Errorf("flag %q without shedding", c.ShedFlag)
 	}
 }

@@ -77,6 +77,7 @@ func fullTrial() Trial {
 		LoadBalancingEvents: 7,
 		RouterRun:           RouterRun{RunID: "full-1", RouterRequests: 110, RouterPromptTokens: 12800, RouterCompletionTokens: 3200},
 		FinalLoads:          Counts{"http://127.0.0.1:4001": 0, "http://127.0.0.1:4002": 0},
+		ShedRate:            ptr(0.05),
 		Replicate:           Replicate{ReplicateGroup: "rg-full", ReplicateIndex: 1, Replicates: 3},
 		Failure:             failure.RouterPoolExhausted{ErrorType: "pool_exhausted", Count: 9, Retries: 5, PoolSize: 3, OpenCircuits: 1},
 	}

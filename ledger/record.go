@@ -51,6 +51,9 @@ func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded,
 	if t.Clock == "" {
 		t.Clock = ClockReal
 	}
+	if t.ShedRate == nil {
+		t.ShedRate = ShedRate(reqs)
+	}
 	row, err := prepare(t)
 	if err != nil {
 		return Recorded{}, fmt.Errorf("recording trial %q: %w", t.Name, err)

@@ -19,6 +19,7 @@ func migrations() []migration {
 		{"window_figures", schemaWindow},
 		{"clock", schemaClock},
 		{"predicted_by", schemaPredictedBy},
+		{"shed_rate", schemaShedRate},
 	}
 }
 
@@ -202,4 +203,11 @@ CREATE INDEX trials_clock ON trials (clock) WHERE clock != 'real';
 const schemaPredictedBy = `
 ALTER TABLE trials ADD COLUMN predicted_by INTEGER REFERENCES trials (id);
 CREATE INDEX trials_predicted_by ON trials (predicted_by) WHERE predicted_by IS NOT NULL;
+`
+
+// schemaShedRate is the share of a trial's measured requests refused with
+// 503 or 429 (shed.go); NULL on rows recorded before it and on rows without
+// request records.
+const schemaShedRate = `
+ALTER TABLE trials ADD COLUMN shed_rate REAL;
 `

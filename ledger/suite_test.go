@@ -82,6 +82,7 @@ var suite = []struct {
 }{
 	{"MigratesFromEveryEarlierVersion", testMigratesFromEveryEarlierVersion},
 	{"EveryColumnRoundTrips", testEveryColumnRoundTrips},
+	{"CompareFlagsShedding", testCompareFlagsShedding},
 	{"EveryFailureKindRoundTripsThroughTheLedger", testEveryFailureKindRoundTripsThroughTheLedger},
 	{"RecordRejectsInvalidRows", testRecordRejectsInvalidRows},
 	{"GetMissingIsNotFound", testGetMissingIsNotFound},

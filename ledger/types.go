@@ -51,6 +51,9 @@ type Trial struct {
 	PolicyDecisions     Counts `db:"policy_decisions" json:"policy_decisions"`
 	LoadBalancingEvents int64  `db:"load_balancing_events" json:"load_balancing_events"`
 	FinalLoads          Counts `db:"final_loads" json:"final_loads"`
+	// ShedRate is the share of the measured requests refused with 503 or
+	// 429; Record derives it from the request records when it is nil.
+	ShedRate *float64 `db:"shed_rate" json:"shed_rate"`
 
 	RouterRun
 

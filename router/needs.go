@@ -17,7 +17,7 @@ func (r *Router) policyNeeds() policy.Needs {
 	for _, p := range r.pools {
 		if d, ok := p.policy.(policy.Needer); ok {
 			x := d.Needs()
-			n.Text, n.HashKey = n.Text || x.Text, n.HashKey || x.HashKey
+			n.Text, n.HashKey, n.SLO, n.Latency = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO, n.Latency || x.Latency
 		}
 	}
 	return n
@@ -47,6 +47,12 @@ func (r *Router) describe(req *http.Request, body []byte, kind routeKind) (polic
 	}
 	if need.HashKey && kind != kindModels {
 		pr.HashKey = hashKey(req, body, r.keys.hasAPI)
+	}
+	if need.SLO && kind == kindInference {
+		var apiErr *apiError
+		if pr.SLO, apiErr = sloHeaders(req); apiErr != nil {
+			return pr, apiErr
+		}
 	}
 	return pr, nil
 }

@@ -46,6 +46,7 @@ type Router struct {
 	anyWorker policy.Policy // picks for GET /v1/models
 	pools     []*Pool       // every pool, for health checks and metrics
 	pd        *pdRouter     // prefill/decode mode; nil when collocated
+	kv        *kvFeed       // KV events for precise_prefix (kvevents.go)
 
 	reqIDHeaders []string // request_id_headers, resolved
 
@@ -142,6 +143,13 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 	if err := r.reg.Register(newStateCollector(r)); err != nil {
 		return nil, fmt.Errorf("registering router metrics: %w", err)
 	}
+	r.kv = newKVFeed(cfg, r.log)
+	if err := r.reg.Register(newKVCollector(r.kv)); err != nil {
+		return nil, fmt.Errorf("registering KV event metrics: %w", err)
+	}
+	if err := r.reg.Register(newSLOCollector(r)); err != nil {
+		return nil, fmt.Errorf("registering SLO metrics: %w", err)
+	}
 	pol, err := r.NewPolicy(cfg.Policy)
 	if err != nil {
 		return nil, err
@@ -174,6 +182,8 @@ func (r *Router) NewPolicy(name string) (policy.Policy, error) {
 		BalanceAbsThreshold: r.cfg.BalanceAbsThreshold,
 		BalanceRelThreshold: r.cfg.BalanceRelThreshold,
 		MaxTreeSize:         r.cfg.MaxTreeSize,
+		Blocks:              r.kv.idx,
+		Scorers:             r.cfg.PolicyScorers(),
 	}, policy.NewStream(r.seed, "policy/"+strconv.Itoa(r.policies)))
 }
 

@@ -30,6 +30,10 @@ func (r *Router) Serve(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.healthLoop(bg) })
 	wg.Go(func() { r.evictionLoop(bg) })
+	r.kv.run(bg, &wg, r.log)
+	if r.observes() {
+		wg.Go(func() { r.latencyLoop(bg) })
+	}
 	if r.cfg.LoadSignal == LoadSignalInFlightQueue {
 		wg.Go(func() { r.loadLoop(bg) })
 	}

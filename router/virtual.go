@@ -46,6 +46,9 @@ func (r *Router) VirtualReady() error {
 	if r.cfg.LoadSignal == LoadSignalInFlightQueue {
 		return fmt.Errorf("load_signal %q reads workers' queues over HTTP: the virtual clock supports %q only", r.cfg.LoadSignal, LoadSignalInFlight)
 	}
+	if what := r.httpOnlyPolicy(); what != "" {
+		return fmt.Errorf("%s: the virtual clock does not deliver that yet, so its decisions would be a guess", what)
+	}
 	return nil
 }
 

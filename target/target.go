@@ -82,6 +82,10 @@ type Worker struct {
 	// Name is the worker's own name where the target has one (the
 	// kubernetes target's namespace/pod); empty otherwise.
 	Name string
+	// KVEvents and KVEventsReplay are the worker's KV event sockets
+	// (tcp://host:port) when the target knows them (the sim target with
+	// engine.extra_args.kv_events_config); empty otherwise.
+	KVEvents, KVEventsReplay string
 }
 
 // String names the worker in errors and logs: "prefill[1] http://…", with

@@ -43,6 +43,9 @@ const (
 	Workers Source = "workers" // the workers' Prometheus counters
 	Gate    Source = "gate"    // the quality gate against the reference replica
 	Router  Source = "router"  // the router's Prometheus counters
+	// Requests: the trial's request records (shed_rate: 503/429 of the
+	// measured requests).
+	Requests Source = "requests"
 )
 
 // Metric is one catalogued figure.
@@ -85,6 +88,7 @@ var table = append(append([]Metric{
 	Metric{"gate_kl_mean", "nats", Minimize, Gate, true},
 	Metric{"gate_kl_max", "nats", Minimize, Gate, true},
 	Metric{"load_balancing_events", "events", Minimize, Router, true},
+	Metric{"shed_rate", "fraction", Minimize, Requests, true},
 )
 
 // latencyStats are the statistics the ledger stores per latency, in

@@ -61,7 +61,7 @@ func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 	}
 
 	var d Decision
-	if p.imbalanced(cands) {
+	if imbalanced(cands, p.p) {
 		d = Decision{Index: p.leastLoaded(cands), Outcome: OutcomeLoadBalance}
 	} else {
 		matched, holder := p.tree.match(req.Model, req.Text, p.epoch)
@@ -83,12 +83,13 @@ func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 	return d, true
 }
 
-func (p *cacheAware) imbalanced(cands []Candidate) bool {
+// imbalanced is the load gate of the prefix policies (router.md).
+func imbalanced(cands []Candidate, p Params) bool {
 	lo, hi := cands[0].InFlight, cands[0].InFlight
 	for _, c := range cands[1:] {
 		lo, hi = min(lo, c.InFlight), max(hi, c.InFlight)
 	}
-	return hi-lo > int64(p.p.BalanceAbsThreshold) && float64(hi) > float64(lo)*p.p.BalanceRelThreshold
+	return hi-lo > int64(p.BalanceAbsThreshold) && float64(hi) > float64(lo)*p.BalanceRelThreshold
 }
 
 // less orders candidates for the least-loaded choice: fewer in-flight

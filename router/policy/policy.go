@@ -27,6 +27,8 @@ type Request struct {
 	Text string
 	// HashKey is the key consistent_hash places on its ring.
 	HashKey string
+	// SLO is the request's latency objective (predicted_latency).
+	SLO SLO
 }
 
 // Outcome tells the router why a policy chose, for its metrics.
@@ -38,12 +40,18 @@ const (
 	OutcomeCacheHit            // cache_aware: match above threshold
 	OutcomeCacheMiss           // cache_aware: match at or below threshold, sent to least loaded
 	OutcomeLoadBalance         // cache_aware: imbalance gate fired, sent to least loaded
+	OutcomeSLOMet              // predicted_latency: a candidate is predicted to meet the SLO
+	OutcomeSLOMissed           // predicted_latency: none is; sent to the best anyway
+	OutcomeSLORefused          // predicted_latency: none is; refused (Pick reports false)
 )
 
 // Decision is a policy's choice: an index into the candidates.
 type Decision struct {
 	Index   int
 	Outcome Outcome
+	// MatchedTokens is precise_prefix's prediction of the prompt tokens the
+	// chosen target serves from its prefix cache (0 from other policies).
+	MatchedTokens int
 }
 
 // Policy chooses one candidate per request.
@@ -65,6 +73,10 @@ type Policy interface {
 type Needs struct {
 	Text    bool // Model and Text (cache_aware)
 	HashKey bool // HashKey (consistent_hash)
+	SLO     bool // SLO (predicted_latency)
+	// Latency: the policy learns from the workers' observed latencies
+	// (Observer), which the router then scrapes for it.
+	Latency bool
 }
 
 // Needer is implemented by policies that read request fields; a policy
@@ -113,21 +125,32 @@ type Params struct {
 	// MaxTreeSize bounds the bytes cache_aware's tree holds: text, nodes
 	// and entries together, over every target and model.
 	MaxTreeSize int
+	// Blocks is the KV-event index precise_prefix reads (nil: a new empty
+	// one, which the caller cannot feed).
+	Blocks *BlockIndex
+	// SLORefuse makes predicted_latency refuse a request no candidate is
+	// predicted to serve within its SLO, instead of deprioritising it.
+	SLORefuse bool
+	// Scorers are the weighted policy's terms.
+	Scorers []Scorer
 }
 
 // Policy names.
 const (
-	Random         = "random"
-	RoundRobin     = "round_robin"
-	PowerOfTwo     = "power_of_two"
-	ConsistentHash = "consistent_hash"
-	CacheAware     = "cache_aware"
-	LeastLoaded    = "least_loaded"
+	Random           = "random"
+	RoundRobin       = "round_robin"
+	PowerOfTwo       = "power_of_two"
+	ConsistentHash   = "consistent_hash"
+	CacheAware       = "cache_aware"
+	LeastLoaded      = "least_loaded"
+	PrecisePrefix    = "precise_prefix"
+	PredictedLatency = "predicted_latency"
+	Weighted         = "weighted"
 )
 
 // Names lists every registered policy.
 func Names() []string {
-	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded}
+	return []string{Random, RoundRobin, PowerOfTwo, ConsistentHash, CacheAware, LeastLoaded, PrecisePrefix, PredictedLatency, Weighted}
 }
 
 // New builds the named policy. rnd may be nil for a time-seeded source.
@@ -148,6 +171,12 @@ func New(name string, p Params, rnd Rand) (Policy, error) {
 		return newCacheAware(p), nil
 	case LeastLoaded:
 		return &leastLoaded{}, nil
+	case PrecisePrefix:
+		return newPrecisePrefix(p), nil
+	case PredictedLatency:
+		return newPredictedLatency(p), nil
+	case Weighted:
+		return newWeighted(p)
 	}
 	return nil, fmt.Errorf("unknown policy %q (known: %v)", name, Names())
 }

@@ -21,6 +21,12 @@ type Config struct {
 	// node overhead) in total, over every worker and model (vllm-router caps
 	// the characters of each worker separately).
 	MaxTreeSize int `yaml:"max_tree_size,omitempty" json:"max_tree_size,omitempty"`
+	// KVEvents are the workers' KV event streams precise_prefix follows
+	// (kvevents.go).
+	KVEvents []KVEventsSource `yaml:"kv_events,omitempty" json:"kv_events,omitempty"`
+	// Scorers are the weighted policy's terms (scorers.go; none: its
+	// defaults, precise_prefix and load equally).
+	Scorers []Scorer `yaml:"scorers,omitempty" json:"scorers,omitempty"`
 
 	// LoadSignal is what power_of_two and least_loaded compare: "in_flight"
 	// (the router's exact counts) or "in_flight+queue" (blended with

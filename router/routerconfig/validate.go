@@ -41,6 +41,8 @@ func (c Config) Validate() error {
 	l.Check(field.HTTPURLs("router.worker_urls", c.WorkerURLs)...)
 	l.Check(field.UniqueURLs("router.worker_urls", c.WorkerURLs))
 	c.validatePD(&l)
+	c.validateKVEvents(&l)
+	c.validateScorers(&l)
 
 	l.Nest("router.retry", c.Retry.Validate())
 	l.Nest("router.circuit_breaker", c.CircuitBreaker.Validate())

@@ -95,7 +95,11 @@ func (e *engine) applyResets() {
 			e.tier.lru.Init()
 			clear(e.tier.at)
 		}
-		req.done <- e.pool.resetCache()
+		ok := e.pool.resetCache()
+		if ok && e.kv != nil {
+			e.kv.cleared()
+		}
+		req.done <- ok
 	}
 	clear(e.resets)
 	e.resets = e.resets[:0]

@@ -33,6 +33,7 @@ type engine struct {
 	items    []stepItem    // the current step's plan, reused
 	batch    Batch         // the current step's shape, reused
 	tier     *cpuTier      // nil: no CPU tier
+	kv       *kvEventLog   // nil: no KV events published
 	loadTime time.Duration // CPU-tier loads of the step being planned
 	// submitted is when the earliest request still in incoming was
 	// submitted (zero when incoming is empty): after idling, the arrival
@@ -176,7 +177,12 @@ func (e *engine) complete(now time.Time) {
 			full := s.computed / bs
 			s.ensureHashes(full, bs)
 			for ; s.registered < full; s.registered++ {
-				e.pool.register(s.blocks[s.registered], s.hashes[s.registered])
+				if e.pool.register(s.blocks[s.registered], s.hashes[s.registered]) && e.kv != nil {
+					e.kv.stored(s, s.registered, bs)
+				}
+			}
+			if e.kv != nil {
+				e.kv.flush(e) // before s (or anyone) hears of this step
 			}
 		}
 		if s.computed < s.known() {

@@ -116,18 +116,20 @@ func (p *blockPool) release(id int32) {
 	}
 }
 
-// register records that block id now holds the content hashed h. A hash
-// that is already resident in another block keeps its first copy.
-func (p *blockPool) register(id int32, h uint64) {
+// register records that block id now holds the content hashed h and
+// reports whether the cache gained it. A hash that is already resident in
+// another block keeps its first copy.
+func (p *blockPool) register(id int32, h uint64) bool {
 	b := &p.blocks[id]
 	if b.cached {
-		return
+		return false
 	}
 	if _, ok := p.cache[h]; ok {
-		return
+		return false
 	}
 	b.hash, b.cached = h, true
 	p.cache[h] = id
+	return true
 }
 
 // usage is the fraction of blocks referenced by running sequences.

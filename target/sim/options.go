@@ -7,6 +7,7 @@ import (
 	"time"
 
 	engcfg "github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/kvevents"
 	"github.com/autoinfer/autoinfer/target/sim/stepmodel"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
@@ -64,6 +65,13 @@ type Options struct {
 	KVNetwork Network
 	// KVOffload is an optional CPU tier for evicted prefix blocks.
 	KVOffload KVOffload
+	// KVEvents is vLLM's --kv-events-config: with enable_kv_cache_events
+	// the server publishes its prefix cache's events (kvevents.go). The
+	// sockets listen on 127.0.0.1 whatever host the endpoints name.
+	KVEvents kvevents.Config
+	// KVEventsLose, when set, is asked for every event batch; true sends it
+	// nowhere (a lost message: the replay buffer keeps it). Tests use it.
+	KVEventsLose func(seq uint64) bool
 }
 
 // Defaults for engine fields left at zero, as vLLM's (block size 16,
@@ -99,6 +107,8 @@ type config struct {
 	initialFault Faults
 	offload      KVOffload
 	limits       Limits
+	kvEvents     kvevents.Config
+	kvEventsLose func(seq uint64) bool
 }
 
 func resolve(o Options) (config, error) {
@@ -171,6 +181,13 @@ func resolve(o Options) (config, error) {
 		return config{}, field.Errorf("kv_offload_gib", "a CPU tier needs prefix caching (engine.enable_prefix_caching)")
 	}
 	c.offload = o.KVOffload
+	if err := o.KVEvents.Validate(); err != nil {
+		return config{}, err
+	}
+	if o.KVEvents.Enabled() && !c.prefixCache {
+		return config{}, fmt.Errorf("kv-events-config: KV events need prefix caching (engine.enable_prefix_caching)")
+	}
+	c.kvEvents, c.kvEventsLose = o.KVEvents, o.KVEventsLose
 	if c.limits, err = o.Limits.withDefaults(); err != nil {
 		return config{}, err
 	}

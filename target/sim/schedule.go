@@ -63,6 +63,9 @@ func (e *engine) plan(now time.Time) time.Duration {
 		budget -= n
 	}
 	e.publishGauges()
+	if e.kv != nil {
+		e.kv.flush(e)
+	}
 	if len(e.items) > 0 {
 		e.m.kvUsageStep.Observe(e.pool.usage())
 	}
@@ -115,7 +118,9 @@ func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	}
 	// Blocks loaded from the CPU tier hold their content at once.
 	for j, h := range loaded {
-		e.pool.register(s.blocks[hit+j], h)
+		if e.pool.register(s.blocks[hit+j], h) && e.kv != nil {
+			e.kv.stored(s, hit+j, bs)
+		}
 	}
 	if cpuHit > 0 {
 		e.loadTime += time.Duration(cpuHit) * e.tier.loadBlock

@@ -37,7 +37,8 @@ type Server struct {
 	created int64
 	serving atomic.Bool
 	kv      kvChannel
-	links   links // decode role: one per prefill server pulled from
+	kvPub   kvPublisher // KV events (enable_kv_cache_events)
+	links   links       // decode role: one per prefill server pulled from
 	id      string
 	logger  *slog.Logger
 	observe atomic.Pointer[func(RequestTiming)] // ObserveRequests
@@ -50,10 +51,14 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("sim options: %w", err)
 	}
 	s := &Server{cfg: cfg, crash: make(chan struct{}, 1), created: time.Now().Unix(),
-		id: strconv.FormatUint(rand.Uint64(), 16), logger: cfg.logger}
+		id: strconv.FormatUint(rand.Uint64(), 16), logger: cfg.logger, kvPub: newKVPublisher()}
 	s.m = newMetrics(&s.cfg)
 	for r := range cfg.ranks {
-		s.ranks = append(s.ranks, newEngine(&s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r)))
+		e := newEngine(&s.cfg, s.m.ranks[r], fmt.Sprintf("sim-%s-dp%d", s.id, r))
+		if cfg.kvEvents.Enabled() {
+			e.enableKVEvents(&kvEventLog{srv: s, rank: dpRankOf(r, cfg.ranks)})
+		}
+		s.ranks = append(s.ranks, e)
 	}
 	s.faults.Store(cfg.initialFault.clone())
 	s.mux = s.routes(opts.EnableAdmin)
@@ -129,6 +134,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait() // after cancel below: every goroutine started here has ended
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if err := s.listenKVEvents(ctx, &wg); err != nil {
+		return err
+	}
 	for _, e := range s.ranks {
 		wg.Go(func() { e.run(ctx) })
 	}

@@ -55,6 +55,10 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	if err != nil {
 		return nil, fmt.Errorf("target.%s: %w", p.opts.sourceField(), err)
 	}
+	kv, err := kvEventsArg(topo.Engine)
+	if err != nil {
+		return nil, err
+	}
 	var members []target.Member
 	var workers []target.Worker
 	for _, slot := range topo.Slots() {
@@ -66,13 +70,17 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 		e := &simWorker{worker: slot, addr: ln.Addr().String(), opts: sim.Options{
 			Engine: topo.Engine, Profile: prof, Role: sim.Role(slot.Role),
 			Logger: p.log.With("worker", slot.String()), EnableAdmin: true, // the trial's own chaos steps
+			KVEvents: kv,
 		}}
 		if err := e.start(ctx, ln); err != nil {
 			_ = ln.Close()
 			return nil, errors.Join(err, target.StopAll(ctx, members))
 		}
 		members = append(members, e)
-		workers = append(workers, slot)
+		if err := e.publishKVEndpoints(ctx); err != nil {
+			return nil, errors.Join(err, target.StopAll(ctx, members))
+		}
+		workers = append(workers, e.worker)
 	}
 	return target.NewDeployment(workers, members), nil
 }
