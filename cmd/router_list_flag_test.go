@@ -27,7 +27,7 @@ func TestRouterKVEventsFlag(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := resolveRouterConfig(fs, flagCfg, path, nil)
+		cfg, _, err := resolveRouterConfig(fs, flagCfg, path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -73,7 +74,7 @@ func runSimCalibrateLedger(cmd *cobra.Command, f *calibrateLedgerFlags, obs *cal
 		if err != nil {
 			return withCode(ExitInfra, err)
 		}
-		if row := calibrate.Row(t.ID, reqs); len(row.Requests) > 0 {
+		if row := observedRow(t.ID, reqs); len(row.Requests) > 0 {
 			ids, rows = append(ids, t.ID), append(rows, row)
 		}
 	}
@@ -114,3 +115,29 @@ func stepForm(p sim.Profile) string {
 	}
 	return "calibrated"
 }
+
+// observedRow is one ledger row's completed requests as the probe would have seen
+// them: each request's token times rebuilt from its send time, TTFT and
+// inter-token latencies. Requests without one latency per token gap are
+// left out.
+func observedRow(id int64, reqs []ledger.Request) calibrate.Observed {
+	o := calibrate.Observed{}
+	for _, r := range reqs {
+		if r.Status != ledger.RequestOK || r.OutputTokens < 1 || len(r.ITLs) != r.OutputTokens-1 {
+			continue
+		}
+		q := calibrate.Request{Prompt: fmt.Sprintf("row %d request %d", id, r.Index), MaxTokens: r.OutputTokens,
+			Sent: msDuration(r.ActualSendMs), PromptTokens: r.InputTokens, CachedTokens: r.CachedTokens}
+		t := q.Sent + msDuration(r.TTFTMs)
+		q.Tokens = append(q.Tokens, t)
+		for _, itl := range r.ITLs {
+			t += msDuration(itl)
+			q.Tokens = append(q.Tokens, t)
+		}
+		o.Requests = append(o.Requests, q)
+	}
+	return o
+}
+
+// msDuration converts the ledger's float milliseconds.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * 1e6) }

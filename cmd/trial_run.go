@@ -110,25 +110,18 @@ part of its sweep, and its siblings' rows stay current.`,
 	return cmd
 }
 
-func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
-	if f.output != "table" && f.output != "json" {
-		return usageErr("--output: want table or json, got %q", f.output)
-	}
-	if err := checkOverloadFlags(c, f.maxScheduleDelay, f.maxEngineLagRatio); err != nil {
-		return err
-	}
-	ts, err := trials.Load(specPath, targetkinds.All())
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
+// applyOverrides applies the flags that override the spec's trials
+// (--repeats, --clock, the HTTP path and engine lateness figures) and
+// keeps only the --only members; every error is a usage error.
+func (f trialRunFlags) applyOverrides(c *cobra.Command, ts []trials.Trial) ([]trials.Trial, error) {
 	if c.Flags().Changed("repeats") {
 		if err := trials.SetRepeats(ts, f.repeats, "--repeats"); err != nil {
-			return withCode(ExitUsage, err)
+			return nil, withCode(ExitUsage, err)
 		}
 	}
 	if c.Flags().Changed("clock") {
 		if err := trials.SetClock(ts, f.clock, "--clock"); err != nil {
-			return withCode(ExitUsage, err)
+			return nil, withCode(ExitUsage, err)
 		}
 	}
 	var overhead, inbound *float64
@@ -140,23 +133,38 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	if overhead != nil || inbound != nil {
 		if err := trials.SetHTTPPath(ts, overhead, inbound); err != nil {
-			return withCode(ExitUsage, err)
+			return nil, withCode(ExitUsage, err)
 		}
 	}
 	if c.Flags().Changed("engine-lag-ms") {
 		if err := trials.SetEngineLag(ts, f.engineLagMs); err != nil {
-			return withCode(ExitUsage, err)
+			return nil, withCode(ExitUsage, err)
 		}
 	}
 	if c.Flags().Changed("engine-wake-ms") {
 		if err := trials.SetEngineWake(ts, f.engineWakeMs); err != nil {
-			return withCode(ExitUsage, err)
+			return nil, withCode(ExitUsage, err)
 		}
 	}
 	if c.Flags().Changed("only") {
-		if ts, err = onlyTrials(ts, f.only); err != nil {
-			return err
-		}
+		return onlyTrials(ts, f.only)
+	}
+	return ts, nil
+}
+
+func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
+	if f.output != "table" && f.output != "json" {
+		return usageErr("--output: want table or json, got %q", f.output)
+	}
+	if err := checkOverloadFlags(c, f.maxScheduleDelay, f.maxEngineLagRatio); err != nil {
+		return err
+	}
+	ts, err := trials.Load(specPath, targetkinds.All())
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if ts, err = f.applyOverrides(c, ts); err != nil {
+		return err
 	}
 	extra, err := parseAsserts(f.asserts)
 	if err != nil {

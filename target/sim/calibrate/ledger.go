@@ -3,36 +3,9 @@ package calibrate
 import (
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/target/sim"
 )
-
-// Row is one ledger row's completed requests as the probe would have seen
-// them: each request's token times rebuilt from its send time, TTFT and
-// inter-token latencies. Requests without one latency per token gap are
-// left out.
-func Row(id int64, reqs []ledger.Request) Observed {
-	o := Observed{}
-	for _, r := range reqs {
-		if r.Status != ledger.RequestOK || r.OutputTokens < 1 || len(r.ITLs) != r.OutputTokens-1 {
-			continue
-		}
-		q := Request{Prompt: fmt.Sprintf("row %d request %d", id, r.Index), MaxTokens: r.OutputTokens,
-			Sent: msDur(r.ActualSendMs), PromptTokens: r.InputTokens, CachedTokens: r.CachedTokens}
-		t := q.Sent + msDur(r.TTFTMs)
-		q.Tokens = append(q.Tokens, t)
-		for _, itl := range r.ITLs {
-			t += msDur(itl)
-			q.Tokens = append(q.Tokens, t)
-		}
-		o.Requests = append(o.Requests, q)
-	}
-	return o
-}
-
-func msDur(ms float64) time.Duration { return time.Duration(ms * 1e6) }
 
 // Refit is a refit from ledger rows: the fit, and the error of the
 // profile before (as given) and after on rows the fit did not see.
