@@ -379,7 +379,8 @@ func (tr *trialRun) teardown(ctx context.Context) {
 func workerExits(exits []target.Exit) []failure.WorkerCrashed {
 	var out []failure.WorkerCrashed
 	for _, e := range exits {
-		out = append(out, failure.WorkerCrashed{Worker: e.Worker.String(), ExitCode: e.ExitCode, Signal: e.Signal})
+		out = append(out, failure.WorkerCrashed{Worker: e.Worker.String(), ExitCode: e.ExitCode, Signal: e.Signal,
+			LogTail: failure.LogTail(e.LogTail)})
 	}
 	return out
 }
@@ -398,5 +399,6 @@ func workerStartFailures(err error) []failure.WorkerStartupFailed {
 		return nil
 	}
 	ps := startFailure(err)
-	return []failure.WorkerStartupFailed{{Worker: se.Worker.String(), Detail: se.Reason, ExitCode: max(ps.ExitCode, 0)}}
+	return []failure.WorkerStartupFailed{{Worker: se.Worker.String(), Detail: se.Reason, ExitCode: max(ps.ExitCode, 0),
+		LogTail: failure.LogTail(se.LogTail)}}
 }

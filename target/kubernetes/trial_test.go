@@ -50,6 +50,12 @@ gate: {reference: none}
 // tagged with the test's name (caseEnv); extra lines are added to it.
 func kubernetesTarget(t *testing.T, extra ...string) string {
 	t.Helper()
+	return kubernetesTargetAs(t, targetKubeconfig(t, "cluster"), extra...)
+}
+
+// kubernetesTargetAs is kubernetesTarget authenticating with kubeconfig.
+func kubernetesTargetAs(t *testing.T, kubeconfig string, extra ...string) string {
+	t.Helper()
 	port, err := target.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +69,7 @@ func kubernetesTarget(t *testing.T, extra ...string) string {
   port: %d
   resources: {limits: {nvidia.com/gpu: "1"}}
   env: {%s: %q}
-  startup_timeout: 5m`, targetKubeconfig(t, "cluster"), testImage, port, caseEnv, t.Name()) + strings.Join(append([]string{""}, extra...), "\n  ")
+  startup_timeout: 5m`, kubeconfig, testImage, port, caseEnv, t.Name()) + strings.Join(append([]string{""}, extra...), "\n  ")
 }
 
 // caseEnv is the engine containers' variable kubernetesTarget sets to the
