@@ -22,14 +22,15 @@ type ReplayFigure struct {
 // models only when the spec states them). A throughput may fall Rel below
 // its replay.
 type ReplayTolerance struct {
-	Rel   float64 `json:"rel"`
-	AbsMs float64 `json:"abs_ms,omitempty"`
+	Rel   float64
+	AbsMs float64
 	// Higher says a higher value is better (a throughput).
-	Higher bool `json:"-"`
+	Higher bool
 }
 
 // replayTolerances are the compared metrics and their tolerances
-// (docs/failures.md, "Host overload", gives the measurements behind them):
+// (docs/failures.md, "Judged by its effect", gives the measurements behind
+// them):
 // about twice the run-to-run spread of five real runs of one trial on a
 // quiet host (throughput 0.0 %, TTFT p50 up to 16.6 % and p99 up to 30.9 %
 // where the prefix cache makes them bimodal, TPOT p50 1.0 % and p99 0.8 %),
