@@ -48,8 +48,7 @@ func (r *Runner) Replay(ctx context.Context, t trials.Trial) (Outcome, error) {
 // its end, or one the virtual clock cannot run, gets no replay: the lag
 // bound judges it as before.
 func (tr *trialRun) replay(ctx context.Context) {
-	sw, ok := tr.t.Target.Options.(target.SimulatedWorkers)
-	if tr.t.Virtual() || !ok || !sw.Simulated() || tr.result == nil || tr.obs.Err != nil || ctx.Err() != nil {
+	if tr.t.Virtual() || !replayable(tr.t) || tr.result == nil || tr.obs.Err != nil || ctx.Err() != nil {
 		return
 	}
 	predicted := tr.opts.Prediction
@@ -85,6 +84,15 @@ func (tr *trialRun) replay(ctx context.Context) {
 		// the lag as it asks; the replay is recorded all the same.
 		tr.obs.Replay = figs
 	}
+}
+
+// replayable says whether a real-time trial's workers have a model the
+// virtual clock can run: simulated engines, whose profile is the model.
+// A real server a calibrated profile describes would be one too; adding it
+// here is all Replay needs.
+func replayable(t trials.Trial) bool {
+	sw, ok := t.Target.Options.(target.SimulatedWorkers)
+	return ok && sw.Simulated()
 }
 
 // replayFigures pairs the measured and the replayed values of every metric
