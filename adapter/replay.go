@@ -88,8 +88,8 @@ func (tr *trialRun) replay(ctx context.Context) {
 
 // replayable says whether a real-time trial's workers have a model the
 // virtual clock can run: simulated engines, whose profile is the model.
-// A real server a calibrated profile describes would be one too; adding it
-// here is all Replay needs.
+// A real server a calibrated profile describes would be one too, once the
+// virtual clock accepts it (the spec's clock check, virtual.FromTrial).
 func replayable(t trials.Trial) bool {
 	sw, ok := t.Target.Options.(target.SimulatedWorkers)
 	return ok && sw.Simulated()
