@@ -37,14 +37,17 @@ type ReplayTolerance struct {
 // with the throughput at the project's 5 % prediction tolerance, plus for
 // latencies the part of the real path a replay without the spec's
 // constants leaves out (the HTTP path, about 1 ms, and the engines' wake-up
-// lateness, about 1 ms, on TTFT; a step's lateness on TPOT).
+// lateness, about 1 ms, on TTFT; a step's lateness on TPOT) and, at the
+// TTFT's tail, the odd stall of the process of up to about 10 ms that the
+// few slowest of a few hundred requests meet even when it runs ahead of
+// the host's other work.
 var replayTolerances = []struct {
 	metric string
 	tol    ReplayTolerance
 }{
 	{"output_throughput", ReplayTolerance{Rel: 0.05, Higher: true}},
 	{"p50_ttft_ms", ReplayTolerance{Rel: 0.35, AbsMs: 2}},
-	{"p99_ttft_ms", ReplayTolerance{Rel: 0.65, AbsMs: 5}},
+	{"p99_ttft_ms", ReplayTolerance{Rel: 0.65, AbsMs: 10}},
 	{"p50_tpot_ms", ReplayTolerance{Rel: 0.1, AbsMs: 0.25}},
 	{"p99_tpot_ms", ReplayTolerance{Rel: 0.2, AbsMs: 1}},
 }
