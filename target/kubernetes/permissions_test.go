@@ -16,13 +16,11 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
-	k8starget "github.com/autoinfer/autoinfer/target/kubernetes"
 )
 
 // restricted makes a namespace for this test and a ServiceAccount bound to
@@ -95,22 +93,9 @@ func restricted(t *testing.T, drop map[string][]string) (string, string) {
 	if err := c.WriteKubeconfig(kubeconfig, tok.Status.Token); err != nil {
 		t.Fatal(err)
 	}
-	client, err := k8starget.Client(kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The authorizer learns of the bindings from its watch: wait until
-	// the account may list Deployments here (every case keeps that).
-	for deadline := time.Now().Add(time.Minute); ; {
-		_, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-		switch {
-		case err == nil:
-			return ns, kubeconfig
-		case !apierrors.IsForbidden(err) || time.Now().After(deadline):
-			t.Fatalf("the restricted ServiceAccount listing deployments in %s: %v", ns, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the authorizer
-	}
+	// Every case keeps listing Deployments.
+	waitAuthorized(t, kubeconfig, ns)
+	return ns, kubeconfig
 }
 
 // runCLI runs `autoinfer trial run` on spec with a fresh ledger and
