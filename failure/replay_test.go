@@ -7,9 +7,23 @@ import (
 )
 
 // Figures recorded by adapter's BenchmarkHostOverloadJudgedByEffect on
-// this project's shared 2-core test host (load average 9-13 from other
-// work), each measured value beside its trial's own virtual replay's.
+// this project's shared 2-core test host, each measured value beside its
+// trial's own virtual replay's.
 var (
+	// in a quiet moment (load average 1.2): the fast profile's trial, its
+	// lag ratio 0.554 over the old bound (0.5), within every tolerance.
+	quietFast = []ReplayFigure{
+		{"output_throughput", 2532, 2532}, {"p50_ttft_ms", 2.59, 1.613}, {"p99_ttft_ms", 4.488, 2.266},
+		{"p50_tpot_ms", 1.02, 1.022}, {"p99_tpot_ms", 1.052, 1.048},
+	}
+	// then the 4-engine trial under the benchmark's CPU hog, its lag ratio
+	// 0.410 under the old bound: its TTFT tail 5.2 times the replay's.
+	quietHog = []ReplayFigure{
+		{"output_throughput", 2347, 2360}, {"p50_ttft_ms", 19, 15.83}, {"p99_ttft_ms", 103.4, 19.81},
+		{"p50_tpot_ms", 8.577, 8.101}, {"p99_tpot_ms", 13.2, 8.306},
+	}
+
+	// The others ran while other work loaded the host (load average 9-13).
 	// the 4-engine trial without the hog: within every tolerance.
 	recordedOK = []ReplayFigure{
 		{"output_throughput", 2350, 2360}, {"p50_ttft_ms", 17.28, 15.83}, {"p99_ttft_ms", 32.45, 19.81},
@@ -36,7 +50,7 @@ var (
 )
 
 func TestJudgeReplayRecordedFigures(t *testing.T) {
-	for _, figs := range [][]ReplayFigure{recordedOK, recordedFastOK} {
+	for _, figs := range [][]ReplayFigure{quietFast, recordedOK, recordedFastOK} {
 		if f := JudgeReplay(figs); f != nil {
 			t.Errorf("recorded ok trial judged %v", f)
 		}
@@ -46,6 +60,7 @@ func TestJudgeReplayRecordedFigures(t *testing.T) {
 		figs []ReplayFigure
 		want []string
 	}{
+		{"hogged in a quiet moment", quietHog, []string{"p99_ttft_ms = 103.4 measured", "19.81 in the trial's own virtual replay", "above the tolerated 42.69"}},
 		{"fast profile's tail", recordedFastTail, []string{"p99_ttft_ms = 16.17 measured", "2.266 in the trial's own virtual replay", "above the tolerated 13.74"}},
 		{"hogged", recordedHog, []string{"p99_ttft_ms = 847.4 measured", "19.81 in the trial's own virtual replay", "above the tolerated 42.69"}},
 	} {
@@ -106,12 +121,19 @@ func TestJudgeReplayBothSidesOfEachTolerance(t *testing.T) {
 	}
 }
 
-// With a replay the host is judged by it: a lag over the default bound
-// is ok when the figures are within tolerance; the driver's schedule delay
-// still comes first; without a replay the lag bound judges as before.
+// With a replay the host is judged by it: the quiet fast trial, its lag
+// over the default bound, is ok; the hogged one, its lag under it, is not;
+// the driver's schedule delay still comes first; without a replay the lag
+// bound judges as before.
 func TestHostRuleWithReplay(t *testing.T) {
-	lag := 0.83
-	o := Observation{EngineLagRatio: &lag, Replay: recordedOK, P99ScheduleDelayMs: 20}
+	lag, hogLag := 0.554, 0.410
+	if f := Classify(Observation{EngineLagRatio: &hogLag, Replay: quietHog}); f == nil {
+		t.Errorf("hogged at lag %g: ok, want HostOverloaded", hogLag)
+	}
+	if f := Classify(Observation{EngineLagRatio: &hogLag}); f != nil {
+		t.Errorf("hogged at lag %g without a replay: %v, want ok (the lag bound misses it)", hogLag, f)
+	}
+	o := Observation{EngineLagRatio: &lag, Replay: quietFast, P99ScheduleDelayMs: 20}
 	if f := Classify(o); f != nil {
 		t.Errorf("lag %g within the replay's tolerance: %v, want ok", lag, f)
 	}
@@ -125,7 +147,7 @@ func TestHostRuleWithReplay(t *testing.T) {
 	}
 	o.Replay = nil
 	if f, ok := Classify(o).(HostOverloaded); !ok || f.Figure != FigureEngineLagRatio {
-		t.Errorf("no replay: %v, want the lag bound", Classify(o))
+		t.Errorf("the quiet fast trial without a replay: %v, want refused by the lag bound", Classify(o))
 	}
 }
 
