@@ -105,6 +105,38 @@ func TestProcessTargetMatchesSimTarget(t *testing.T) {
 	}
 }
 
+// Issue 35 acceptance 7, process target: a worker that exits on a bad
+// flag fails the trial (WorkerStartupFailed, exit 3 from the CLI) with its
+// log line in the failure's message and in the row.
+func TestProcessBadFlagLogLineInFailure(t *testing.T) {
+	t.Parallel()
+	bin := buildAutoinfer(t)
+	r, led := newTestRunner(t)
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "target: {kind: sim, profile: fast}", fmt.Sprintf(`target:
+  kind: process
+  hardware: test-host
+  command: "'%s' sim serve --host {host} --port {port} --model {model} --profile fast --bogus-flag {engine_args}"
+  startup_timeout: 30s
+  log_dir: %s`, bin, t.TempDir()), 1)
+	spec = strings.Replace(spec, "gate: {reference: sim, prompts: 2}", "gate: {reference: none}", 1)
+	out, err := r.Run(context.Background(), parseSpec(t, spec)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "unknown flag: --bogus-flag"
+	if out.Failure == nil || out.Failure.Kind() != failure.KindWorkerStartupFailed || !strings.Contains(out.Failure.Error(), line) {
+		t.Fatalf("failure %v, want WorkerStartupFailed with %q", out.Failure, line)
+	}
+	row, err := led.Get(context.Background(), out.RowID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := row.Failure.(failure.WorkerStartupFailed); !ok || !strings.Contains(f.LogTail, line) || f.ExitCode == 0 {
+		t.Fatalf("row failure %#v, want its log_tail to hold %q and the exit code", row.Failure, line)
+	}
+	t.Logf("failure: %v", out.Failure)
+}
+
 // The router can run as `autoinfer router serve` (launch: process) and as
 // an external vllm-router-compatible binary with flags derived from the
 // config (launch: external, here autoinfer's own binary); both serve the

@@ -15,7 +15,7 @@ import (
 )
 
 // parseSpec parses a spec that must be valid.
-func parseSpec(t *testing.T, spec string) []trials.Trial {
+func parseSpec(t testing.TB, spec string) []trials.Trial {
 	t.Helper()
 	ts, err := trials.Parse([]byte(spec), targetkinds.All())
 	if err != nil {

@@ -27,6 +27,7 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 	if tr.baseline.Row != nil {
 		out.BaselineRow = tr.baseline.Row.ID
 	}
+	out.ReplayRow, out.Replay = tr.replayRow, tr.replayFigs
 	if tr.router != nil {
 		out.Router = &RouterInfo{Launch: tr.router.Launch, URL: tr.router.URL, MetricsURL: tr.router.MetricsURL()}
 	}
@@ -101,6 +102,9 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 		RouterRun: ledger.RouterRun{RunID: tr.runID, RouterRequests: int64(tr.seen.RunRequests),
 			RouterPromptTokens: int64(tr.seen.RunPromptTokens), RouterCompletionTokens: int64(tr.seen.RunCompletionTokens)},
 		Failure: out.Failure,
+	}
+	if tr.replayRow != 0 {
+		row.PredictedBy = &tr.replayRow
 	}
 	if r := tr.t.Replicate; r.Group != "" {
 		row.Replicate = ledger.Replicate{ReplicateGroup: r.Group, ReplicateIndex: r.Index, Replicates: tr.t.Replicates()}

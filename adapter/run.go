@@ -51,13 +51,22 @@ type Options struct {
 	// (trial run --max-schedule-delay).
 	ScheduleDelayLimit time.Duration
 	// EngineLagRatioLimit, when set, overrides every spec's
-	// checks.max_engine_lag_ratio (trial run --max-engine-lag-ratio).
+	// checks.max_engine_lag_ratio (trial run --max-engine-lag-ratio), and
+	// the simulated engines' lag then judges the host also in a trial
+	// whose virtual replay would (Runner.Replay): the caller asked for
+	// that bound.
 	EngineLagRatioLimit float64
 	// StreamVirtual makes virtual-clock trials stream their request
 	// records into the summary and keep none (autoinfer search: hundreds of
 	// candidates, rows without per-request records). Percentiles stay exact
 	// up to SearchExactValues values per metric.
 	StreamVirtual bool
+	// Prediction, when set, is a virtual row that already replays every
+	// trial this runner runs (search --confirm's candidate: the same spec
+	// and stream on the virtual clock): a real-time trial on simulated
+	// engines is judged against its figures and linked to it, and runs no
+	// replay of its own (Runner.Replay).
+	Prediction *ledger.Trial
 	// Decisions, when set, receives every routing decision of a
 	// virtual-clock trial as one JSON line (DecisionLine), in the order the
 	// router made them (trial run --record-decisions). A real-time trial
@@ -141,6 +150,11 @@ type Outcome struct {
 	// Violations are every check the trial failed (assertions, baseline),
 	// in order; the first is Failure when nothing else failed first.
 	Violations []failure.Failure `json:"violations,omitempty"`
+	// ReplayRow is the virtual row of the trial's own replay (the row's
+	// predicted_by), 0 when none ran; Replay pairs the figures the host was
+	// judged by with the replay's.
+	ReplayRow int64                  `json:"replay_row,omitempty"`
+	Replay    []failure.ReplayFigure `json:"replay,omitempty"`
 }
 
 // RouterInfo says which router served the trial and where its metrics were.
@@ -171,6 +185,7 @@ func (r *Runner) run(ctx context.Context, t trials.Trial, base Baseline, probe *
 	tr := &trialRun{Runner: r, t: t, started: time.Now(), baseline: base, probe: probe}
 	tr.runID = fmt.Sprintf("%s-%d", slug(t.Name), tr.started.UnixNano())
 	tr.executeOnClock(ctx)
+	tr.replay(ctx) // a real-time trial on simulated engines: judged by its own virtual replay
 	return tr.record(ctx)
 }
 
@@ -217,6 +232,10 @@ type trialRun struct {
 	window    *window
 	warmup    driver.WarmupOutcome
 	probe     *splitProbe // nil: the engines' timings are not collected
+	// replayRow is the virtual row of the trial's replay, 0 for none;
+	// replayFigs pair its figures with the measured ones.
+	replayRow  int64
+	replayFigs []failure.ReplayFigure
 }
 
 // execute provisions, drives, gates and observes; every error ends up in
@@ -385,7 +404,8 @@ func (tr *trialRun) teardown(ctx context.Context) {
 func workerExits(exits []target.Exit) []failure.WorkerCrashed {
 	var out []failure.WorkerCrashed
 	for _, e := range exits {
-		out = append(out, failure.WorkerCrashed{Worker: e.Worker.String(), ExitCode: e.ExitCode, Signal: e.Signal})
+		out = append(out, failure.WorkerCrashed{Worker: e.Worker.String(), ExitCode: e.ExitCode, Signal: e.Signal,
+			LogTail: failure.LogTail(e.LogTail)})
 	}
 	return out
 }
@@ -404,5 +424,6 @@ func workerStartFailures(err error) []failure.WorkerStartupFailed {
 		return nil
 	}
 	ps := startFailure(err)
-	return []failure.WorkerStartupFailed{{Worker: se.Worker.String(), Detail: se.Reason, ExitCode: max(ps.ExitCode, 0)}}
+	return []failure.WorkerStartupFailed{{Worker: se.Worker.String(), Detail: se.Reason, ExitCode: max(ps.ExitCode, 0),
+		LogTail: failure.LogTail(se.LogTail)}}
 }

@@ -106,7 +106,7 @@ part of its sweep, and its siblings' rows stay current.`,
 	fl.DurationVar(&f.maxScheduleDelay, "max-schedule-delay", 0,
 		"p99 lateness of the driver's sends above which a trial fails as HostOverloaded (its figures would describe this machine, not the deployment); overrides the spec's checks.max_schedule_delay_p99_ms (default there: 100ms)")
 	fl.Float64Var(&f.maxEngineLagRatio, "max-engine-lag-ratio", 0,
-		"simulated engines' step lag over their modelled busy time above which a trial fails as HostOverloaded; overrides the spec's checks.max_engine_lag_ratio (default there: 0.5)")
+		"simulated engines' step lag over their modelled busy time above which a trial fails as HostOverloaded; overrides the spec's checks.max_engine_lag_ratio (default there: 0.5), and judges sim-target trials by the lag instead of their own virtual replay (docs/failures.md)")
 	return cmd
 }
 

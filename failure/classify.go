@@ -42,6 +42,11 @@ type Observation struct {
 	// (real engines). EngineLagRatioLimit bounds it (0: the default).
 	EngineLagRatio      *float64
 	EngineLagRatioLimit float64
+	// Replay pairs the measured figures with the trial's own virtual
+	// replay's (ReplayMetrics); nil when no replay ran (not simulated
+	// engines, or a trial the virtual clock cannot run). When set, it
+	// judges the host instead of the engines' lag (hostRule).
+	Replay []ReplayFigure
 	// Warmup is what the warm-up did; nil when none ran.
 	Warmup *WarmupOutcome
 	// Gate is the quality gate's result, nil when no gate ran.
@@ -74,8 +79,10 @@ type QualityGate struct {
 //  6. pd_connector_timeout responses      → PDConnectorTimeout
 //  7. length refusals (engine's wording)  → ContextLengthExceeded
 //  8. saturation responses                → RouterPoolExhausted
-//  9. schedule delay or engine lag over   → HostOverloaded
-//     its bound
+//  9. schedule delay over its bound, a    → HostOverloaded
+//     figure past its replay's tolerance
+//     (or, without a replay, engine lag
+//     over its bound)
 //
 // 10. quality gate failed                 → QualityGateFailed
 // 11. any other error or failed request   → Unknown

@@ -30,16 +30,26 @@ const (
 // own clock. Either way the figures describe the host, not the deployment.
 // Figure is FigureScheduleDelayP99 or FigureEngineLagRatio; when both were
 // over their bounds, the one furthest over (relative to its bound).
+//
+// A real-time trial of simulated engines is judged by its effect instead:
+// Figure is then a metric (ReplayMetrics) whose measured Value is past the
+// Bound its own virtual replay (Replay) and the metric's tolerance give.
 type HostOverloaded struct {
 	Figure string  `json:"figure"`
 	Value  float64 `json:"value"`
 	Bound  float64 `json:"bound"`
+	// Replay is the metric's value in the trial's virtual replay; nil when
+	// a bound on a host figure judged the trial.
+	Replay *float64 `json:"replay,omitempty"`
 }
 
 // Kind implements Failure.
 func (HostOverloaded) Kind() Kind { return KindHostOverloaded }
 
 func (f HostOverloaded) Error() string {
+	if f.Replay != nil {
+		return f.replayMessage()
+	}
 	return fmt.Sprintf("host overloaded: %s = %s > bound %s (the figures would describe this machine, not the deployment)",
 		f.Figure, round(f.Value), round(f.Bound))
 }
@@ -47,23 +57,33 @@ func (f HostOverloaded) Error() string {
 // hostRule compares the driver's schedule delay and the engines' lag
 // ratio with their bounds (0: the default). An engine lag that was not
 // measured (real engines export none) is never over.
+//
+// A trial with a virtual replay (Observation.Replay) is judged by its
+// effect: the schedule delay first (the replay sends on schedule, so a
+// driver that did not is not compared with it), then the figures against
+// the replay's; the engines' lag is then a diagnostic only, recorded on the
+// row whatever it is.
 func hostRule(o *Observation) Failure {
-	delayLimit := o.ScheduleDelayLimitMs
-	if delayLimit == 0 {
-		delayLimit = DefaultScheduleDelayLimitMs
+	if o.Replay != nil {
+		if f := delayRule(o); f != nil {
+			return *f
+		}
+		if f := JudgeReplay(o.Replay); f != nil {
+			return *f
+		}
+		return nil
 	}
 	lagLimit := o.EngineLagRatioLimit
 	if lagLimit == 0 {
 		lagLimit = DefaultEngineLagRatioLimit
 	}
-	var worst *HostOverloaded
+	worst := delayRule(o)
 	over := func(figure string, v, bound float64) {
 		if v <= bound || (worst != nil && v/bound <= worst.Value/worst.Bound) {
 			return
 		}
 		worst = &HostOverloaded{Figure: figure, Value: v, Bound: bound}
 	}
-	over(FigureScheduleDelayP99, o.P99ScheduleDelayMs, delayLimit)
 	if o.EngineLagRatio != nil {
 		over(FigureEngineLagRatio, *o.EngineLagRatio, lagLimit)
 	}
@@ -71,4 +91,17 @@ func hostRule(o *Observation) Failure {
 		return nil
 	}
 	return *worst
+}
+
+// delayRule is HostOverloaded on the driver's p99 schedule delay when it is
+// over its bound (0: the default), else nil.
+func delayRule(o *Observation) *HostOverloaded {
+	limit := o.ScheduleDelayLimitMs
+	if limit == 0 {
+		limit = DefaultScheduleDelayLimitMs
+	}
+	if o.P99ScheduleDelayMs <= limit {
+		return nil
+	}
+	return &HostOverloaded{Figure: FigureScheduleDelayP99, Value: o.P99ScheduleDelayMs, Bound: limit}
 }

@@ -93,6 +93,10 @@ type WorkerStartupFailed struct {
 	Worker   string `json:"worker"`
 	Detail   string `json:"detail,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
+	// LogTail is the end of the worker's output (LogTail bounds it) when
+	// the target captured it: a process's log, a container's termination
+	// message.
+	LogTail string `json:"log_tail,omitempty"`
 }
 
 // WorkerCrashed means a worker process exited while the trial ran.
@@ -100,6 +104,9 @@ type WorkerCrashed struct {
 	Worker   string `json:"worker"`
 	ExitCode int    `json:"exit_code"`
 	Signal   string `json:"signal,omitempty"`
+	// LogTail is the end of the worker's output, as for
+	// WorkerStartupFailed.
+	LogTail string `json:"log_tail,omitempty"`
 }
 
 // QualityGateFailed means the deployment's outputs diverged from the reference.
@@ -170,14 +177,14 @@ func (f RouterPolicyInvariant) Error() string {
 }
 
 func (f WorkerStartupFailed) Error() string {
-	return fmt.Sprintf("worker %s did not start: %s", f.Worker, f.Detail)
+	return withLogTail(fmt.Sprintf("worker %s did not start: %s", f.Worker, f.Detail), f.LogTail)
 }
 
 func (f WorkerCrashed) Error() string {
 	if f.Signal != "" {
-		return fmt.Sprintf("worker %s crashed: %s", f.Worker, f.Signal)
+		return withLogTail(fmt.Sprintf("worker %s crashed: %s", f.Worker, f.Signal), f.LogTail)
 	}
-	return fmt.Sprintf("worker %s crashed: exit status %d", f.Worker, f.ExitCode)
+	return withLogTail(fmt.Sprintf("worker %s crashed: exit status %d", f.Worker, f.ExitCode), f.LogTail)
 }
 
 func (f QualityGateFailed) Error() string {

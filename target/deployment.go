@@ -41,6 +41,9 @@ type Exit struct {
 	Signal string
 	// Reason is one line for reports: "exit status 1", "crashed".
 	Reason string
+	// LogTail is the end of the server's output when the target has it
+	// (a process's log, a container's termination message).
+	LogTail string
 }
 
 // Deployment is a provisioned set of workers and the members that serve

@@ -98,18 +98,20 @@ func Confirm(ctx context.Context, s Spec, picks []Candidate, o ConfirmOptions) (
 		if o.Started != nil {
 			o.Started(i+1, len(picks), c.Trial.Name)
 		}
+		predicted, err := o.Ledger.Get(ctx, c.RowID)
+		if err != nil {
+			return out, err
+		}
+		// The candidate's row is the confirmation's replay: it judges the
+		// host (adapter.Options.Prediction), and no other runs.
 		r, err := adapter.New(adapter.Options{Ledger: linked{l: o.Ledger, by: c.RowID}, WorkDir: o.WorkDir, Logger: o.Logger,
-			ScheduleDelayLimit: o.ScheduleDelayLimit, EngineLagRatioLimit: o.EngineLagRatioLimit})
+			ScheduleDelayLimit: o.ScheduleDelayLimit, EngineLagRatioLimit: o.EngineLagRatioLimit, Prediction: &predicted})
 		if err != nil {
 			return out, err
 		}
 		res, err := r.Run(ctx, ts[i])
 		if err != nil {
 			return out, fmt.Errorf("confirming %s: %w", c.Trial.Name, err)
-		}
-		predicted, err := o.Ledger.Get(ctx, c.RowID)
-		if err != nil {
-			return out, err
 		}
 		measured, err := o.Ledger.Get(ctx, res.RowID)
 		if err != nil {

@@ -42,6 +42,13 @@ type deployment struct {
 	teardownMu  sync.Mutex
 	tornDown    bool
 	teardownErr error
+
+	// forbidden is the first list or watch the API refused for lack of a
+	// permission (onWatchError); cancelSync ends the wait for the
+	// informers' first list once it is set.
+	forbiddenMu sync.Mutex
+	forbidden   *Forbidden
+	cancelSync  context.CancelFunc
 }
 
 // watch starts the informers on the trial's pods and Deployments (a watch
@@ -49,17 +56,32 @@ type deployment struct {
 func (d *deployment) watch(ctx context.Context) error {
 	d.watchOnce.Do(func() {
 		trial := func(o *metav1.ListOptions) { o.LabelSelector = TrialLabel + "=" + d.trial }
-		pods := kubeclient.NewInformer(d.client.CoreV1().Pods(d.namespace), &corev1.Pod{}, trial)
-		deploys := kubeclient.NewInformer(d.client.AppsV1().Deployments(d.namespace), &appsv1.Deployment{}, trial)
+		pods := kubeclient.NewInformer(namedCalls[*corev1.PodList]{d.client.CoreV1().Pods(d.namespace), "pods", d.namespace},
+			&corev1.Pod{}, trial)
+		deploys := kubeclient.NewInformer(namedCalls[*appsv1.DeploymentList]{d.client.AppsV1().Deployments(d.namespace), "deployments", d.namespace},
+			&appsv1.Deployment{}, trial)
 		d.pods = corelisters.NewPodLister(pods.GetIndexer())
 		d.deploys = appslisters.NewDeploymentLister(deploys.GetIndexer())
+		sctx, cancelSync := context.WithCancel(ctx)
+		defer cancelSync()
+		d.forbiddenMu.Lock()
+		d.cancelSync = cancelSync
+		d.forbiddenMu.Unlock()
+		for _, inf := range []cache.SharedIndexInformer{pods, deploys} {
+			if err := inf.SetWatchErrorHandlerWithContext(d.onWatchError); err != nil {
+				d.watchErr = fmt.Errorf("watching the trial's objects: %w", err)
+				return
+			}
+		}
 		wctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Go(func() { pods.RunWithContext(wctx) })
 		wg.Go(func() { deploys.RunWithContext(wctx) })
 		d.stopWatch = func() { cancel(); wg.Wait() }
-		if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced, deploys.HasSynced) {
-			d.watchErr = fmt.Errorf("watching the pods and deployments of trial %s: %w", d.trial, ctx.Err())
+		if !cache.WaitForCacheSync(sctx.Done(), pods.HasSynced, deploys.HasSynced) {
+			if d.watchErr = d.watchForbidden(); d.watchErr == nil {
+				d.watchErr = fmt.Errorf("watching the pods and deployments of trial %s: %w", d.trial, ctx.Err())
+			}
 		}
 	})
 	return d.watchErr

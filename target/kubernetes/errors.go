@@ -1,6 +1,10 @@
 package kubernetes
 
-import "fmt"
+import (
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
 
 // The typed reasons a worker never became ready, each as soon as the API
 // shows it. The provisioner returns them inside *target.StartupError (its
@@ -67,3 +71,30 @@ type Refused struct {
 }
 
 func (e *Refused) Error() string { return fmt.Sprintf("%s refused: %s", e.Object, e.Message) }
+
+// Forbidden is a request the API refused for lack of a permission: the
+// verb, the resource and the namespace ("" for a cluster-scoped resource)
+// name the rule the target's role lacks (docs/targets.md, "RBAC").
+type Forbidden struct {
+	Verb, Resource, Namespace string
+	// Message is the API's.
+	Message string
+}
+
+func (e *Forbidden) Error() string {
+	where := "cluster-wide"
+	if e.Namespace != "" {
+		where = "in namespace " + e.Namespace
+	}
+	return fmt.Sprintf("forbidden: may not %s %s %s (the target's role lacks this permission; see docs/targets.md, RBAC): %s",
+		e.Verb, e.Resource, where, e.Message)
+}
+
+// asForbidden is err as a *Forbidden naming the request when the API
+// refused it for lack of a permission, else err unchanged.
+func asForbidden(err error, verb, resource, namespace string) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	return &Forbidden{Verb: verb, Resource: resource, Namespace: namespace, Message: err.Error()}
+}

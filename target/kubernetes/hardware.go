@@ -38,7 +38,7 @@ func hardware(ctx context.Context, client *kubeclient.Clientset, opts Options, r
 		nodes = append(nodes, r.node)
 		n, err := client.CoreV1().Nodes().Get(ctx, r.node, metav1.GetOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("reading node %s for the hardware identity: %w", r.node, err)
+			return nil, fmt.Errorf("reading node %s for the hardware identity: %w", r.node, asForbidden(err, "get", "nodes", ""))
 		}
 		p := n.Labels[GPUProductLabel]
 		if p == "" {

@@ -59,7 +59,7 @@ func (m *member) Exited() (target.Exit, bool) {
 	if restarts > m.ready.restarts {
 		exit.Reason = fmt.Sprintf("container of pod %s restarted", w.Name)
 		if last != nil {
-			exit.ExitCode = int(last.ExitCode)
+			exit.ExitCode, exit.LogTail = int(last.ExitCode), last.Message
 			exit.Reason += fmt.Sprintf(" (exit code %d)", last.ExitCode)
 		}
 		return exit, true

@@ -67,7 +67,11 @@ func (p *Provisioner) Provision(ctx context.Context, topo target.Topology) (*tar
 	defer cancel()
 	workers, err := d.wait(wctx, p.opts, topo)
 	if err == nil {
-		d.hardware, err = hardware(ctx, p.client, p.opts, workers)
+		if d.hardware, err = hardware(ctx, p.client, p.opts, workers); err != nil {
+			// Without the nodes the row has no hardware identity: the
+			// trial cannot be recorded for what it ran on.
+			err = &target.StartupError{Worker: workers[0].worker, Reason: err.Error(), Err: err}
+		}
 	}
 	if err != nil {
 		if ctx.Err() == nil && wctx.Err() != nil {
@@ -93,8 +97,7 @@ func (p *Provisioner) create(ctx context.Context, d *deployment, topo target.Top
 	if d.namespace == "" {
 		d.namespace = "autoinfer-" + d.trial
 		if _, err := p.client.CoreV1().Namespaces().Create(ctx, namespaceObject(d.namespace, d.trial), metav1.CreateOptions{}); err != nil {
-			refused := &Refused{Object: "namespace " + d.namespace, Message: err.Error()}
-			return &target.StartupError{Worker: target.Worker{Role: target.Collocated}, Reason: refused.Error(), Err: refused}
+			return createRefused(err, "namespaces", "", "namespace "+d.namespace, target.Collocated)
 		}
 		d.ownsNamespace = true
 		d.log.Info("kubernetes: namespace created", "namespace", d.namespace)
@@ -111,14 +114,24 @@ func (p *Provisioner) create(ctx context.Context, d *deployment, topo target.Top
 		v := vars{Model: topo.Engine.Model, Port: p.opts.Port, EngineArgs: topo.Engine.Args(), Role: r.role}
 		obj := p.opts.deploymentObject(name, d.trial, r.role, r.n, v)
 		if _, err := p.client.AppsV1().Deployments(d.namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			refused := &Refused{Object: "deployment " + d.namespace + "/" + name, Message: err.Error()}
-			return &target.StartupError{Worker: target.Worker{Role: r.role}, Reason: refused.Error(), Err: refused}
+			return createRefused(err, "deployments", d.namespace, "deployment "+d.namespace+"/"+name, r.role)
 		}
 		d.deployments = append(d.deployments, name)
 		d.roles = append(d.roles, roleCount{role: r.role, n: r.n})
 		d.log.Info("kubernetes: deployment created", "deployment", d.namespace+"/"+name, "replicas", r.n, "image", p.opts.Image)
 	}
 	return nil
+}
+
+// createRefused is a create the API refused, as a StartupError of role:
+// a *Forbidden when a permission is missing, else a *Refused (a quota, an
+// admission webhook, a policy).
+func createRefused(err error, resource, namespace, object string, role target.Role) error {
+	var cause error = &Refused{Object: object, Message: err.Error()}
+	if f, ok := asForbidden(err, "create", resource, namespace).(*Forbidden); ok {
+		cause = f
+	}
+	return &target.StartupError{Worker: target.Worker{Role: role}, Reason: cause.Error(), Err: cause}
 }
 
 // roleCount is how many pods a role asks for.

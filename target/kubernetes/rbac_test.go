@@ -127,19 +127,25 @@ func testNamespace(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	// The apiserver's authorizer learns of a new binding from its watch:
-	// wait until the ServiceAccount may list Deployments here.
+	waitAuthorized(t, kubeconfig, ns)
+	return ns
+}
+
+// waitAuthorized waits until kubeconfig's account may list Deployments in
+// ns: the apiserver's authorizer learns of a new binding from its watch.
+func waitAuthorized(t *testing.T, kubeconfig, ns string) {
+	t.Helper()
 	client, err := k8starget.Client(kubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; {
-		_, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		_, err := client.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
 		switch {
 		case err == nil:
-			return ns
+			return
 		case !apierrors.IsForbidden(err) || time.Now().After(deadline):
-			t.Fatalf("the namespaced ServiceAccount listing deployments in %s: %v", ns, err)
+			t.Fatalf("the ServiceAccount of %s listing deployments in %s: %v", kubeconfig, ns, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the authorizer
 	}

@@ -53,7 +53,7 @@ func (r *remote) RunRemote(ctx context.Context, payload []byte) ([]byte, error) 
 		pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
 	}
 	if _, err := d.client.CoreV1().Pods(d.namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("creating runner pod: %w", err)
+		return nil, fmt.Errorf("creating runner pod: %w", asForbidden(err, "create", "pods", d.namespace))
 	}
 	d.log.Info("kubernetes: runner pod started", "pod", d.namespace+"/"+name, "image", r.opts.RunnerImage)
 	if err := r.waitDone(ctx, name); err != nil {
@@ -61,7 +61,7 @@ func (r *remote) RunRemote(ctx context.Context, payload []byte) ([]byte, error) 
 	}
 	logs, err := d.client.CoreV1().Pods(d.namespace).GetLogs(name, &corev1.PodLogOptions{Container: runnerRole}).DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading runner pod %s/%s output: %w", d.namespace, name, err)
+		return nil, fmt.Errorf("reading runner pod %s/%s output: %w", d.namespace, name, asForbidden(err, "get", "pods/log", d.namespace))
 	}
 	for line := range bytes.Lines(logs) {
 		if rest, ok := bytes.CutPrefix(line, []byte(ResultPrefix)); ok {

@@ -45,6 +45,9 @@ func (d *deployment) wait(ctx context.Context, opts Options, topo target.Topolog
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
+		if err := d.watchForbidden(); err != nil {
+			return nil, err
+		}
 		if err := d.refused(); err != nil {
 			return nil, err
 		}

@@ -91,7 +91,7 @@ func (p *proc) exited() (target.Exit, bool) {
 	default:
 		return target.Exit{}, false
 	}
-	e := target.Exit{Worker: p.worker, ExitCode: -1, Reason: "exited"}
+	e := target.Exit{Worker: p.worker, ExitCode: -1, Reason: "exited", LogTail: tail(p.worker.LogPath)}
 	if st := p.cmd.ProcessState; st != nil {
 		e.ExitCode, e.Reason = st.ExitCode(), st.String()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

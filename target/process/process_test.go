@@ -332,8 +332,9 @@ func TestRestartKillsAndRestartsOnSameURL(t *testing.T) {
 	}
 }
 
-// A worker killed from outside is an exit with its signal; after a
-// deliberate Restart it is not.
+// A worker killed from outside is an exit with its signal and the end of
+// its log (what it printed before it died); after a deliberate Restart it
+// is not.
 func TestExitsReportKilledWorker(t *testing.T) {
 	t.Parallel()
 	d, err := provision(t, helperOptions(t, "serve"), target.Topology{Replicas: 1, Engine: engine.Config{Model: "m"}})
@@ -359,6 +360,9 @@ func TestExitsReportKilledWorker(t *testing.T) {
 	}
 	if len(ex) != 1 || ex[0].Signal != "killed" || ex[0].ExitCode != -1 {
 		t.Fatalf("exits %+v, want one worker killed by a signal", ex)
+	}
+	if want := fmt.Sprintf("pid=%d mode=serve", pid); !strings.Contains(ex[0].LogTail, want) {
+		t.Errorf("exit's log tail %q, want the worker's line %q", ex[0].LogTail, want)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
