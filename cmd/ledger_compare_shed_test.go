@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,7 +53,11 @@ func TestLedgerCompareFlagsTheSheddingSide(t *testing.T) {
 			t.Fatalf("%s: exit %d, want %d\n%s\n%s", c.name, code, c.exit, out, errs)
 		}
 	}
-	code, out, errs := run(t, "ledger", "compare", "1", "2", "--ledger", db, "--output", "json")
+	// Each trial's virtual replay is a row of its own name: the shedding
+	// trial failed, so it is compared by its id (its name resolves to no ok
+	// real row, and never to its replay).
+	shedID := realRowID(t, db, "shedding")
+	code, out, errs := run(t, "ledger", "compare", "open", shedID, "--ledger", db, "--output", "json")
 	if code != ExitOK {
 		t.Fatalf("compare: exit %d\n%s", code, errs)
 	}
@@ -112,8 +117,26 @@ func TestLedgerCompareFlagsTheSheddingSide(t *testing.T) {
 	if code, out, errs := run(t, "ledger", "pareto", "--x", "shed_rate", "--y", "mean_ttft_ms", "--ledger", db); code != ExitOK || !strings.Contains(out, "open") {
 		t.Errorf("pareto on shed_rate: exit %d\n%s\n%s", code, out, errs)
 	}
-	_, table, _ := run(t, "ledger", "compare", "1", "2", "--ledger", db)
+	_, table, _ := run(t, "ledger", "compare", "open", shedID, "--ledger", db)
 	if !strings.Contains(table, "shed (503/429 of offered): A 0.0 % (0 of 60), B ") {
 		t.Errorf("table output lacks the shed rates:\n%s", table)
 	}
+}
+
+// realRowID is the id of the one real-time row named name in db.
+func realRowID(t *testing.T, db, name string) string {
+	t.Helper()
+	l, err := ledger.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rows, err := l.List(context.Background(), ledger.Filter{Name: name, IncludeStale: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d real rows named %s, want 1", len(rows), name)
+	}
+	return strconv.FormatInt(rows[0].ID, 10)
 }

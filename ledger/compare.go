@@ -166,7 +166,8 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 //  2. a replicate group id is every replicate of that repeated trial;
 //  3. a sweep id is every ok trial of that sweep, stale or not;
 //  4. a name is the latest ok trial with that name, or all of its
-//     replicate group when it is a replicate.
+//     replicate group when it is a replicate; real rows only, when the
+//     name has any (a virtual row of the same name is their replay).
 //
 // A replicate group resolves only when complete (every replicate
 // recorded and ok): a mean over the survivors would not be the trial's.
@@ -188,7 +189,12 @@ func (l *Ledger) Resolve(ctx context.Context, ref string) (Side, error) {
 		side.Resolved, side.Trials = "sweep", ts
 	} else {
 		var id int64
-		err := l.db.GetContext(ctx, &id, l.db.Rebind(`SELECT id FROM trials WHERE name = ? AND status = 'ok' ORDER BY started_at DESC, id DESC LIMIT 1`), ref)
+		// A real-time trial's virtual replay carries its name: the name
+		// means the measurement whenever one was made, so a failed real
+		// trial never resolves to the prediction of it.
+		err := l.db.GetContext(ctx, &id, l.db.Rebind(`SELECT id FROM trials WHERE name = ? AND status = 'ok'
+			AND (clock = 'real' OR NOT EXISTS (SELECT 1 FROM trials r WHERE r.name = ? AND r.clock = 'real'))
+			ORDER BY started_at DESC, id DESC LIMIT 1`), ref, ref)
 		if errors.Is(err, sql.ErrNoRows) {
 			return Side{}, fmt.Errorf("%q is no trial id, sweep id or name of an ok trial: %w", ref, ErrNotFound)
 		}

@@ -90,6 +90,7 @@ var suite = []struct {
 	{"ReadOnlyOpenReadsAndCannotWrite", testReadOnlyOpenReadsAndCannotWrite},
 	{"WhereOnLedgerWithRouterlessRows", testWhereOnLedgerWithRouterlessRows},
 	{"StaleMarking", testStaleMarking},
+	{"NameMeansTheMeasurement", testNameMeansTheMeasurement},
 	{"ConcurrentWritersLoseNoRow", testConcurrentWritersLoseNoRow},
 	{"SweepRowsDoNotMarkEachOther", testSweepRowsDoNotMarkEachOther},
 	{"StaleOnlyWithinTheComparisonContext", testStaleOnlyWithinTheComparisonContext},
