@@ -41,10 +41,10 @@ func parseControl(n *yaml.Node, compared bool, p *problems) bool {
 // says why t cannot have one: it runs no router, or its workload shares no
 // prefix to make unique.
 func controlArm(tree *yaml.Node, t Trial, settings []Setting, line int, defaultName string, kinds []target.Kind) (Trial, []*FieldError) {
-	w := t.Spec.Workload.Workload
+	w := t.Workload.Workload
 	msg := ""
 	switch {
-	case !t.Spec.RouterLaunched():
+	case !t.RouterLaunched():
 		msg = fmt.Sprintf("%s compares routing, but trial %s runs no router (one replica, no P/D)", ControlZeroReuse, t.Name)
 	case w.UniquePrefixes:
 		msg = fmt.Sprintf("workload.unique_prefixes is already set in trial %s: it is its own zero-reuse control", t.Name)
