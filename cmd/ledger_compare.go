@@ -126,6 +126,13 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 		}
 		tbl.add("metric", d.Metric, ledgerOptNum(d.A), ledgerOptNum(d.B), ledgerOptNum(d.Diff), "", "", "", better, ci(d.ACI), ci(d.BCI))
 	}
+	// A side's gain over its zero-reuse control: a is the control, b the
+	// side, so diff_b_minus_a is the gain.
+	for _, g := range cmp.Controls {
+		for _, d := range g.Metrics {
+			tbl.add("control_"+strings.ToLower(g.Side), d.Metric, ledgerOptNum(d.A), ledgerOptNum(d.B), ledgerOptNum(d.Diff), "", "", "", d.Better, "", "")
+		}
+	}
 	if format == "table" {
 		fmt.Fprintf(w, "A: %s\nB: %s\n", side(cmp.A), side(cmp.B))
 		fmt.Fprintf(w, "bootstrap: %d resamples, %g%% intervals, seed %d", cmp.Resamples, cmp.Confidence*100, cmp.Seed)
@@ -138,11 +145,16 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 		if cmp.ShedFlag != "" {
 			fmt.Fprintln(w, "FLAG: "+cmp.ShedFlag)
 		}
+		for _, g := range cmp.Controls {
+			fmt.Fprintf(w, "control of %s: %s (zero_reuse; rows control_%s: a the control, b %s, diff the gain over control)\n",
+				g.Side, strings.Join(g.Control.Names, ", "), strings.ToLower(g.Side), g.Side)
+		}
 		fmt.Fprintln(w)
 	}
 	return ledgerRender(w, format, tbl, map[string]any{
 		"a": cmp.A, "b": cmp.B, "resamples": cmp.Resamples, "confidence": cmp.Confidence, "seed": cmp.Seed,
 		"intervals": cmp.Intervals, "metrics": cmp.Metrics, "a_shed": cmp.AShed, "b_shed": cmp.BShed, "shed_flag": cmp.ShedFlag,
+		"controls": cmp.Controls,
 	})
 }
 

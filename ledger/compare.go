@@ -73,9 +73,12 @@ type Comparison struct {
 	// ShedFlag is set when the better side shed more (shed.go).
 	AShed, BShed Shedding
 	ShedFlag     string
-	Resamples    int
-	Confidence   float64
-	Seed         uint64
+	// Controls are each side's gain over its zero-reuse control arms
+	// (control.go), for the sides that have them.
+	Controls   []ControlGain
+	Resamples  int
+	Confidence float64
+	Seed       uint64
 }
 
 // Compare resolves two references (see Resolve), puts every metric side by
@@ -102,24 +105,7 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 		return Comparison{}, err
 	}
 	c := Comparison{A: a, B: b, Resamples: opt.Resamples, Confidence: opt.Confidence, Seed: opt.Seed}
-	for _, m := range MetricList() {
-		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: mean(m, a.Trials), B: mean(m, b.Trials)}
-		d.ACI, d.BCI = a.estimate(m.Name), b.estimate(m.Name)
-		if d.A != nil && d.B != nil {
-			va, vb := *d.A, *d.B
-			diff := vb - va
-			d.Diff = &diff
-			switch {
-			case (d.ACI != nil || d.BCI != nil) && va != vb && interval(d.ACI, va).Overlaps(interval(d.BCI, vb)):
-				d.NotSeparable = true
-			case m.Direction.Better(va, vb):
-				d.Better = "A"
-			case m.Direction.Better(vb, va):
-				d.Better = "B"
-			}
-		}
-		c.Metrics = append(c.Metrics, d)
-	}
+	c.Metrics = deltas(a, b, MetricList())
 	sa, err := l.samples(ctx, &c.A)
 	if err != nil {
 		return Comparison{}, err
@@ -158,7 +144,40 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 		return Comparison{}, err
 	}
 	c.ShedFlag = shedFlag(c, c.AShed, c.BShed)
+	for i, s := range []Side{c.A, c.B} {
+		g, err := l.controlGain(ctx, []string{"A", "B"}[i], s)
+		if err != nil {
+			return Comparison{}, err
+		}
+		if g != nil {
+			c.Controls = append(c.Controls, *g)
+		}
+	}
 	return c, nil
+}
+
+// deltas puts metrics of a and b side by side.
+func deltas(a, b Side, metrics []Metric) []MetricDelta {
+	var out []MetricDelta
+	for _, m := range metrics {
+		d := MetricDelta{Metric: m.Name, Direction: m.Direction.String(), A: mean(m, a.Trials), B: mean(m, b.Trials)}
+		d.ACI, d.BCI = a.estimate(m.Name), b.estimate(m.Name)
+		if d.A != nil && d.B != nil {
+			va, vb := *d.A, *d.B
+			diff := vb - va
+			d.Diff = &diff
+			switch {
+			case (d.ACI != nil || d.BCI != nil) && va != vb && interval(d.ACI, va).Overlaps(interval(d.BCI, vb)):
+				d.NotSeparable = true
+			case m.Direction.Better(va, vb):
+				d.Better = "A"
+			case m.Direction.Better(vb, va):
+				d.Better = "B"
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // Resolve turns a reference into trials. Rules, first match wins:

@@ -50,7 +50,7 @@ func parseMatrix(m *yaml.Node, p *problems) []axis {
 		case !matrixPathRE.MatchString(k.Value):
 			p.addAt(path, k.Line, "must be a dotted path of keys such as router.policy")
 			continue
-		case k.Value == "name" || k.Value == "matrix" || strings.HasPrefix(k.Value, "matrix."):
+		case k.Value == "name" || k.Value == "matrix" || strings.HasPrefix(k.Value, "matrix.") || k.Value == "control":
 			p.addAt(path, k.Line, "cannot be varied by the matrix")
 			continue
 		case v == nil || v.Kind != yaml.SequenceNode || len(v.Content) == 0:

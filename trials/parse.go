@@ -126,10 +126,12 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 	axes := parseMatrix(matrix, p)
 	_, vnode := child(root, "variants")
 	variants := parseVariants(vnode, axes, p)
+	_, cnode := child(root, "control")
+	control := parseControl(cnode, matrix != nil || vnode != nil, p)
 	base := clone(root)
 	base.Content = nil
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		if k := root.Content[i].Value; k != "matrix" && k != "variants" {
+		if k := root.Content[i].Value; k != "matrix" && k != "variants" && k != "control" {
 			base.Content = append(base.Content, clone(root.Content[i]), clone(root.Content[i+1]))
 		}
 	}
@@ -149,7 +151,7 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 			"expands to %d trials of %d YAML nodes each; at most %d nodes in all", n, nodes, maxMatrixNodes)}}}
 	}
 	combos := combinations(axes)
-	var trials []Trial
+	var trials, controls []Trial
 	fields := p.fields
 	for _, v := range runs {
 		for _, combo := range combos {
@@ -173,8 +175,15 @@ func parse(data []byte, defaultName string, kinds []target.Kind) ([]Trial, error
 			}
 			fields = append(fields, errs...)
 			trials = append(trials, t)
+			if control && len(errs) == 0 {
+				c, cerrs := controlArm(tree, t, settings, cnode.Line, defaultName, kinds)
+				fields = append(fields, cerrs...)
+				controls = append(controls, c)
+			}
 		}
 	}
+	// The control arms follow the arms they control, in the same sweep.
+	trials = append(trials, controls...)
 	fields = append(fields, overriddenBase(base, axes, defaultName, kinds)...)
 	if len(fields) > 0 {
 		return nil, &SpecError{Fields: sortFields(fields, len(trials))}

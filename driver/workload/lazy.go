@@ -80,8 +80,12 @@ func (r randomItems) At(i int) Item {
 	w := r.b.w
 	rnd := r.b.src("request", i)
 	in, out := length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
+	prefix := r.prefix
+	if w.UniquePrefixes {
+		prefix = r.b.tok.Generate(r.b.src("unique-prefix", i), w.PrefixLen)
+	}
 	it := single(i)
-	it.Prompt = join(r.prefix, r.b.tok.Generate(rnd, in))
+	it.Prompt = join(prefix, r.b.tok.Generate(rnd, in))
 	it.InputTokens = r.b.tok.Count(it.Prompt)
 	it.OutputTokens = out
 	return it

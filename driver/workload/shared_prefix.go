@@ -10,7 +10,8 @@ import (
 // question) pair appears once per pass in a seeded shuffled order, cycling
 // when n is larger than their number; with zipf s > 0 each request draws its
 // group with probability ∝ 1/rank^s (group 0 the most popular) and a
-// question uniformly within the group.
+// question uniformly within the group. With unique_prefixes each request's
+// system prompt is its own (same length), so no two share a prefix.
 func (b builder) sharedPrefix() ([]Item, error) {
 	w, n, src := b.w, b.n, b.src
 	total := w.NumGroups * w.PromptsPerGroup
@@ -51,6 +52,9 @@ func (b builder) sharedPrefix() ([]Item, error) {
 		}
 		it := single(i)
 		it.System = systems[g]
+		if w.UniquePrefixes {
+			it.System = b.tok.Generate(src("unique-group", i), w.SystemPromptLen)
+		}
 		it.Prompt = question(g*w.PromptsPerGroup + q)
 		it.InputTokens = b.tok.Count(join(it.System, it.Prompt))
 		it.OutputTokens = w.OutputLen

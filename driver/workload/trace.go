@@ -129,7 +129,7 @@ func (t *traceItems) At(i int) Item {
 		if len(t.blocks) >= maxCachedBlocks {
 			clear(t.blocks)
 		}
-		it.Prompt = blockPrompt(t.b.tok, l, w.BlockSize, t.blocks, t.b.src, i)
+		it.Prompt = blockPrompt(t.b.tok, l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
 		if _, sim := t.b.tok.(Sim); sim {
 			// The sim tokenizer generates each part's count exactly and a
@@ -218,7 +218,12 @@ func (l TraceLine) validate() error {
 // blockPrompt renders input_length tokens: full blocks for each hash id
 // (cached in blocks so equal ids give equal text), a shorter last block when
 // input_length ends inside it, and line-specific text past the last id.
-func blockPrompt(tok Tokenizer, l TraceLine, size int, blocks map[int]string, src Source, i int) string {
+// With unique (unique_prefixes) the whole prompt is line-specific text of
+// input_length tokens: no block is shared with another line.
+func blockPrompt(tok Tokenizer, l TraceLine, size int, blocks map[int]string, src Source, i int, unique bool) string {
+	if unique {
+		return tok.Generate(src("unique-trace", i), l.InputLength)
+	}
 	left := l.InputLength
 	parts := []string{}
 	for _, id := range l.HashIDs {

@@ -72,6 +72,12 @@ type Workload struct {
 	WindowStartS        float64 `yaml:"window_start_s,omitempty" json:"window_start_s,omitempty"`
 	WindowEndS          float64 `yaml:"window_end_s,omitempty" json:"window_end_s,omitempty"`
 	SessionPrefixBlocks int     `yaml:"session_prefix_blocks,omitempty" json:"session_prefix_blocks,omitempty"`
+	// UniquePrefixes makes every request's prefix its own (a zero-reuse
+	// control): shared_prefix's system prompts, random's prefix_len tokens
+	// and a trace's hash_id blocks are generated per request, at the same
+	// lengths, so no two requests share a prefix block. The spec's
+	// `control: zero_reuse` sets it on a comparison's control arms.
+	UniquePrefixes bool `yaml:"unique_prefixes,omitempty" json:"unique_prefixes,omitempty"`
 	// DisableShuffle keeps a sharegpt or custom file's order (vllm's
 	// --disable-shuffle); otherwise the entries are shuffled by the seed.
 	DisableShuffle bool `yaml:"disable_shuffle,omitempty" json:"disable_shuffle,omitempty"`
@@ -105,11 +111,11 @@ type Workload struct {
 
 // knobs lists the yaml keys each kind accepts besides the common ones.
 var knobs = map[string][]string{
-	Random:       {"input_len", "output_len", "range_ratio", "prefix_len"},
-	SharedPrefix: {"num_groups", "prompts_per_group", "system_prompt_len", "question_len", "output_len", "zipf"},
+	Random:       {"input_len", "output_len", "range_ratio", "prefix_len", "unique_prefixes"},
+	SharedPrefix: {"num_groups", "prompts_per_group", "system_prompt_len", "question_len", "output_len", "zipf", "unique_prefixes"},
 	MultiTurn:    {"sessions", "turns", "think_time_ms", "history", "input_len", "output_len", "range_ratio", "system_prompt_len"},
 	Trace: {"path", "time_scale", "block_size", "ignore_timestamps", "format", "window_start_s", "window_end_s",
-		"session_prefix_blocks"},
+		"session_prefix_blocks", "unique_prefixes"},
 	ShareGPT: {"path", "output_len", "disable_shuffle"},
 	Sonnet:   {"path", "input_len", "output_len", "prefix_len"},
 	BurstGPT: {"path"},
@@ -225,6 +231,7 @@ func (w Workload) Validate() error {
 			"window_end_s", fmt.Sprintf("must be > window_start_s (%v), or 0 for the trace's end, got %v", w.WindowStartS, w.WindowEndS)},
 		{w.SessionPrefixBlocks < 0, "session_prefix_blocks", fmt.Sprintf("must be >= 0, got %d", w.SessionPrefixBlocks)},
 		{w.SessionPrefixBlocks > 0 && w.Format == FormatAzure, "session_prefix_blocks", "the azure format has no hash_ids to derive sessions from"},
+		{w.UniquePrefixes && w.Kind == Random && w.PrefixLen == 0, "unique_prefixes", "kind random shares no prefix without prefix_len > 0"},
 		{w.Kind == Sonnet && w.PrefixLen > w.InputLen, "prefix_len", fmt.Sprintf("must be <= input_len (%d), got %d", w.InputLen, w.PrefixLen)},
 		{!finite(w.Temperature), "temperature", fmt.Sprintf("must be >= 0, got %v", w.Temperature)},
 		{!(w.TopP >= 0 && w.TopP <= 1), "top_p", fmt.Sprintf("must be in (0, 1] (0 = not sent), got %v", w.TopP)},

@@ -145,6 +145,9 @@ type Pair struct {
 	NB        int                  `json:"n_b"`
 	Intervals []ledger.Interval    `json:"intervals"`
 	Metrics   []ledger.MetricDelta `json:"metrics"`
+	// Controls are each side's gain over its zero-reuse control arms,
+	// for sides that have them (ledger.ControlGain).
+	Controls []ledger.ControlGain `json:"controls,omitempty"`
 }
 
 // BootstrapInfo is how the comparisons were computed.

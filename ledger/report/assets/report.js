@@ -551,6 +551,18 @@
         mTable.tBodies[0].append(el('tr', {}, el('td', {}, d.metric), el('td', { class: 'num' }, fmt(A)), el('td', { class: 'num' }, fmt(B)),
           el('td', { class: 'num' }, A === null || B === null ? '–' : fmt(B - A)), el('td', {}, bt ? [el('span', { class: 'swatch', style: 'background:' + sideColor(bt) }), bt] : A === null || B === null ? '–' : 'equal')));
       }
+      // Each side's gain over its zero-reuse control: the control, the
+      // side, and the side minus its control.
+      for (const g of pair.controls || []) {
+        const side = flipped ? flipSide(g.side) : g.side;
+        mTable.tBodies[0].append(el('tr', { class: 'control-head' }, el('th', { colspan: 5 },
+          side + ' over its zero-reuse control (' + g.control.names.join(', ') + '): control, ' + side + ', gain')));
+        for (const d of g.metrics) {
+          mTable.tBodies[0].append(el('tr', { 'data-control': side }, el('td', {}, d.metric), el('td', { class: 'num' }, fmt(d.a)), el('td', { class: 'num' }, fmt(d.b)),
+            el('td', { class: 'num' }, d.diff === null ? '–' : fmt(d.diff)),
+            el('td', {}, d.better === 'B' ? side + ' gains' : d.better === 'A' ? 'control better' : d.diff === null ? '–' : 'equal')));
+        }
+      }
     }
     as.addEventListener('change', draw);
     bs.addEventListener('change', draw);
