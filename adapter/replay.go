@@ -64,7 +64,7 @@ func (tr *trialRun) replay(ctx context.Context) {
 			err = fmt.Errorf("the replay sent stream %s, the trial %s", out.Summary.StreamHash, tr.result.Summary.StreamHash)
 		}
 		if err != nil {
-			tr.log.Warn("no virtual replay: the engines' lag bound judges the host", "trial", tr.t.Name, "err", err)
+			tr.log.Warn("no virtual replay: no prediction is recorded, and on simulated engines their lag bound judges the host", "trial", tr.t.Name, "err", err)
 			return
 		}
 		m, err := metricsOf(out.Summary)
