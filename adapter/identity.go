@@ -9,8 +9,9 @@ import (
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/stale"
+	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
-	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -22,9 +23,10 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 	if t.Virtual() {
 		id.Clock = ledger.ClockVirtual
 	}
-	if so, ok := t.Target.Options.(*simtarget.Options); ok {
+	if so, ok := t.Target.Options.(profileSource); ok && (simulated(t) || t.Virtual() && so.Profiled()) {
 		// The resolved coefficients, not the profile's name alone: an
-		// override or a recalibrated profile is other hardware.
+		// override or a recalibrated profile is other hardware. A real
+		// target's virtual replay ran its profile, not its hardware.
 		p, err := so.Resolve(t.Topology.Engine)
 		if err != nil {
 			return ledger.Identity{}, fmt.Errorf("resolving sim profile: %w", err)
@@ -53,6 +55,13 @@ func (tr *trialRun) identity() (ledger.Identity, error) {
 		return ledger.Identity{}, err
 	}
 	return id, nil
+}
+
+// profileSource is target options that name and resolve a profile of
+// their workers (simtarget.Source).
+type profileSource interface {
+	target.ProfiledWorkers
+	Resolve(engine.Config) (sim.Profile, error)
 }
 
 // hardwareConfig is a sim trial's hardware identity: the resolved profile

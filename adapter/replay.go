@@ -22,10 +22,9 @@ import (
 // sweep or replicate group; its records are streamed into its summary, not
 // kept.
 //
-// Every real-time trial on simulated engines calls it after its run and
-// links its row to the replay's (predicted_by, `ledger compare
-// --predicted`); a target whose workers a profile describes can call it the
-// same way.
+// Every real-time trial on simulated engines, or on real servers whose
+// target names a profile, calls it after its run and links its row to the
+// replay's (predicted_by, `ledger compare --predicted`).
 func (r *Runner) Replay(ctx context.Context, t trials.Trial) (Outcome, error) {
 	// A prediction is no member of the trial's sweep or replicate group:
 	// those compare and count real-time runs.
@@ -43,6 +42,10 @@ func (r *Runner) Replay(ctx context.Context, t trials.Trial) (Outcome, error) {
 // engines, and hands its figures to the classifier, which then judges the
 // host by them (failure.JudgeReplay) rather than by the engines' lag,
 // unless the caller set an engine-lag bound (Options.EngineLagRatioLimit).
+// On real servers a profile describes the replay is a prediction only:
+// the row is linked to it, but it judges nothing, since the servers do not
+// share the host with the trial and a miss is the profile's, not the
+// host's.
 // A caller that holds the trial's prediction already (Options.Prediction)
 // has it judge instead, and no replay runs. A trial that did not run to
 // its end, or one the virtual clock cannot run, gets no replay: the lag
@@ -61,7 +64,7 @@ func (tr *trialRun) replay(ctx context.Context) {
 			err = fmt.Errorf("the replay sent stream %s, the trial %s", out.Summary.StreamHash, tr.result.Summary.StreamHash)
 		}
 		if err != nil {
-			tr.log.Warn("no virtual replay: the engines' lag bound judges the host", "trial", tr.t.Name, "err", err)
+			tr.log.Warn("no virtual replay: no prediction is recorded, and on simulated engines their lag bound judges the host", "trial", tr.t.Name, "err", err)
 			return
 		}
 		m, err := metricsOf(out.Summary)
@@ -79,7 +82,7 @@ func (tr *trialRun) replay(ctx context.Context) {
 		return
 	}
 	tr.replayRow, tr.replayFigs = predicted.ID, figs
-	if tr.opts.EngineLagRatioLimit == 0 {
+	if tr.opts.EngineLagRatioLimit == 0 && simulated(tr.t) {
 		// An explicit engine-lag bound (--max-engine-lag-ratio) judges by
 		// the lag as it asks; the replay is recorded all the same.
 		tr.obs.Replay = figs
@@ -87,10 +90,15 @@ func (tr *trialRun) replay(ctx context.Context) {
 }
 
 // replayable says whether a real-time trial's workers have a model the
-// virtual clock can run: simulated engines, whose profile is the model.
-// A real server a calibrated profile describes would be one too, once the
-// virtual clock accepts it (the spec's clock check, virtual.FromTrial).
+// virtual clock can run: simulated engines, whose profile is the model,
+// or real servers whose target names a profile of them.
 func replayable(t trials.Trial) bool {
+	pw, ok := t.Target.Options.(target.ProfiledWorkers)
+	return simulated(t) || ok && pw.Profiled()
+}
+
+// simulated says whether the trial's workers are simulated engines.
+func simulated(t trials.Trial) bool {
 	sw, ok := t.Target.Options.(target.SimulatedWorkers)
 	return ok && sw.Simulated()
 }

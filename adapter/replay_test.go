@@ -10,6 +10,9 @@ import (
 
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/target/engine"
+	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
 
 // A real-time trial on simulated engines records its own virtual replay:
@@ -111,5 +114,44 @@ func TestGivenPredictionJudgesWithoutAReplay(t *testing.T) {
 		if f.Replay != predicted.Values()[f.Metric] {
 			t.Errorf("%s: judged against %v, the prediction has %v", f.Metric, f.Replay, predicted.Values()[f.Metric])
 		}
+	}
+}
+
+// The replay of a trial on real servers a profile describes is a
+// prediction, not a judge: under the same late clock as
+// TestReplayJudgesTheHost, a static target naming the engines' profile
+// records the replay and links the row to it, but the trial is ok, since
+// its servers do not share the host and a miss is the profile's.
+func TestProfiledStaticReplayPredictsOnly(t *testing.T) {
+	t.Parallel()
+	r, led := newTestRunner(t)
+	r.opts.EngineLagRatioLimit = 0 // a simulated target's replay would judge
+	start := time.Now()
+	var looks atomic.Int64
+	r.hooks.clock = func() time.Time { return start.Add(time.Duration(looks.Add(1)) * 150 * time.Millisecond) }
+	url := simtest.Start(t, sim.Options{Engine: engine.Config{Model: "sim-m", MaxNumSeqs: 32}})
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "replicas: 2", "replicas: 1", 1)
+	spec = strings.Replace(spec, "target: {kind: sim, profile: fast}", "target: {kind: static, hardware: test-sim, workers: ["+url+"], profile: fast}", 1)
+	spec = strings.Replace(spec, "gate: {reference: sim, prompts: 2}",
+		"gate: {reference: none}\nchecks: {max_schedule_delay_p99_ms: 1e9, max_engine_lag_ratio: 1e9}", 1)
+	out, err := r.Run(context.Background(), parseSpec(t, spec)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Failure != nil || out.ReplayRow == 0 || len(out.Replay) == 0 {
+		t.Fatalf("failure %v, replay row %d, figures %+v; want ok with a replay", out.Failure, out.ReplayRow, out.Replay)
+	}
+	late := false
+	for _, f := range out.Replay {
+		if tol, judged := failure.ReplayToleranceOf(f.Metric); judged && !tol.Higher && f.Measured >= 150 && f.Replay < 50 {
+			late = true
+		}
+	}
+	if !late {
+		t.Fatalf("figures %+v: no latency 150 ms past its replay, the test judges nothing", out.Replay)
+	}
+	row, err := led.Get(context.Background(), out.RowID)
+	if err != nil || row.PredictedBy == nil || *row.PredictedBy != out.ReplayRow {
+		t.Fatalf("row %d: predicted_by %v (%v), want %d", out.RowID, row.PredictedBy, err, out.ReplayRow)
 	}
 }

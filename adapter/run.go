@@ -152,7 +152,8 @@ type Outcome struct {
 	Violations []failure.Failure `json:"violations,omitempty"`
 	// ReplayRow is the virtual row of the trial's own replay (the row's
 	// predicted_by), 0 when none ran; Replay pairs the figures the host was
-	// judged by with the replay's.
+	// judged by with the replay's (on real servers a profile describes,
+	// the figures it predicted; they judge nothing there).
 	ReplayRow int64                  `json:"replay_row,omitempty"`
 	Replay    []failure.ReplayFigure `json:"replay,omitempty"`
 }

@@ -70,22 +70,9 @@ func TestSearchConfirmPairs(t *testing.T) {
 				id, m.Clock, deref(m.PredictedBy), by, m.WorkloadHash, v.WorkloadHash, m.Completed, v.Completed)
 		}
 	}
-	code, out, errs = run(t, "ledger", "compare", "--predicted", "--ledger", db, "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("compare --predicted: exit %d: %s", code, errs)
-	}
-	var got struct {
-		Pairs []struct {
-			Measured  int64 `json:"measured_row"`
-			Predicted int64 `json:"predicted_row"`
-			Metrics   []ledger.MetricError
-		}
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	if len(got.Pairs) != 2 || got.Pairs[0].Measured != 4 || got.Pairs[0].Predicted != 1 || len(got.Pairs[0].Metrics) != len(ledger.PredictionMetrics()) {
-		t.Fatalf("pairs %+v, want 2 with %d metrics each", got.Pairs, len(ledger.PredictionMetrics()))
+	pairs := predictedPairs(t, db)
+	if len(pairs) != 2 || pairs[0].Measured != 4 || pairs[0].Predicted != 1 || len(pairs[0].Metrics) != len(ledger.PredictionMetrics()) {
+		t.Fatalf("pairs %+v, want 2 with %d metrics each", pairs, len(ledger.PredictionMetrics()))
 	}
 	// The HTML report shows the pairs of its selected rows, and no such
 	// section without them.
@@ -137,4 +124,25 @@ func TestSearchStrategyFlag(t *testing.T) {
 	if code, _, errs := run(t, "search", spec, "--ledger", db, "--strategy", "bayes"); code != ExitUsage || !strings.Contains(errs, "--strategy") {
 		t.Errorf("--strategy bayes: exit %d: %s", code, errs)
 	}
+}
+
+// predictedPair is one pair of `ledger compare --predicted -o json`.
+type predictedPair struct {
+	Measured  int64 `json:"measured_row"`
+	Predicted int64 `json:"predicted_row"`
+	Metrics   []ledger.MetricError
+}
+
+// predictedPairs runs `ledger compare --predicted -o json` on db.
+func predictedPairs(t *testing.T, db string) []predictedPair {
+	t.Helper()
+	code, out, errs := run(t, "ledger", "compare", "--predicted", "--ledger", db, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("compare --predicted: exit %d: %s", code, errs)
+	}
+	var got struct{ Pairs []predictedPair }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	return got.Pairs
 }

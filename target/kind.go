@@ -46,6 +46,17 @@ type SimulatedWorkers interface {
 	Simulated() bool
 }
 
+// ProfiledWorkers is Options that can name a profile (the step model's
+// coefficients) of their workers: the virtual clock runs simulated engines
+// of it, so their trials can run, or be replayed, in virtual time. The sim
+// target's engines are that profile; a target of real servers that names
+// one has it as a model of them.
+type ProfiledWorkers interface {
+	Options
+	// Profiled reports whether the options name a profile.
+	Profiled() bool
+}
+
 // HardwareReporter is Options whose deployments find out what they run on
 // (Deployment.Hardware): target.hardware is optional for them and must
 // agree with what they report when given.

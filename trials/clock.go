@@ -25,7 +25,8 @@ func Clocks() []string { return []string{ClockReal, ClockVirtual} }
 func (s Spec) Virtual() bool { return s.Clock == ClockVirtual }
 
 // validateClock checks clock and what a virtual clock needs: simulated
-// workers and, when a router runs, autoinfer's own router (its decision
+// workers, or real ones a profile describes (run as simulated engines of
+// it), and, when a router runs, autoinfer's own router (its decision
 // code is what runs in virtual time).
 func validateClock(s *Spec, p *problems) {
 	totalErr := msBetween("http_overhead_ms", s.HTTPOverheadMs, MaxHTTPOverheadMs)
@@ -44,8 +45,8 @@ func validateClock(s *Spec, p *problems) {
 		p.add("clock", "must be one of %v, got %q", Clocks(), s.Clock)
 		return
 	}
-	if s.Target.Options != nil && !simulated(s.Target) {
-		p.add("clock", "virtual needs simulated workers (target.kind %s runs real servers)", s.Target.Kind)
+	if s.Target.Options != nil && !simulated(s.Target) && !profiled(s.Target) {
+		p.add("clock", "virtual needs simulated workers or a profile of the servers (target.kind %s runs real servers and names no profile)", s.Target.Kind)
 	}
 	if s.RouterLaunched() && s.Router.Launch == LaunchExternal {
 		p.add("router.launch", "external runs another router's code: the virtual clock runs autoinfer's (embedded or process)")

@@ -121,3 +121,9 @@ func simulated(t Target) bool {
 	sw, ok := t.Options.(target.SimulatedWorkers)
 	return ok && sw.Simulated()
 }
+
+// profiled reports whether t's options name a profile of its workers.
+func profiled(t Target) bool {
+	pw, ok := t.Options.(target.ProfiledWorkers)
+	return ok && pw.Profiled()
+}

@@ -19,7 +19,7 @@ func TestTargetJSONIsStable(t *testing.T) {
 		target Target
 		want   string
 	}{
-		{Target{Kind: "sim", Options: &simtarget.Options{Profile: "fast"}}, `{"kind":"sim","profile":"fast"}`},
+		{Target{Kind: "sim", Options: &simtarget.Options{Source: simtarget.Source{Profile: "fast"}}}, `{"kind":"sim","profile":"fast"}`},
 		{Target{Kind: "static", Options: &static.Options{Workers: []string{"http://a:1"}, HealthTimeout: time.Second, HealthPath: "/health"}},
 			`{"kind":"static","workers":["http://a:1"],"health_timeout":1000000000,"health_path":"/health"}`},
 		{Target{Kind: "process", Options: &process.Options{Command: "x {port}", Host: "127.0.0.1", Env: map[string]string{"B": "2", "A": "1"}, HealthPath: "/h"}},

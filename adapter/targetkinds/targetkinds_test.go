@@ -29,18 +29,7 @@ func TestKindsConformance(t *testing.T) {
 			if rt.Kind() != reflect.Pointer || rt.Elem().Kind() != reflect.Struct {
 				t.Fatalf("New returns %s, want a pointer to a struct", rt)
 			}
-			for f := range rt.Elem().Fields() {
-				if !f.IsExported() {
-					continue
-				}
-				y, j := f.Tag.Get("yaml"), f.Tag.Get("json")
-				if y == "" || j == "" || (y == "-") != (j == "-") {
-					t.Errorf("field %s: yaml %q json %q, want both keys or both \"-\"", f.Name, y, j)
-				}
-				if y != "-" && !strings.HasSuffix(j, ",omitempty") {
-					t.Errorf("field %s: json %q lacks omitempty: an unset key would change the hash of every spec", f.Name, j)
-				}
-			}
+			checkTags(t, rt.Elem())
 			if k.New() == opts {
 				t.Error("New returned the same options twice")
 			}
@@ -56,5 +45,29 @@ func TestKindsConformance(t *testing.T) {
 	}
 	if len(seen) < 3 || All()[0].Name != "sim" {
 		t.Errorf("kinds %v: want sim (the default) first, then static and process", seen)
+	}
+}
+
+// checkTags wants every exported field of an options struct to carry a
+// yaml key and a json key with omitempty (or "-" for both); an embedded
+// struct inlined in YAML (simtarget.Source), whose fields encoding/json
+// flattens the same way, is checked field by field.
+func checkTags(t *testing.T, rt reflect.Type) {
+	t.Helper()
+	for f := range rt.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		y, j := f.Tag.Get("yaml"), f.Tag.Get("json")
+		if f.Anonymous && y == ",inline" && j == "" && f.Type.Kind() == reflect.Struct {
+			checkTags(t, f.Type)
+			continue
+		}
+		if y == "" || j == "" || (y == "-") != (j == "-") {
+			t.Errorf("field %s: yaml %q json %q, want both keys or both \"-\"", f.Name, y, j)
+		}
+		if y != "-" && !strings.HasSuffix(j, ",omitempty") {
+			t.Errorf("field %s: json %q lacks omitempty: an unset key would change the hash of every spec", f.Name, j)
+		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
-	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -18,14 +18,15 @@ const BaseURL = "http://virtual.invalid:1"
 
 // FromTrial builds t's deployment: one simulated engine per topology slot
 // with the target's resolved profile and the spec's engine settings (as the
-// sim target provisions them), named by URLs that sort in slot order, and
+// sim target provisions them; for a target of real servers that names a
+// profile, the engines that profile says they are), named by URLs that sort in slot order, and
 // the spec's router configuration over them when a router is launched,
 // its engines late by the spec's engine_lag_ms (a step) and
 // engine_wake_ms (an idle engine's wake-up).
 func FromTrial(t trials.Trial) (*Deployment, error) {
-	so, ok := t.Target.Options.(*simtarget.Options)
-	if !ok {
-		return nil, fmt.Errorf("clock: virtual needs target.kind sim, got %s", t.Target.Kind)
+	so, ok := t.Target.Options.(profileSource)
+	if !ok || !so.Profiled() {
+		return nil, fmt.Errorf("clock: virtual needs target.kind sim or a target that names a profile, got %s", t.Target.Kind)
 	}
 	prof, err := so.Resolve(t.Topology.Engine)
 	if err != nil {
@@ -61,4 +62,12 @@ func FromTrial(t trials.Trial) (*Deployment, error) {
 		return nil, fmt.Errorf("engine_lag_ms, engine_wake_ms: %w", err)
 	}
 	return d, nil
+}
+
+// profileSource is target options that name and resolve a profile of their
+// workers (simtarget.Source: the sim target's, or a real target's profile
+// keys).
+type profileSource interface {
+	target.ProfiledWorkers
+	Resolve(engine.Config) (sim.Profile, error)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
 
@@ -54,9 +55,13 @@ type Options struct {
 	HealthPath string `yaml:"health_path" json:"health_path,omitempty"`
 	// Logger reports starts and stops; nil discards.
 	Logger *slog.Logger `yaml:"-" json:"-"`
+	// Source optionally names a profile of the servers, as the static
+	// target's does: each real-time trial is then replayed on the virtual
+	// clock as its prediction.
+	simtarget.Source `yaml:",inline"`
 }
 
-var _ target.Options = (*Options)(nil)
+var _ target.ProfiledWorkers = (*Options)(nil)
 
 // Default fills in the host, the health path and the timeouts.
 func (o *Options) Default() {
@@ -109,6 +114,7 @@ func (o *Options) Validate(topo target.Topology) error {
 		envPort = envPort || strings.Contains(o.Env[k], "{port}")
 	}
 	l.Check(o.validateCommand(topo, envPort))
+	l.Nest("", o.Check(topo))
 	return l.Err()
 }
 

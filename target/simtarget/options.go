@@ -17,14 +17,23 @@ const Kind = "sim"
 // DefaultProfile is the profile of a spec that names none.
 const DefaultProfile = "h100-llama3-8b"
 
-// Options are the sim target's keys in a trial spec's target section. The
-// profile comes from one of: a built-in profile's name (profile), a profile
-// file (profile_file), or a Hugging Face config.json (model_config) and a
+// Options are the sim target's keys in a trial spec's target section: the
+// profile's source, which names DefaultProfile when the spec names none.
+type Options struct {
+	Source `yaml:",inline"`
+}
+
+// Source says where a profile comes from, as a spec's target section
+// writes it: a built-in profile's name (profile), a profile file
+// (profile_file), or a Hugging Face config.json (model_config) and a
 // built-in GPU (gpu), derived for the topology's engine settings
 // (tensor_parallel_size, quantization, kv_cache_dtype,
 // enable_expert_parallel, ...). Relative paths are read from the working
-// directory; the row records the profile's content hash.
-type Options struct {
+// directory; the row records the profile's content hash. The sim target's
+// engines run it; a target of real servers may name one too (the static
+// target's profile keys), which its trials' virtual replays then run as
+// their prediction.
+type Source struct {
 	// Profile names a built-in hardware profile (sim.ProfileNames).
 	Profile string `yaml:"profile" json:"profile,omitempty"`
 	// ProfileFile is a profile file (autoinfer sim profile derive).
@@ -38,23 +47,36 @@ type Options struct {
 	ProfileOverrides map[string]any `yaml:"profile_overrides" json:"profile_overrides,omitempty"`
 }
 
-var _ target.SimulatedWorkers = (*Options)(nil)
+var (
+	_ target.SimulatedWorkers = (*Options)(nil)
+	_ target.ProfiledWorkers  = (*Options)(nil)
+)
 
 // Default names DefaultProfile when the spec names no profile source.
 func (o *Options) Default() {
-	if o.Profile == "" && o.ProfileFile == "" && o.ModelConfig == "" {
+	if !o.Profiled() {
 		o.Profile = DefaultProfile
 	}
 }
 
-// Validate checks that exactly one profile source is given and resolves it
-// for topo's engine: a model that does not fit its GPUs, or an engine the
-// profile cannot serve (max_model_len over the KV capacity), is refused
-// with the numbers. Overrides must name profile fields with usable values.
-func (o *Options) Validate(topo target.Topology) error {
+// Validate checks the profile's source for topo (Source.Check).
+func (o *Options) Validate(topo target.Topology) error { return o.Check(topo) }
+
+// Profiled reports whether the source names a profile.
+func (s *Source) Profiled() bool {
+	return s.Profile != "" || s.ProfileFile != "" || s.ModelConfig != ""
+}
+
+// Check checks that at most one profile source is given and resolves the
+// one given for topo's engine: a model that does not fit its GPUs, or an
+// engine the profile cannot serve (max_model_len over the KV capacity), is
+// refused with the numbers. Overrides must name profile fields with usable
+// values. A source naming no profile passes unless it has a gpu or
+// overrides, which only a profile can use.
+func (s *Source) Check(topo target.Topology) error {
 	var l field.Errors
 	n := 0
-	for _, set := range []bool{o.Profile != "", o.ProfileFile != "", o.ModelConfig != ""} {
+	for _, set := range []bool{s.Profile != "", s.ProfileFile != "", s.ModelConfig != ""} {
 		if set {
 			n++
 		}
@@ -63,20 +85,25 @@ func (o *Options) Validate(topo target.Topology) error {
 	case n > 1:
 		l.Add("profile", "give one of profile, profile_file and model_config (with gpu)")
 		return l.Err()
-	case o.ModelConfig != "" && o.GPU == "":
+	case s.ModelConfig != "" && s.GPU == "":
 		l.Add("gpu", "required with model_config (%s)", strings.Join(stepmodel.GPUNames(), ", "))
 		return l.Err()
-	case o.ModelConfig == "" && o.GPU != "":
+	case s.ModelConfig == "" && s.GPU != "":
 		l.Add("gpu", "only with model_config (a profile already fixes the GPU)")
 		return l.Err()
+	case n == 0 && len(s.ProfileOverrides) > 0:
+		l.Add("profile_overrides", "only with a profile, profile_file or model_config")
+		return l.Err()
+	case n == 0:
+		return nil
 	}
-	p, err := o.Resolve(topo.Engine)
+	p, err := s.Resolve(topo.Engine)
 	if err != nil {
 		var fe *field.Error
 		if errors.As(err, &fe) {
 			l.Nest("profile_overrides", err)
 		} else {
-			l.Add(o.sourceField(), "%v", err)
+			l.Add(s.sourceField(), "%v", err)
 		}
 		return l.Err()
 	}
@@ -85,18 +112,18 @@ func (o *Options) Validate(topo target.Topology) error {
 		// What the engines will make of the profile and the engine
 		// settings: the memory fit and the KV capacity.
 		if _, err := sim.MemoryBytes(sim.Options{Engine: topo.Engine, Profile: p}); err != nil {
-			l.Add(o.sourceField(), "%v", err)
+			l.Add(s.sourceField(), "%v", err)
 		}
 	}
 	return l.Err()
 }
 
 // sourceField is the key that names the profile's source.
-func (o *Options) sourceField() string {
+func (s *Source) sourceField() string {
 	switch {
-	case o.ModelConfig != "":
+	case s.ModelConfig != "":
 		return "model_config"
-	case o.ProfileFile != "":
+	case s.ProfileFile != "":
 		return "profile_file"
 	}
 	return "profile"

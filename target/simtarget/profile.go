@@ -21,7 +21,7 @@ import (
 // Resolve is the profile o describes for engines configured as e: the
 // built-in profile, the profile file, or the profile derived from
 // model_config on gpu for e's settings; with the overrides applied.
-func (o *Options) Resolve(e engine.Config) (sim.Profile, error) {
+func (o *Source) Resolve(e engine.Config) (sim.Profile, error) {
 	var p sim.Profile
 	var err error
 	switch {

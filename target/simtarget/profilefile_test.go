@@ -32,8 +32,8 @@ func TestProfileFileRunsAsItsDerivation(t *testing.T) {
 	if err := os.WriteFile(path, file, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fromFile := Options{ProfileFile: path}
-	inline := Options{ModelConfig: cfg, GPU: "h100"}
+	fromFile := Options{Source: Source{ProfileFile: path}}
+	inline := Options{Source: Source{ModelConfig: cfg, GPU: "h100"}}
 	topo := target.Topology{Replicas: 1, Engine: eng}
 	for _, o := range []*Options{&fromFile, &inline} {
 		if err := o.Validate(topo); err != nil {
@@ -84,11 +84,11 @@ func TestProfileSourcesAreExclusive(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Profile: "fast", ModelConfig: "x.json", GPU: "h100"}, "give one of profile, profile_file and model_config"},
-		{Options{ModelConfig: "x.json"}, "gpu: required with model_config"},
-		{Options{Profile: "fast", GPU: "h100"}, "gpu: only with model_config"},
-		{Options{ModelConfig: "/nonexistent.json", GPU: "h100"}, "model_config: reading model config"},
-		{Options{ProfileFile: "/nonexistent.yaml"}, "profile_file: reading profile file"},
+		{Options{Source: Source{Profile: "fast", ModelConfig: "x.json", GPU: "h100"}}, "give one of profile, profile_file and model_config"},
+		{Options{Source: Source{ModelConfig: "x.json"}}, "gpu: required with model_config"},
+		{Options{Source: Source{Profile: "fast", GPU: "h100"}}, "gpu: only with model_config"},
+		{Options{Source: Source{ModelConfig: "/nonexistent.json", GPU: "h100"}}, "model_config: reading model config"},
+		{Options{Source: Source{ProfileFile: "/nonexistent.yaml"}}, "profile_file: reading profile file"},
 	} {
 		if err := c.o.Validate(topo); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.o, err, c.want)

@@ -17,7 +17,7 @@ import (
 
 func fast(t *testing.T) *Provisioner {
 	t.Helper()
-	p, err := New(Options{Profile: "fast"}, nil)
+	p, err := New(Options{Source: Source{Profile: "fast"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
 
@@ -36,9 +37,18 @@ type Options struct {
 	HealthPath string `yaml:"health_path" json:"health_path,omitempty"`
 	// Client sends the probes; nil means a default client.
 	Client *http.Client `yaml:"-" json:"-"`
+	// Source optionally names a profile of the servers (profile,
+	// profile_file or model_config with gpu, profile_overrides: the sim
+	// target's keys): each real-time trial is then replayed on the
+	// virtual clock with simulated engines of it, and its row carries
+	// that prediction (predicted_by).
+	simtarget.Source `yaml:",inline"`
 }
 
-var _ target.ListedWorkers = (*Options)(nil)
+var (
+	_ target.ListedWorkers   = (*Options)(nil)
+	_ target.ProfiledWorkers = (*Options)(nil)
+)
 
 // Default fills in the health path and timeout.
 func (o *Options) Default() {
@@ -53,7 +63,7 @@ func (o *Options) Default() {
 // Validate checks the URLs and the health settings. Whether the topology's
 // counts match the URLs is the spec's to check (see Listed), since it knows
 // which counts the spec wrote.
-func (o *Options) Validate(target.Topology) error {
+func (o *Options) Validate(topo target.Topology) error {
 	var l field.Errors
 	if len(o.Workers) > 0 && (len(o.Prefill) > 0 || len(o.Decode) > 0) {
 		l.Add("workers", "give either workers or prefill and decode URLs, not both")
@@ -82,6 +92,7 @@ func (o *Options) Validate(target.Topology) error {
 	if o.HealthPath != "" {
 		l.Check(field.AbsPath("health_path", o.HealthPath))
 	}
+	l.Nest("", o.Check(topo))
 	return l.Err()
 }
 
