@@ -34,13 +34,13 @@ func testNameMeansTheMeasurement(t *testing.T, be backend) {
 	}
 	// The replay is recorded first and starts later (after the trial).
 	record("measured", StatusOK, true, 2*time.Minute)
-	real := record("measured", StatusOK, false, time.Minute)
+	measured := record("measured", StatusOK, false, time.Minute)
 	record("refused", StatusOK, true, 4*time.Minute)
 	record("refused", StatusFailed, false, 3*time.Minute)
 	predicted := record("predicted", StatusOK, true, 5*time.Minute)
 
-	if s, err := l.Resolve(ctx, "measured"); err != nil || len(s.IDs) != 1 || s.IDs[0] != real {
-		t.Errorf("measured: %v %v, want the real row %d", s.IDs, err, real)
+	if s, err := l.Resolve(ctx, "measured"); err != nil || len(s.IDs) != 1 || s.IDs[0] != measured {
+		t.Errorf("measured: %v %v, want the real row %d", s.IDs, err, measured)
 	}
 	if s, err := l.Resolve(ctx, "refused"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("refused: %v %v, want not found (the real trial failed; its replay is no measurement)", s.IDs, err)
