@@ -21,11 +21,22 @@ import (
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
-// countingSink is the block index, counting the evictions it was told of.
+// countingSink is the block index, counting the evictions it was told of;
+// subscribed (when set) hears each subscription that took hold.
 type countingSink struct {
 	*policy.BlockIndex
-	mu      sync.Mutex
-	removed int
+	mu         sync.Mutex
+	removed    int
+	subscribed chan string
+}
+
+// Restarted is called once a subscriber has dialled and subscribed.
+func (c *countingSink) Restarted(id string) {
+	c.BlockIndex.Restarted(id)
+	select {
+	case c.subscribed <- id:
+	default:
+	}
 }
 
 func (c *countingSink) Apply(id string, b kvevents.Batch) {
@@ -50,7 +61,7 @@ type fleet struct {
 // Each holds 40 blocks of 16 tokens, so the workload below evicts.
 func startFleet(t *testing.T, n int, replay bool, lose func(seq uint64) bool) *fleet {
 	t.Helper()
-	f := &fleet{sink: &countingSink{BlockIndex: policy.NewBlockIndex()}, lost: lose}
+	f := &fleet{sink: &countingSink{BlockIndex: policy.NewBlockIndex(), subscribed: make(chan string, n)}, lost: lose}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -74,6 +85,21 @@ func startFleet(t *testing.T, n int, replay bool, lose func(seq uint64) bool) *f
 			}
 		})
 		f.workers, f.subs = append(f.workers, w), append(f.subs, s)
+	}
+	if !replay {
+		// Without a replay socket a batch published before the
+		// subscription took hold is gone (ZMQ's slow joiner), and settle
+		// would wait for it: send nothing before every subscriber has
+		// dialled and subscribed.
+		guard, stop := context.WithTimeout(t.Context(), time.Minute) // a hang guard
+		defer stop()
+		for range n {
+			select {
+			case <-f.sink.subscribed:
+			case <-guard.Done():
+				t.Fatal("a subscriber never subscribed")
+			}
+		}
 	}
 	return f
 }
