@@ -58,7 +58,8 @@ type Filter struct {
 	// p99_ttft_ms < 500: "the most tokens/s under a TTFT p99 of 500 ms".
 	Bounds []Bound
 	// Predicted keeps only real-time rows that confirm a virtual
-	// prediction (predicted_by set; search --confirm).
+	// prediction (predicted_by set: search --confirm, or the trial's own
+	// virtual replay).
 	Predicted bool
 	// Limit caps the number of rows (0: no cap); the newest come first.
 	Limit int

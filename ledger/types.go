@@ -59,9 +59,11 @@ type Trial struct {
 
 	Replicate
 
-	// PredictedBy is, on a real-time row that confirms a search candidate
-	// (search --confirm), the id of the virtual row that predicted it; nil
-	// otherwise.
+	// PredictedBy is, on a real-time row, the id of the virtual row that
+	// predicted it: the candidate a search --confirm run confirms, or the
+	// trial's own virtual replay (every real-time trial on simulated
+	// engines, or on a static or process target that names a profile).
+	// Nil when nothing predicted it.
 	PredictedBy *int64 `db:"predicted_by" json:"predicted_by,omitempty"`
 
 	FailureKind failure.Kind    `db:"failure_kind" json:"failure_kind"`
