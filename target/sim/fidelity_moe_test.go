@@ -92,11 +92,15 @@ func itlFit(t *testing.T, file, gpu, kvDtype string) (slope, intercept float64) 
 }
 
 // Acceptance 5 of issue 29: the rows of shared/reference/fidelity-moe.md
-// graded H or M that the engine can express. Rows 1 and 2 (gpt-oss-20b,
-// H100) are held to 15 % each; row 1's median ITL is the one figure the
-// MoE kernels' efficiency (stepmodel.groupedGEMMEff) was fitted on. Row 5
-// (B200, a GPU derived from its datasheet) is a known miss, reported and
-// held to its stated band only loosely: docs/sim.md says why.
+// graded H or M that the engine can express, each held to 15 % and their
+// median to 10 %. Rows 1 and 2 are gpt-oss-20b on one H100; row 5 the same
+// model on one B200 (a GPU derived from its datasheet). Two H100 figures are
+// fitted, not checked: row 1's median ITL and the intercept of the same
+// blog's H100 single-sequence sweep (row 4's, 4.03–4.07 ms), on which the
+// MoE kernels' memory efficiency and fixed latency
+// (stepmodel.groupedGEMMMemEff, moeFixedUs) are fitted; no B200 figure
+// is used to calibrate anything, so row 5 checks the carry-over to
+// Blackwell.
 func TestReproducesPublishedMoEMeasurements(t *testing.T) {
 	t.Parallel()
 	type check struct {
@@ -130,10 +134,18 @@ func TestReproducesPublishedMoEMeasurements(t *testing.T) {
 		if c.kv != "" {
 			kv = "FP8 KV"
 		}
-		// Known miss (docs/sim.md): held only to a factor of 3.
 		checks = append(checks,
-			check{"5", "gpt-oss-20b B200 " + kv + " ITL intercept (ms)", c.intercept, i, 2},
-			check{"5", "gpt-oss-20b B200 " + kv + " ITL slope (ns/token)", c.slope * 1e6, s * 1e6, 2})
+			check{"5", "gpt-oss-20b B200 " + kv + " ITL intercept (ms)", c.intercept, i, 0.15},
+			check{"5", "gpt-oss-20b B200 " + kv + " ITL slope (ns/token)", c.slope * 1e6, s * 1e6, 0.15})
+	}
+	// The H100 single-sequence sweep behind row 4 (not a row of its own:
+	// the table keeps its break-even): its BF16 fit, 8.94e-06 ms per token
+	// and an intercept of 4.03–4.07 ms, the intercept being fitted. Held
+	// to 15 % but outside the median, which counts the table's rows.
+	s, i := itlFit(t, "gpt-oss-20b.json", "h100", "")
+	h100 := []check{
+		{"4*", "gpt-oss-20b H100 BF16 KV ITL intercept (ms, fitted)", 4.05, i, 0.15},
+		{"4*", "gpt-oss-20b H100 BF16 KV ITL slope (ns/token)", 8.94, s * 1e6, 0.15},
 	}
 	// GPUStack's rows (L: third-party, ShareGPT whose sample is not here):
 	// reported, not gated. The workload is a stand-in with ShareGPT's mean
@@ -157,13 +169,13 @@ func TestReproducesPublishedMoEMeasurements(t *testing.T) {
 			check{c.row, c.file + " " + c.gpu + " mean TPOT ms (L)", c.tpot, tpot, math.Inf(1)})
 	}
 	var gated []float64
-	for _, c := range checks {
+	for _, c := range append(checks, h100...) {
 		dev := c.simulated/c.published - 1
 		t.Logf("row %s  %-44s published %8.2f  simulated %8.2f  %+6.1f %%", c.row, c.name, c.published, c.simulated, 100*dev)
 		if math.Abs(dev) > c.tolerance {
 			t.Errorf("row %s %s: simulated %.2f vs published %.2f (%+.1f %%, limit ±%.0f %%)", c.row, c.name, c.simulated, c.published, 100*dev, 100*c.tolerance)
 		}
-		if c.tolerance <= 0.15 { // the H and M rows held to 15 %
+		if c.tolerance <= 0.15 && c.row != "4*" { // the H and M rows held to 15 %
 			gated = append(gated, math.Abs(dev))
 		}
 	}

@@ -97,6 +97,23 @@ func (f AttentionFit) DecodeMs(s attnShape, g GPU, seqs int, ctx float64) float6
 	return math.Max(t, f.DecodeFloorUs/1e3)
 }
 
+// GraphDecodeMs is DecodeMs inside a CUDA graph, where vLLM runs a batch of
+// decodes only (a uniform decode batch; a step with a prefill chunk runs
+// its attention outside the graphs, as vidur measured it). Without the
+// eager launch path the per-layer fixed part (DecodeFloorUs) no longer
+// hides the KV reads: a layer takes at least that fixed part plus its KV at
+// the best measured bandwidth (and MLA's compute), the straight line in
+// context that vLLM's single-sequence ITL fits show.
+func (f AttentionFit) GraphDecodeMs(s attnShape, g GPU, seqs int, ctx float64) float64 {
+	if seqs == 0 {
+		return 0
+	}
+	floor := f.DecodeFloorUs / 1e3
+	stream := s.kvBytesPerToken * ctx / (g.bytesPerMs() * f.DecodePeakEff)
+	mla := s.decodeFlops * ctx / (g.flopsPerMs() * f.PrefillFlopEff)
+	return math.Max(f.DecodeMs(s, g, seqs, ctx), floor+math.Max(stream, mla))
+}
+
 // PrefillMs is one layer's prefill attention for chunks (one kernel call).
 func (f AttentionFit) PrefillMs(s attnShape, g GPU, chunks []Chunk) float64 {
 	if len(chunks) == 0 {

@@ -202,6 +202,9 @@ func (m *Model) attentionMs(s attnShape, b *Batch, window int) float64 {
 		}
 		chunks = capped
 	}
+	if len(chunks) == 0 {
+		return m.attn.GraphDecodeMs(s, m.GPU, b.DecodeSeqs, ctx)
+	}
 	return m.attn.DecodeMs(s, m.GPU, b.DecodeSeqs, ctx) + m.attn.PrefillMs(s, m.GPU, chunks)
 }
 
