@@ -218,7 +218,7 @@ func (p Profile) kvBytes(tokens int) float64 { return float64(tokens) * float64(
 
 // WithHash is p with its ContentHash set from its content: its
 // coefficients and what its step model computes with (architecture but not
-// its name, GPU, parallelism, precisions, tables version), never names or
+// its name, GPU, parallelism, precisions, tables version and formula revision), never names or
 // provenance.
 func (p Profile) WithHash() Profile {
 	c := p
@@ -228,8 +228,8 @@ func (p Profile) WithHash() Profile {
 	if m := p.Model; m != nil {
 		arch := m.Arch
 		arch.Name = ""
-		fmt.Fprintf(h, "|%+v|%s|tp%d|ep%d|%+v|%+v|kv%v|measured %v|%s", arch, m.GPU.Name, m.TP, m.EP, m.Prec, m.ExpertPrec,
-			m.KVElemBytes, m.Measured, stepmodel.TablesVersion)
+		fmt.Fprintf(h, "|%+v|%s|tp%d|ep%d|%+v|%+v|kv%v|measured %v|%s|%s", arch, m.GPU.Name, m.TP, m.EP, m.Prec, m.ExpertPrec,
+			m.KVElemBytes, m.Measured, stepmodel.TablesVersion, stepmodel.FormulaRevision)
 	}
 	p.ContentHash = hex.EncodeToString(h.Sum(nil)[:8])
 	return p
