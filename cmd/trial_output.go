@@ -158,6 +158,7 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 		}
 	}
 	printTrialSweeps(w, sweeps)
+	printTrialDrift(w, rs)
 	return nil
 }
 
