@@ -199,7 +199,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	prog := newTrialProgress(c.ErrOrStderr())
 	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update,
 		ScheduleDelayLimit: f.maxScheduleDelay, EngineLagRatioLimit: f.maxEngineLagRatio, Assertions: extra,
-		Decisions: decisions.writer()})
+		Decisions: decisions.writer(), CalibrationProgress: c.ErrOrStderr()})
 	if err != nil {
 		return withCode(ExitInfra, err)
 	}
