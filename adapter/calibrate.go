@@ -37,6 +37,12 @@ type Calibration struct {
 	ContentHash string             `json:"content_hash,omitempty"`
 	Groups      int                `json:"groups,omitempty"`
 	HeldOut     map[string]float64 `json:"held_out_error,omitempty"`
+	// HTTPOverheadMs is the HTTP path the probe measured outside the
+	// engine's steps; the replay adds it (as http_overhead_ms) when the
+	// spec states none. OverloadedGroups is how many probe groups the host
+	// ran late.
+	HTTPOverheadMs   float64 `json:"http_overhead_ms,omitempty"`
+	OverloadedGroups int     `json:"overloaded_groups,omitempty"`
 	// Unfit is why the step model does not describe the server (the file
 	// says so and no prediction runs on it); Err why no fit came of the
 	// probe.
@@ -65,9 +71,13 @@ func (tr *trialRun) calibrate(ctx context.Context, dep *target.Deployment) error
 		maxConc = min(maxConc, n)
 	}
 	tr.log.Info("calibrating", "trial", tr.t.Name, "worker", dep.Workers[0].URL, "base", base, "budget", budget)
-	res, err := calibrate.Calibrate(ctx, calibrate.Config{HTTP: &http.Client{}, URL: dep.Workers[0].URL, Base: base,
+	cfg := calibrate.Config{HTTP: &http.Client{}, URL: dep.Workers[0].URL, Base: base,
 		Hardware: tr.t.Target.Hardware, Seed: uint64(tr.t.Seed), Budget: budget, MaxConcurrency: maxConc,
-		Engine: tr.t.Topology.Engine, Progress: tr.opts.CalibrationProgress})
+		Engine: tr.t.Topology.Engine, Progress: tr.opts.CalibrationProgress}
+	if tr.hooks.calibrate != nil {
+		tr.hooks.calibrate(&cfg)
+	}
+	res, err := calibrate.Calibrate(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("calibrating: %w", err)
@@ -76,7 +86,8 @@ func (tr *trialRun) calibrate(ctx context.Context, dep *target.Deployment) error
 		tr.log.Warn("calibration failed: the trial runs without a prediction", "trial", tr.t.Name, "err", err)
 		return nil
 	}
-	cal.Groups, cal.HeldOut, cal.Unfit = len(res.Observed), res.HeldOut, res.Unfit
+	cal.Groups, cal.HeldOut, cal.Unfit, cal.OverloadedGroups = len(res.Observed), res.HeldOut, res.Unfit, res.Overloaded
+	cal.HTTPOverheadMs = float64(res.PathOverhead.Microseconds()) / 1e3
 	var prof sim.Profile
 	hash := ""
 	if res.Unfit == "" {
@@ -151,7 +162,9 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // replayTrial is the trial its replay runs: on a calibrated target, the
-// same trial naming the calibrated profile file. ok is false when the
+// same trial naming the calibrated profile file, with the HTTP path the
+// probe measured when the spec states none (http_overhead_ms; a router's
+// hop, which the probe did not take, is not in it). ok is false when the
 // target asked for a calibration that gave no profile: a replay on the
 // uncalibrated base would pass for the calibrated prediction.
 func (tr *trialRun) replayTrial() (trials.Trial, bool) {
@@ -163,5 +176,8 @@ func (tr *trialRun) replayTrial() (trials.Trial, bool) {
 	}
 	t := tr.t
 	t.Target.Options = tr.calibrated
+	if t.HTTPOverheadMs == 0 {
+		t.HTTPOverheadMs = tr.calibration.HTTPOverheadMs
+	}
 	return t, true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/stale"
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/sim/calibrate"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -107,6 +108,8 @@ type hooks struct {
 	// runner's own snapshot, "end" right after it), with no traffic in
 	// between: a test scrapes the workers there itself.
 	edge func(ctx context.Context, edge string)
+	// calibrate adjusts a calibration's configuration before its probe.
+	calibrate func(*calibrate.Config)
 }
 
 // New returns a Runner.
