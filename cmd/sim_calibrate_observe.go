@@ -78,7 +78,7 @@ func runSimCalibrateObserve(cmd *cobra.Command, f *calibrateObserveFlags) error 
 	}
 	fmt.Fprintf(out, "wrote %s\n", f.profileFile)
 	if res.Unfit != "" {
-		return withCode(ExitFailed, fmt.Errorf("the step model does not fit %s; the profile file says so and is refused where named: %s", u, res.Unfit))
+		return withCode(ExitFailed, fmt.Errorf("the profile is unfit for %s; the profile file says so and is refused where named: %s", u, res.Unfit))
 	}
 	return nil
 }
