@@ -25,7 +25,8 @@ type token struct {
 // streams that arrive within a third of the median inter-token gap are
 // one step's output; the gap between two consecutive step ends is one
 // step's duration when some stream emitted a token at both (it decoded
-// throughout, so the engine never idled). That step decoded every stream
+// throughout, so the engine never idled), read from those streams' own
+// gaps (gap). That step decoded every stream
 // that emitted a later token at its end over their contexts, and prefilled
 // every stream whose first token it emitted (its uncached prompt tokens).
 // The probe keeps every prompt within one step's token budget, so no
@@ -78,17 +79,6 @@ func holds(end []token, i int) bool {
 		}
 	}
 	return false
-}
-
-// at is a step end's time: the mean of its tokens' arrivals (unbiased
-// whatever their number; a median of an even count would pick the later
-// middle one and bias steps by how many streams they hold).
-func at(end []token) time.Duration {
-	var sum time.Duration
-	for _, t := range end {
-		sum += t.at
-	}
-	return sum / time.Duration(len(end))
 }
 
 // gap is the time between two consecutive step ends, read from the
