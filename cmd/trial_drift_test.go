@@ -8,9 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/autoinfer/autoinfer/target/sim"
-	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
 
 // Issue 33 item 4: a real trial whose profile mispredicts it says so in
@@ -21,11 +18,7 @@ import (
 // the JSON result, whatever the host's load adds.
 func TestTrialOutputSaysWhenItsProfileDrifted(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	urls := []string{simtest.Start(t, sim.Options{Profile: prof}), simtest.Start(t, sim.Options{Profile: prof})}
+	urls := fastWorkers(t)
 	dir := t.TempDir()
 	db, spec := filepath.Join(dir, "l.db"), filepath.Join(dir, "s.yaml")
 	wrong := ", profile: fast, profile_overrides: {step_base_ms: 10}"

@@ -1,10 +1,8 @@
 package calibrate
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -104,23 +102,8 @@ type lagCounters struct{ lag, busy float64 }
 // does not expose them (a real vLLM server has no modelled schedule to be
 // late against).
 func readLag(ctx context.Context, hc *http.Client, base string) (c lagCounters, ok bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return c, false
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return c, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return c, false
-	}
 	var seenLag, seenBusy bool
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 8<<20))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	read := scrape(ctx, hc, base, func(line string) bool {
 		var dst *float64
 		switch {
 		case strings.HasPrefix(line, "autoinfer:sim_step_lag_seconds_total"):
@@ -128,15 +111,16 @@ func readLag(ctx context.Context, hc *http.Client, base string) (c lagCounters, 
 		case strings.HasPrefix(line, "autoinfer:sim_modelled_busy_seconds_total"):
 			dst, seenBusy = &c.busy, true
 		default:
-			continue
+			return true
 		}
 		if i := strings.LastIndexByte(line, ' '); i > 0 {
 			if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
 				*dst += v
 			}
 		}
-	}
-	return c, seenLag && seenBusy && sc.Err() == nil
+		return true
+	})
+	return c, read && seenLag && seenBusy
 }
 
 // ratio is the lag over the busy time between two readings.
