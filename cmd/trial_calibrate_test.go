@@ -79,6 +79,7 @@ func TestTrialCalibratesItsStaticTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("held-out error %v; profile file:\n%s", c.HeldOut, data)
+	checkOverloadFlag(t, data)
 	if c.Unfit != "" {
 		if r.ReplayRow != 0 || !strings.Contains(string(data), "unfit: ") {
 			t.Errorf("an unfit calibration: replay row %d (want none), file marked unfit: %v", r.ReplayRow, strings.Contains(string(data), "unfit: "))
