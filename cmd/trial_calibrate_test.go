@@ -30,8 +30,8 @@ gate: {reference: none}
 // budget, showing progress, writes the fitted profile file beside the
 // spec, and its row's prediction runs that profile: the prediction row
 // records the file's content hash. A host too loaded for the fit gets a
-// file marked unfit and no prediction, which the output says; the test
-// then checks that instead.
+// file marked unfit (or, with too few groups, no fit) and no prediction,
+// which the output says; the test then checks that instead.
 func TestTrialCalibratesItsStaticTarget(t *testing.T) {
 	t.Parallel()
 	u := serveTruth(t, "--profile", "fast", "--model", "truth", "--step-base-ms", "4", "--cpu-us-per-seq", "40",
@@ -41,7 +41,7 @@ func TestTrialCalibratesItsStaticTarget(t *testing.T) {
 	if err := os.WriteFile(spec, fmt.Appendf(nil, calibrateSpec, u), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := run(t, "trial", "run", spec, "--ledger", db, "-o", "json", "--max-schedule-delay", noOverload)
+	code, out, errs := run(t, "trial", "run", spec, "--ledger", db, "-o", "json", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
 	if code != ExitOK {
 		t.Fatalf("trial run: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -69,7 +69,15 @@ func TestTrialCalibratesItsStaticTarget(t *testing.T) {
 	}
 	r, c := doc.Trials[0], doc.Trials[0].Calibration
 	if c.Err != "" {
-		t.Fatalf("calibration failed: %s", c.Err)
+		// A host loaded enough leaves the probe too few groups to fit
+		// (TestCalibratingTrialIsPredictedByItsCalibration, in adapter,
+		// takes the fitted path whatever the load): the trial must then
+		// be unpredicted and say why.
+		if r.ReplayRow != 0 || !strings.Contains(c.Err, "probe") {
+			t.Fatalf("calibration failed (%s) and replay row %d; want a probe's failure and no prediction", c.Err, r.ReplayRow)
+		}
+		t.Logf("no fit on this host: %s", c.Err)
+		return
 	}
 	if filepath.Dir(c.File) != filepath.Join(dir, "profiles") {
 		t.Errorf("profile file at %s, want it in profiles/ beside the spec", c.File)

@@ -110,6 +110,9 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	}
 	fit, fitErr := FitSteps(base, fitSteps)
 	if fit == nil {
+		if overloaded != "" {
+			return nil, fmt.Errorf("%w; %s", fitErr, overloaded)
+		}
 		return nil, fitErr
 	}
 	if id.NumGPUBlocks > 0 {
