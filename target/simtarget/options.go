@@ -66,7 +66,7 @@ func (o *Options) Default() {
 // target's engines are their profile, so there is nothing to calibrate.
 func (o *Options) Validate(topo target.Topology) error {
 	if o.Calibrate || o.CalibrateBudget != 0 || o.CalibrateFile != "" {
-		return field.Errorf("calibrate", "only for targets of real servers (static, process): simulated engines are their profile")
+		return field.Errorf("calibrate", "only for targets of real servers (static, process, kubernetes): simulated engines are their profile")
 	}
 	return o.Check(topo)
 }
