@@ -16,6 +16,10 @@ import (
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
+// identifyTimeout bounds reading the server's identity (models, version,
+// KV capacity) before the probe.
+const identifyTimeout = 30 * time.Second
+
 // Config is one calibration against a live server.
 type Config struct {
 	HTTP *http.Client
@@ -83,7 +87,11 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	if c.MaxConcurrency == 0 {
 		c.MaxConcurrency = 16
 	}
-	id, err := Identify(ctx, c.HTTP, c.URL)
+	// A server that accepts connections and never answers must not hold
+	// the calibration past its budget before the probe even starts.
+	ictx, cancel := context.WithTimeout(ctx, identifyTimeout)
+	id, err := Identify(ictx, c.HTTP, c.URL)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
