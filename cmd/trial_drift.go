@@ -7,10 +7,12 @@ import (
 	"slices"
 
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 )
 
-// attachDrift gives every real-time result that recorded a prediction
-// (its own virtual replay) the drift of the profile that predicted it:
+// attachDrift gives every real-time result on real servers that recorded
+// a prediction (its own virtual replay) the drift of the profile that
+// predicted it:
 // that profile's prediction error over every row of the ledger it
 // predicted, and the metrics whose recent median exceeds the error the
 // profile states (ledger.Drifts, as `ledger compare --predicted` shows
@@ -25,6 +27,10 @@ func attachDrift(ctx context.Context, stderr io.Writer, led *ledger.Ledger, rs [
 		fmt.Fprintf(stderr, "warning: no drift check: reading the ledger's predictions: %v\n", err)
 		return
 	}
+	// A sim target's replay is its own profile run again: what it misses
+	// is the host's load, which HostOverloaded judges, not a model that
+	// drifted from a server.
+	ps = slices.DeleteFunc(ps, func(p ledger.Prediction) bool { return p.Measured.TargetKind == simtarget.Kind })
 	drifts := ledger.Drifts(ps)
 	for i := range rs {
 		if rs[i].ReplayRow == 0 || rs[i].RowID == 0 {

@@ -58,3 +58,32 @@ func TestTrialOutputSaysWhenItsProfileDrifted(t *testing.T) {
 	}
 	t.Logf("recent median errors: %v", d.Recent)
 }
+
+// A sim target's own replay is no model of a server: its real-time trial
+// records the replay but shows no drift (what the replay misses there is
+// the host's load, which HostOverloaded judges).
+func TestSimTrialShowsNoDrift(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, spec := filepath.Join(dir, "l.db"), filepath.Join(dir, "s.yaml")
+	sim := strings.Replace(fmt.Sprintf(staticProfileSpec, "x", "y", ""), "{kind: static, hardware: test-sim, workers: [x, y]}", "{kind: sim, profile: fast}", 1)
+	if err := os.WriteFile(spec, []byte(sim), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "trial", "run", spec, "--ledger", db, "-o", "json", "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag)
+	if code != ExitOK {
+		t.Fatalf("trial run: exit %d\n%s\n%s", code, out, errs)
+	}
+	var doc struct {
+		Trials []struct {
+			ReplayRow int64           `json:"replay_row"`
+			Drift     json.RawMessage `json:"drift"`
+		} `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if len(doc.Trials) != 1 || doc.Trials[0].ReplayRow == 0 || doc.Trials[0].Drift != nil {
+		t.Errorf("sim trial: %+v; want a replay and no drift", doc.Trials)
+	}
+}
