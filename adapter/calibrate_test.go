@@ -128,3 +128,37 @@ func TestInterruptedCalibrationWritesNothing(t *testing.T) {
 type cancelAfterFirst struct{ cancel context.CancelFunc }
 
 func (c cancelAfterFirst) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
+
+// A process target calibrates the same way: the trial probes the first
+// `autoinfer sim serve` child it started and is predicted by the file.
+func TestProcessTargetCalibrates(t *testing.T) {
+	t.Parallel()
+	bin := buildAutoinfer(t)
+	r, led := newTestRunner(t)
+	r.hooks.calibrate = func(c *calibrate.Config) { c.MaxError, c.MaxLagRatio, c.MaxTimerLate = 1e9, 1e9, 1e9 }
+	file := filepath.Join(t.TempDir(), "cal.yaml")
+	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "target: {kind: sim, profile: fast}", fmt.Sprintf(`target:
+  kind: process
+  hardware: test-host
+  command: "'%s' sim serve --host {host} --port {port} --model {model} --profile fast {engine_args}"
+  startup_timeout: 30s
+  stop_grace_period: 5s
+  log_dir: %s
+  profile: fast
+  calibrate: true
+  calibrate_budget: 3s
+  calibrate_file: %s`, bin, t.TempDir(), file), 1)
+	spec = strings.Replace(spec, "gate: {reference: sim, prompts: 2}", "gate: {reference: none}", 1)
+	out := runOK(t, r, parseSpec(t, spec)[0])
+	c := out.Calibration
+	if c == nil || c.Err != "" || c.Unfit != "" || c.File != file || out.ReplayRow == 0 {
+		t.Fatalf("calibration %+v, replay row %d; want the file at %s and a prediction", c, out.ReplayRow, file)
+	}
+	v, err := led.Get(context.Background(), out.ReplayRow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(v.HardwareConfig), `"content_hash":"`+c.ContentHash+`"`) {
+		t.Errorf("prediction row's hardware config %s lacks the calibrated hash %s", v.HardwareConfig, c.ContentHash)
+	}
+}
