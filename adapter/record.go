@@ -27,7 +27,7 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 	if tr.baseline.Row != nil {
 		out.BaselineRow = tr.baseline.Row.ID
 	}
-	out.ReplayRow, out.Replay = tr.replayRow, tr.replayFigs
+	out.ReplayRow, out.Replay, out.Calibration = tr.replayRow, tr.replayFigs, tr.calibration
 	if tr.router != nil {
 		out.Router = &RouterInfo{Launch: tr.router.Launch, URL: tr.router.URL, MetricsURL: tr.router.MetricsURL()}
 	}

@@ -56,7 +56,12 @@ func (tr *trialRun) replay(ctx context.Context) {
 	}
 	predicted := tr.opts.Prediction
 	if predicted == nil {
-		out, err := tr.Replay(ctx, tr.t)
+		t, ok := tr.replayTrial()
+		if !ok {
+			tr.log.Warn("no virtual replay: the target's calibration gave no profile", "trial", tr.t.Name)
+			return
+		}
+		out, err := tr.Replay(ctx, t)
 		if err == nil && out.Summary.Completed == 0 {
 			err = fmt.Errorf("the replay completed no request (%s: %v)", out.Status, out.Failure)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/stale"
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/sim/calibrate"
 	"github.com/autoinfer/autoinfer/trials"
 )
 
@@ -72,6 +73,9 @@ type Options struct {
 	// router made them (trial run --record-decisions). A real-time trial
 	// writes none.
 	Decisions io.Writer
+	// CalibrationProgress receives the calibration probe's progress lines
+	// of a trial whose target calibrates (calibrate: true); nil: none.
+	CalibrationProgress io.Writer
 	// Logger reports the lifecycle; nil discards.
 	Logger *slog.Logger
 }
@@ -104,6 +108,8 @@ type hooks struct {
 	// runner's own snapshot, "end" right after it), with no traffic in
 	// between: a test scrapes the workers there itself.
 	edge func(ctx context.Context, edge string)
+	// calibrate adjusts a calibration's configuration before its probe.
+	calibrate func(*calibrate.Config)
 }
 
 // New returns a Runner.
@@ -156,6 +162,9 @@ type Outcome struct {
 	// the figures it predicted; they judge nothing there).
 	ReplayRow int64                  `json:"replay_row,omitempty"`
 	Replay    []failure.ReplayFigure `json:"replay,omitempty"`
+	// Calibration is what the target's calibration did before the
+	// measured run (calibrate: true), nil when it asked for none.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // RouterInfo says which router served the trial and where its metrics were.
@@ -237,6 +246,10 @@ type trialRun struct {
 	// replayFigs pair its figures with the measured ones.
 	replayRow  int64
 	replayFigs []failure.ReplayFigure
+	// calibration is what the target's calibration did (nil: none asked);
+	// calibrated the options naming its profile, which the replay runs.
+	calibration *Calibration
+	calibrated  target.Options
 }
 
 // execute provisions, drives, gates and observes; every error ends up in
@@ -280,6 +293,10 @@ func (tr *trialRun) execute(ctx context.Context) {
 	}
 	if tr.probe != nil {
 		tr.probe.attach(dep)
+	}
+	if err := tr.calibrate(ctx, dep); err != nil {
+		tr.obs.Err = err
+		return
 	}
 	baseURL := dep.Workers[0].URL
 	if tr.t.RouterLaunched() {

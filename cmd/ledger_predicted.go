@@ -89,11 +89,7 @@ func printDrift(w io.Writer, drifts []ledger.Drift) {
 		}
 		fmt.Fprintf(w, "\nDRIFT: profile %s: the median error of its last %d predictions exceeds its stated error on", name, min(len(d.Rows), ledger.DriftRecent))
 		for _, m := range d.Exceeded {
-			b, ok := d.Bounds[m]
-			if !ok {
-				b = ledger.PredictionTolerance
-			}
-			fmt.Fprintf(w, " %s (%.1f %% > %.1f %%)", m, 100*d.Recent[m], 100*b)
+			fmt.Fprintf(w, " %s (%.1f %% > %.1f %%)", m, 100*d.Recent[m], 100*d.Bound(m))
 		}
 		fmt.Fprintln(w, "; recalibrate (sim calibrate --observe, or --from-ledger on the recent rows)")
 	}

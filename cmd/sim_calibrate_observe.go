@@ -70,9 +70,15 @@ func runSimCalibrateObserve(cmd *cobra.Command, f *calibrateObserveFlags) error 
 	for _, c := range res.Fit.Coefficients {
 		fmt.Fprintf(out, "%-28s %12.5g ± %.2g\n", c.Name, c.Value, c.StdErr)
 	}
-	fmt.Fprintf(out, "held-out error (%d groups): %v\nwrote %s\n", res.HeldOutGroups, res.HeldOut, f.profileFile)
+	fmt.Fprintf(out, "held-out error (%d groups): %v\n", res.HeldOutGroups, res.HeldOut)
+	fmt.Fprintf(out, "HTTP path outside the engine's steps: %.3g ms (set http_overhead_ms to it where this profile predicts requests over the same path)\n",
+		float64(res.PathOverhead.Microseconds())/1e3)
+	if res.Overloaded > 0 {
+		fmt.Fprintf(out, "%d of %d probe groups ran late on this host\n", res.Overloaded, len(res.Observed))
+	}
+	fmt.Fprintf(out, "wrote %s\n", f.profileFile)
 	if res.Unfit != "" {
-		return withCode(ExitFailed, fmt.Errorf("the step model does not fit %s; the profile file says so and is refused where named: %s", u, res.Unfit))
+		return withCode(ExitFailed, fmt.Errorf("the profile is unfit for %s; the profile file says so and is refused where named: %s", u, res.Unfit))
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
@@ -104,6 +106,7 @@ func TestSimCalibrateObserveWritesProfile(t *testing.T) {
 		}
 	}
 	t.Logf("stdout:\n%s", stdout.String())
+	checkOverloadFlag(t, data)
 	if err != nil {
 		t.Logf("marked unfit on this host: %v", err)
 		serve := newRootCmd()
@@ -133,6 +136,24 @@ func TestSimCalibrateObserveWritesProfile(t *testing.T) {
 			t.Errorf("%s is NaN", c.name)
 		}
 	}
+}
+
+// checkOverloadFlag checks a profile file's host-load verdict against its
+// own counts: marked "host overloaded" exactly when more than half the
+// probe groups ran late, or fewer than 3 ran on time. Over loopback the
+// host's load decides which; the verdict must follow the counts.
+func checkOverloadFlag(t *testing.T, data []byte) {
+	t.Helper()
+	var f sim.ProfileFile
+	if err := yaml.Unmarshal(data, &f); err != nil || f.Calibration == nil {
+		t.Fatalf("profile file: %v\n%s", err, data)
+	}
+	c := f.Calibration
+	late := c.Overloaded*2 > c.Groups || c.Groups-c.Overloaded < 3
+	if flagged := strings.Contains(c.Unfit, "host overloaded"); flagged != late {
+		t.Errorf("%d of %d groups ran late, yet host overloaded is %v: %q", c.Overloaded, c.Groups, flagged, c.Unfit)
+	}
+	t.Logf("%d of %d probe groups ran late; HTTP path %.3g ms; held-out %v", c.Overloaded, c.Groups, c.HTTPOverheadMs, c.HeldOutError)
 }
 
 // Ctrl-C during the probe writes nothing: no profile file, no temporary

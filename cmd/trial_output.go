@@ -110,6 +110,9 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 		if rp := r.Replicate; rp.Group != "" {
 			notes = append(notes, fmt.Sprintf("replicate %d of %s, seed %d", rp.Index+1, rp.Group, r.Seed))
 		}
+		if n := calibrationNote(r.Calibration); n != "" {
+			notes = append(notes, n)
+		}
 		if wo := r.Warmup; wo.Failed > 0 {
 			notes = append(notes, fmt.Sprintf("warm-up: %d of %d failed", wo.Failed, wo.Sent))
 		}
@@ -158,6 +161,7 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 		}
 	}
 	printTrialSweeps(w, sweeps)
+	printTrialDrift(w, rs)
 	return nil
 }
 

@@ -26,6 +26,17 @@ warmup: {requests: 2}
 gate: {reference: none}
 `
 
+// fastWorkers starts two simulated engines of the fast profile on
+// loopback, for the static target's workers.
+func fastWorkers(t *testing.T) []string {
+	t.Helper()
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{simtest.Start(t, sim.Options{Profile: prof}), simtest.Start(t, sim.Options{Profile: prof})}
+}
+
 // Issue 33 acceptance 4 (first half): a real trial against a static
 // target whose spec names a profile records, with no flag, its replay on
 // the virtual clock as the row's prediction: the row's predicted_by names
@@ -34,11 +45,7 @@ gate: {reference: none}
 // no prediction.
 func TestStaticTrialWithProfileRecordsItsPrediction(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	urls := []string{simtest.Start(t, sim.Options{Profile: prof}), simtest.Start(t, sim.Options{Profile: prof})}
+	urls := fastWorkers(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "l.db")
 	for i, profile := range []string{", profile: fast", ""} {

@@ -199,7 +199,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	prog := newTrialProgress(c.ErrOrStderr())
 	runner, err := adapter.New(adapter.Options{Ledger: led, WorkDir: f.workDir, Logger: log, Progress: prog.update,
 		ScheduleDelayLimit: f.maxScheduleDelay, EngineLagRatioLimit: f.maxEngineLagRatio, Assertions: extra,
-		Decisions: decisions.writer()})
+		Decisions: decisions.writer(), CalibrationProgress: c.ErrOrStderr()})
 	if err != nil {
 		return withCode(ExitInfra, err)
 	}
@@ -268,6 +268,7 @@ func runTrials(c *cobra.Command, specPath string, f trialRunFlags) error {
 	}
 	grs := groupResults(ctx, led, groups)
 	cmp := compareSweep(ctx, led, plain, grs)
+	attachDrift(ctx, c.ErrOrStderr(), led, results)
 	if err := renderTrialResults(c.OutOrStdout(), f.output, results, grs, cmp, skipped, sweeps); err != nil {
 		return withCode(ExitInfra, err)
 	}
@@ -290,6 +291,9 @@ type trialResult struct {
 	Replicate trials.Replicate `json:"replicate,omitzero"`
 	Seed      int64            `json:"seed"`
 	Elapsed   time.Duration    `json:"elapsed_ns"`
+	// Drift is the prediction error over time of the profile that
+	// predicted the trial (its own virtual replay), nil without one.
+	Drift *ledger.Drift `json:"drift,omitempty"`
 }
 
 // exitCode: infrastructure failures (nothing could be measured) outrank

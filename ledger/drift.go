@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // DriftRecent is how many of a profile's most recent confirmed predictions
@@ -28,10 +29,22 @@ type Drift struct {
 	// order.
 	Rows   []int64              `json:"measured_rows"`
 	Errors map[string][]float64 `json:"errors"`
+	// Points are the same errors pair by pair, in time order: what the
+	// HTML report draws as the error over time.
+	Points []DriftPoint `json:"points"`
 	// Recent is the median error of the recent pairs per metric.
 	Recent map[string]float64 `json:"recent_median"`
 	// Exceeded names the metrics whose recent median exceeds its bound.
 	Exceeded []string `json:"exceeded"`
+}
+
+// DriftPoint is one pair of a profile's drift: the measured row, when it
+// finished, and |measured/predicted − 1| per metric (a metric without a
+// ratio is absent).
+type DriftPoint struct {
+	Row        int64              `json:"measured_row"`
+	FinishedAt time.Time          `json:"finished_at"`
+	Errors     map[string]float64 `json:"errors"`
 }
 
 // Drifts groups ps by the predicted row's profile and computes each
@@ -57,11 +70,14 @@ func Drifts(ps []Prediction) []Drift {
 			order = append(order, prof.Hash)
 		}
 		d.Rows = append(d.Rows, p.Measured.ID)
+		pt := DriftPoint{Row: p.Measured.ID, FinishedAt: p.Measured.FinishedAt, Errors: map[string]float64{}}
 		for _, e := range p.Errors() {
 			if e.Ratio != nil {
 				d.Errors[e.Metric] = append(d.Errors[e.Metric], math.Abs(*e.Ratio-1))
+				pt.Errors[e.Metric] = math.Abs(*e.Ratio - 1)
 			}
 		}
+		d.Points = append(d.Points, pt)
 	}
 	out := make([]Drift, 0, len(order))
 	for _, h := range order {
@@ -73,7 +89,7 @@ func Drifts(ps []Prediction) []Drift {
 				continue
 			}
 			d.Recent[m] = median(errs[max(0, len(errs)-DriftRecent):])
-			if d.Recent[m] > d.bound(m)+1e-12 {
+			if d.Recent[m] > d.Bound(m)+1e-12 {
 				d.Exceeded = append(d.Exceeded, m)
 			}
 		}
@@ -82,8 +98,8 @@ func Drifts(ps []Prediction) []Drift {
 	return out
 }
 
-// bound is the stated error of metric m.
-func (d *Drift) bound(m string) float64 {
+// Bound is the error profile d states for metric m.
+func (d *Drift) Bound(m string) float64 {
 	if b, ok := d.Bounds[m]; ok {
 		return b
 	}

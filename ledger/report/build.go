@@ -90,9 +90,11 @@ func Build(ctx context.Context, src Source, sel Selection, opt Options) (Report,
 	if r.Pairs, err = comparePairs(ctx, src, pairs, opt.Compare); err != nil {
 		return Report{}, err
 	}
-	if r.Predictions, err = predictionsOf(ctx, src, trials); err != nil {
+	var predicted []ledger.Prediction
+	if r.Predictions, predicted, err = predictionsOf(ctx, src, trials); err != nil {
 		return Report{}, err
 	}
+	r.Drift = ledger.Drifts(predicted)
 	return r, nil
 }
 

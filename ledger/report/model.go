@@ -29,6 +29,10 @@ type Report struct {
 	// Predictions are the selected real-time rows that confirm a virtual
 	// prediction; the page shows them as "Predicted vs measured".
 	Predictions []Prediction `json:"predictions,omitempty"`
+	// Drift is, per profile that predicted a selected row, its prediction
+	// error over time and the metrics whose recent median exceeds the
+	// error it states; the page shows it as "Prediction drift".
+	Drift []ledger.Drift `json:"drift,omitempty"`
 }
 
 // MetricInfo is one metric the Pareto axes can take.

@@ -20,20 +20,22 @@ type Prediction struct {
 }
 
 // predictionsOf reads the virtual row each selected real-time row
-// confirms.
-func predictionsOf(ctx context.Context, src Source, ts []ledger.Trial) ([]Prediction, error) {
+// confirms; it also returns the pairs, for their drift.
+func predictionsOf(ctx context.Context, src Source, ts []ledger.Trial) ([]Prediction, []ledger.Prediction, error) {
 	var out []Prediction
+	var pairs []ledger.Prediction
 	for _, t := range ts {
 		if t.PredictedBy == nil {
 			continue
 		}
 		v, err := src.Get(ctx, *t.PredictedBy)
 		if err != nil {
-			return nil, fmt.Errorf("trial %d: predicted_by: %w", t.ID, err)
+			return nil, nil, fmt.Errorf("trial %d: predicted_by: %w", t.ID, err)
 		}
 		p := ledger.Prediction{Predicted: v, Measured: t}
+		pairs = append(pairs, p)
 		errs := p.Errors()
 		out = append(out, Prediction{Measured: t.ID, Predicted: v.ID, Name: t.Name, Refused: p.Refused(), Agrees: p.Agrees(errs), Metrics: errs})
 	}
-	return out, nil
+	return out, pairs, nil
 }

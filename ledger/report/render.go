@@ -8,9 +8,11 @@ import (
 	"html/template"
 	"io"
 	"regexp"
+
+	"github.com/autoinfer/autoinfer/ledger"
 )
 
-//go:embed assets/report.html.tmpl assets/report.css assets/report.js
+//go:embed assets/report.html.tmpl assets/drift.html.tmpl assets/report.css assets/report.js
 //go:embed assets/vendor/chart.umd.min.js assets/vendor/chartjs-plugin-datalabels.min.js
 var assets embed.FS
 
@@ -23,8 +25,12 @@ type page struct {
 	DataLabels template.JS
 	App        template.JS
 	Data       template.JS
-	// Predictions are drawn by the template itself (no script needed).
-	Predictions []Prediction
+	// Predictions and Drift are drawn by the template itself (no script
+	// needed); DriftMetrics are the drift table's columns.
+	Predictions  []Prediction
+	Drift        []ledger.Drift
+	DriftMetrics []string
+	DriftRecent  int
 }
 
 // sourceMapRE matches a trailing source map comment, which would make a
@@ -43,7 +49,7 @@ func Render(w io.Writer, r Report) error {
 			}
 			return fmt.Sprintf("%.3f", *r)
 		},
-	}).ParseFS(assets, "assets/report.html.tmpl")
+	}).Funcs(driftFuncs()).ParseFS(assets, "assets/report.html.tmpl", "assets/drift.html.tmpl")
 	if err != nil {
 		return fmt.Errorf("parsing report template: %w", err)
 	}
@@ -58,7 +64,7 @@ func Render(w io.Writer, r Report) error {
 		}
 		return sourceMapRE.ReplaceAllString(string(b), ""), nil
 	}
-	p := page{Title: r.Title, Predictions: r.Predictions}
+	p := page{Title: r.Title, Predictions: r.Predictions, Drift: r.Drift, DriftMetrics: ledger.PredictionMetrics(), DriftRecent: ledger.DriftRecent}
 	for _, f := range []struct {
 		name string
 		set  func(string)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/autoinfer/autoinfer/target"
+	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
 
@@ -81,6 +82,10 @@ type Options struct {
 	StartupTimeout time.Duration `yaml:"startup_timeout" json:"startup_timeout,omitempty"`
 	// HealthPath is probed on every pod until it answers 200.
 	HealthPath string `yaml:"health_path" json:"health_path,omitempty"`
+	// Source optionally names a profile of the servers, or calibrates one
+	// (calibrate: true), as the static target's does: each real-time
+	// trial is then replayed on the virtual clock as its prediction.
+	simtarget.Source `yaml:",inline"`
 }
 
 // Resources are a container's requests and limits.
@@ -111,9 +116,11 @@ type Volume struct {
 var (
 	_ target.Options          = (*Options)(nil)
 	_ target.HardwareReporter = (*Options)(nil)
+	_ target.ProfiledWorkers  = (*Options)(nil)
 )
 
-// Default fills in the runner, port, timeout and health path.
+// Default fills in the runner, port, timeout and health path, and a
+// calibration's budget.
 func (o *Options) Default() {
 	if o.Runner == "" {
 		o.Runner = RunnerLocal
@@ -127,6 +134,15 @@ func (o *Options) Default() {
 	if o.HealthPath == "" {
 		o.HealthPath = target.DefaultHealthPath
 	}
+	o.DefaultCalibration()
+}
+
+// WithProfileFile is a copy of o whose profile is the file at path (a
+// calibration's): what the trial's virtual replay runs.
+func (o *Options) WithProfileFile(path string) target.Options {
+	c := *o
+	c.Source = o.Calibrated(path)
+	return &c
 }
 
 var _ target.HardwareReporter = (*Options)(nil)
@@ -194,6 +210,11 @@ func (o *Options) Validate(topo target.Topology) error {
 	if o.HealthPath != "" {
 		l.Check(field.AbsPath("health_path", o.HealthPath))
 	}
+	if o.Calibrate && o.Runner == RunnerInCluster {
+		// The probe runs in this process, which cannot reach the pods.
+		l.Add("calibrate", "only with runner %s (runner is %s)", RunnerLocal, RunnerInCluster)
+	}
+	l.Nest("", o.Check(topo))
 	return l.Err()
 }
 

@@ -63,7 +63,8 @@ type Options struct {
 
 var _ target.ProfiledWorkers = (*Options)(nil)
 
-// Default fills in the host, the health path and the timeouts.
+// Default fills in the host, the health path, the timeouts and a
+// calibration's budget.
 func (o *Options) Default() {
 	if o.Host == "" {
 		o.Host = DefaultHost
@@ -77,6 +78,15 @@ func (o *Options) Default() {
 	if o.StopGracePeriod == 0 {
 		o.StopGracePeriod = DefaultStopGracePeriod
 	}
+	o.DefaultCalibration()
+}
+
+// WithProfileFile is a copy of o whose profile is the file at path (a
+// calibration's): what the trial's virtual replay runs.
+func (o *Options) WithProfileFile(path string) target.Options {
+	c := *o
+	c.Source = o.Calibrated(path)
+	return &c
 }
 
 // Validate checks the command template and the env values, that the

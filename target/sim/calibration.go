@@ -16,6 +16,14 @@ type Calibration struct {
 	Coefficients []FittedValue      `yaml:"coefficients"`
 	ResidualMs   float64            `yaml:"residual_ms"`
 	HeldOutError map[string]float64 `yaml:"held_out_error"`
+	// HTTPOverheadMs is the time a probe request spent outside the
+	// engine's steps (the path to the server and back), which the
+	// held-out error's predictions add, as a spec's http_overhead_ms does
+	// on the virtual clock.
+	HTTPOverheadMs float64 `yaml:"http_overhead_ms,omitempty"`
+	// Overloaded is how many probe groups were left out because the host
+	// ran them late.
+	Overloaded int `yaml:"overloaded_groups,omitempty"`
 	// Unfit, when set, is why the step model does not describe the server.
 	Unfit string `yaml:"unfit,omitempty"`
 }

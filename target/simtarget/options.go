@@ -45,6 +45,9 @@ type Source struct {
 	// ProfileOverrides replace single profile coefficients, keyed by their
 	// YAML names (step_base_ms, …).
 	ProfileOverrides map[string]any `yaml:"profile_overrides" json:"profile_overrides,omitempty"`
+	// Calibration, on a target of real servers, fits the profile to them
+	// before each trial (calibrate: true).
+	Calibration `yaml:",inline"`
 }
 
 var (
@@ -59,12 +62,18 @@ func (o *Options) Default() {
 	}
 }
 
-// Validate checks the profile's source for topo (Source.Check).
-func (o *Options) Validate(topo target.Topology) error { return o.Check(topo) }
+// Validate checks the profile's source for topo (Source.Check); the sim
+// target's engines are their profile, so there is nothing to calibrate.
+func (o *Options) Validate(topo target.Topology) error {
+	if o.Calibrate || o.CalibrateBudget != 0 || o.CalibrateFile != "" {
+		return field.Errorf("calibrate", "only for targets of real servers (static, process, kubernetes): simulated engines are their profile")
+	}
+	return o.Check(topo)
+}
 
-// Profiled reports whether the source names a profile.
+// Profiled reports whether the source names a profile, or calibrates one.
 func (s *Source) Profiled() bool {
-	return s.Profile != "" || s.ProfileFile != "" || s.ModelConfig != ""
+	return s.Profile != "" || s.ProfileFile != "" || s.ModelConfig != "" || s.Calibrate
 }
 
 // Check checks that at most one profile source is given and resolves the
@@ -75,6 +84,9 @@ func (s *Source) Profiled() bool {
 // overrides, which only a profile can use.
 func (s *Source) Check(topo target.Topology) error {
 	var l field.Errors
+	if err := s.checkCalibration(topo); err != nil {
+		return err
+	}
 	n := 0
 	for _, set := range []bool{s.Profile != "", s.ProfileFile != "", s.ModelConfig != ""} {
 		if set {
@@ -94,7 +106,7 @@ func (s *Source) Check(topo target.Topology) error {
 	case n == 0 && len(s.ProfileOverrides) > 0:
 		l.Add("profile_overrides", "only with a profile, profile_file or model_config")
 		return l.Err()
-	case n == 0:
+	case n == 0 && !s.Calibrate:
 		return nil
 	}
 	p, err := s.Resolve(topo.Engine)

@@ -37,7 +37,13 @@ func (o *Source) Resolve(e engine.Config) (sim.Profile, error) {
 	case o.ProfileFile != "":
 		p, err = sim.ReadProfileFile(o.ProfileFile)
 	default:
-		p, err = sim.LookupProfile(o.Profile)
+		// A calibrating source names its base, or calibrates the default
+		// one; on the virtual clock, with no server to fit, it is that base.
+		name := o.Profile
+		if name == "" && o.Calibrate {
+			name = DefaultProfile
+		}
+		p, err = sim.LookupProfile(name)
 	}
 	if err != nil {
 		return sim.Profile{}, err

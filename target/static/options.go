@@ -50,7 +50,7 @@ var (
 	_ target.ProfiledWorkers = (*Options)(nil)
 )
 
-// Default fills in the health path and timeout.
+// Default fills in the health path and timeout, and a calibration's budget.
 func (o *Options) Default() {
 	if o.HealthPath == "" {
 		o.HealthPath = target.DefaultHealthPath
@@ -58,6 +58,15 @@ func (o *Options) Default() {
 	if o.HealthTimeout == 0 {
 		o.HealthTimeout = DefaultHealthTimeout
 	}
+	o.DefaultCalibration()
+}
+
+// WithProfileFile is a copy of o whose profile is the file at path (a
+// calibration's): what the trial's virtual replay runs.
+func (o *Options) WithProfileFile(path string) target.Options {
+	c := *o
+	c.Source = o.Calibrated(path)
+	return &c
 }
 
 // Validate checks the URLs and the health settings. Whether the topology's

@@ -16,6 +16,10 @@ import (
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
+// identifyTimeout bounds reading the server's identity (models, version,
+// KV capacity) before the probe.
+const identifyTimeout = 30 * time.Second
+
 // Config is one calibration against a live server.
 type Config struct {
 	HTTP *http.Client
@@ -37,7 +41,10 @@ type Config struct {
 	// MaxError is the held-out error on TTFT and TPOT p50 above which the
 	// profile is marked unfit (default 0.10).
 	MaxError float64
-	Progress io.Writer
+	// MaxLagRatio and MaxTimerLate bound how late the host may run a group
+	// it keeps (Load; defaults DefaultMaxLagRatio, DefaultMaxTimerLate).
+	MaxLagRatio, MaxTimerLate float64
+	Progress                  io.Writer
 }
 
 // Result is a finished calibration.
@@ -48,7 +55,16 @@ type Result struct {
 	HeldOut  Figures // relative error per metric on the held-out groups
 	// HeldOutGroups is how many probe groups the fit did not see.
 	HeldOutGroups int
-	Unfit         string
+	// Overloaded is how many probe groups were dropped because the host ran
+	// them late (Load).
+	Overloaded int
+	// PathOverhead is the time a request spends outside the engine's steps
+	// (the HTTP path to the server and its tokens' way back): the median
+	// of the fit groups' first requests' TTFT over the model's, which
+	// arrive at an idle engine. It is added to every predicted TTFT and
+	// E2E, as the virtual clock's http_overhead_ms is.
+	PathOverhead time.Duration
+	Unfit        string
 	// File is the profile file's YAML.
 	File []byte
 }
@@ -71,7 +87,11 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	if c.MaxConcurrency == 0 {
 		c.MaxConcurrency = 16
 	}
-	id, err := Identify(ctx, c.HTTP, c.URL)
+	// A server that accepts connections and never answers must not hold
+	// the calibration past its budget before the probe even starts.
+	ictx, cancel := context.WithTimeout(ctx, identifyTimeout)
+	id, err := Identify(ictx, c.HTTP, c.URL)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
@@ -85,35 +105,45 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	if len(obs) < 3 {
 		return nil, fmt.Errorf("only %d probe groups completed within the budget %v: need 3 or more (raise --budget)", len(obs), c.Budget)
 	}
+	kept, late, overloaded := c.dropOverloaded(obs)
 	var fitSteps, heldSteps []Step
 	var fitGroups, heldGroups []Observed
-	for g := range obs {
-		st := Steps(g, &obs[g])
-		if g%5 == 4 || (len(obs) < 5 && g == len(obs)-1) {
-			heldSteps, heldGroups = append(heldSteps, st...), append(heldGroups, obs[g])
+	for g := range kept {
+		st := Steps(g, &kept[g])
+		if g%5 == 4 || (len(kept) < 5 && g == len(kept)-1) {
+			heldSteps, heldGroups = append(heldSteps, st...), append(heldGroups, kept[g])
 			continue
 		}
-		fitSteps, fitGroups = append(fitSteps, st...), append(fitGroups, obs[g])
+		fitSteps, fitGroups = append(fitSteps, st...), append(fitGroups, kept[g])
 	}
 	fit, fitErr := FitSteps(base, fitSteps)
 	if fit == nil {
+		if overloaded != "" {
+			return nil, fmt.Errorf("%w; %s", fitErr, overloaded)
+		}
 		return nil, fitErr
 	}
 	if id.NumGPUBlocks > 0 {
 		fit.Profile.NumGPUBlocks = id.NumGPUBlocks
 	}
-	res := &Result{Fit: fit, Server: id, Observed: obs, HeldOutGroups: len(heldGroups)}
+	res := &Result{Fit: fit, Server: id, Observed: obs, HeldOutGroups: len(heldGroups), Overloaded: late}
 	opts := sim.Options{Profile: fit.Profile, Engine: c.Engine}
 	if id.BlockSize > 0 {
 		opts.Engine.BlockSize = id.BlockSize
 	}
-	pred, err := Predict(opts, heldGroups)
+	if res.PathOverhead, err = PathOverhead(opts, fitGroups); err != nil {
+		return nil, err
+	}
+	pred, err := Replayed(opts, heldGroups)
 	if err != nil {
 		return nil, err
 	}
-	res.HeldOut = Errors(pred, Measure(heldGroups))
+	res.HeldOut = Errors(Measure(Delayed(pred, res.PathOverhead)), Measure(heldGroups))
 	res.HeldOut[MetricStep] = StepError(fit.Profile, heldSteps)
 	var why []string
+	if overloaded != "" {
+		why = append(why, overloaded)
+	}
 	if fitErr != nil {
 		why = append(why, fitErr.Error())
 	}
@@ -130,6 +160,42 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	}
 	res.File, err = profileFile(c, res)
 	return res, err
+}
+
+// dropOverloaded keeps the groups the host ran on time (Load), counts the
+// late ones and says why the fit is no evidence when it could not keep
+// enough: fewer than half of them, or fewer than 3 (then every group is
+// kept, so that the profile file still shows what was measured, and it
+// is marked unfit).
+func (c *Config) dropOverloaded(obs []Observed) (kept []Observed, late int, why string) {
+	maxLag, maxLate := c.MaxLagRatio, c.MaxTimerLate
+	if maxLag == 0 {
+		maxLag = DefaultMaxLagRatio
+	}
+	if maxLate == 0 {
+		maxLate = DefaultMaxTimerLate
+	}
+	var worst string
+	for _, o := range obs {
+		w := o.Load.overloaded(maxLag, maxLate)
+		if w == "" {
+			kept = append(kept, o)
+			continue
+		}
+		if worst == "" {
+			worst = w
+		}
+	}
+	late = len(obs) - len(kept)
+	if late*2 <= len(obs) && len(kept) >= 3 {
+		return kept, late, ""
+	}
+	why = fmt.Sprintf("host overloaded: %d of %d probe groups ran late (e.g. %s; bounds: server steps %.0f %% late, probe timers %.0f %% of a token gap); the fit would describe this host's load, not the server: calibrate on a quiet host",
+		late, len(obs), worst, 100*maxLag, 100*maxLate)
+	if len(kept) < 3 {
+		return obs, late, why
+	}
+	return kept, late, why
 }
 
 // prefillMismatch says whether a newcomer's time to first token grows with
@@ -174,7 +240,7 @@ func slope(xs, ys []float64) float64 {
 // of the calibration.
 func profileFile(c Config, res *Result) ([]byte, error) {
 	cal := &sim.Calibration{Server: res.Server, Seed: c.Seed, Budget: c.Budget.String(), Groups: len(res.Observed),
-		HeldOut: res.HeldOutGroups, Unfit: res.Unfit}
+		HeldOut: res.HeldOutGroups, Unfit: res.Unfit, HTTPOverheadMs: ms(res.PathOverhead), Overloaded: res.Overloaded}
 	kv := "KV capacity: the base profile's (the server exposes no vllm:cache_config_info)"
 	extra := map[string]any{}
 	if res.Server.NumGPUBlocks > 0 {
@@ -182,8 +248,8 @@ func profileFile(c Config, res *Result) ([]byte, error) {
 		kv = fmt.Sprintf("KV capacity: %d blocks, from the server's vllm:cache_config_info", res.Server.NumGPUBlocks)
 	}
 	return renderFile(c.Name, c.Base, res.Fit, res.HeldOut, cal, extra,
-		fmt.Sprintf("calibrated by autoinfer sim calibrate --observe against %s (model %s, version %q, hardware %q), probe seed %d, %d groups, %d steps; %s",
-			res.Server.URL, res.Server.Model, res.Server.Version, res.Server.Hardware, c.Seed, len(res.Observed), res.Fit.Steps, kv))
+		fmt.Sprintf("calibrated by autoinfer sim calibrate --observe against %s (model %s, version %q, hardware %q), probe seed %d, %d groups (%d the host ran late), %d steps; %s; HTTP path %.3g ms outside the steps",
+			res.Server.URL, res.Server.Model, res.Server.Version, res.Server.Hardware, c.Seed, len(res.Observed), res.Overloaded, res.Fit.Steps, kv, ms(res.PathOverhead)))
 }
 
 // renderFile renders a profile file of base with fit's coefficients (and

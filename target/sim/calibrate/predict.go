@@ -50,11 +50,21 @@ func Measure(groups []Observed) Figures {
 // the virtual clock with the engine opts describes, each group on an idle
 // engine as the probe ran them, and summarises what the model predicts.
 func Predict(opts sim.Options, groups []Observed) (Figures, error) {
+	pred, err := Replayed(opts, groups)
+	if err != nil {
+		return nil, err
+	}
+	return Measure(pred), nil
+}
+
+// Replayed is each group as the model predicts it: the same requests,
+// sent at the same times, with the token times the virtual clock's replay
+// gives them.
+func Replayed(opts sim.Options, groups []Observed) ([]Observed, error) {
 	if opts.Engine.Model == "" {
 		opts.Engine.Model = "calibrate" // the replay needs a name, not this one
 	}
-	var ttft, tpot, e2e []float64
-	tokens, busy := 0, time.Duration(0)
+	out := make([]Observed, len(groups))
 	for g, o := range groups {
 		t0 := o.Requests[0].Sent
 		for _, r := range o.Requests {
@@ -68,18 +78,56 @@ func Predict(opts sim.Options, groups []Observed) (Figures, error) {
 		if err != nil {
 			return nil, fmt.Errorf("replaying group %d: %w", g+1, err)
 		}
-		last := time.Duration(0)
-		for _, r := range rep.Requests {
-			ttft, e2e = append(ttft, ms(r.TTFT())), append(e2e, ms(r.E2E()))
-			if n := len(r.TokenTimes); n > 1 {
-				tpot = append(tpot, ms((r.TokenTimes[n-1]-r.TokenTimes[0])/time.Duration(n-1)))
+		out[g] = Observed{Group: o.Group, Requests: make([]Request, len(o.Requests))}
+		for i, r := range rep.Requests {
+			q := o.Requests[i]
+			q.Tokens = make([]time.Duration, len(r.TokenTimes))
+			for k, at := range r.TokenTimes {
+				q.Tokens[k] = t0 + at
 			}
-			tokens += len(r.TokenTimes)
-			last = max(last, r.TokenTimes[len(r.TokenTimes)-1])
+			out[g].Requests[i] = q
 		}
-		busy += last
 	}
-	return summary(tokens, busy, ttft, tpot, e2e), nil
+	return out, nil
+}
+
+// Delayed is the groups with every token delay later: what a path of that
+// overhead between the engine and the client makes of them.
+func Delayed(groups []Observed, delay time.Duration) []Observed {
+	if delay == 0 {
+		return groups
+	}
+	out := make([]Observed, len(groups))
+	for g, o := range groups {
+		out[g] = Observed{Group: o.Group, Load: o.Load, Requests: make([]Request, len(o.Requests))}
+		for i, r := range o.Requests {
+			r.Tokens = slices.Clone(r.Tokens)
+			for k := range r.Tokens {
+				r.Tokens[k] += delay
+			}
+			out[g].Requests[i] = r
+		}
+	}
+	return out
+}
+
+// PathOverhead is how much later than the model the groups' first
+// requests got their first token, the median over groups (0 when they
+// were early): each first request arrives at an idle engine, so what the
+// model does not account for is the way to the engine and back.
+func PathOverhead(opts sim.Options, groups []Observed) (time.Duration, error) {
+	if len(groups) == 0 {
+		return 0, nil
+	}
+	pred, err := Replayed(opts, groups)
+	if err != nil {
+		return 0, err
+	}
+	diffs := make([]float64, len(groups))
+	for g := range groups {
+		diffs[g] = float64(groups[g].Requests[0].TTFT() - pred[g].Requests[0].TTFT())
+	}
+	return time.Duration(max(0, quantile(diffs, 0.5))), nil
 }
 
 // promptIDs are token ids of text's prompt with the server's count n: the

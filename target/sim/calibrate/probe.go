@@ -60,10 +60,12 @@ func Plan(seed uint64, maxConcurrency int) []Group {
 	return gs
 }
 
-// Observed is one run of a group: the decoders first, then the newcomers.
+// Observed is one run of a group: the decoders first, then the newcomers,
+// and how late the host ran it.
 type Observed struct {
 	Group    Group
 	Requests []Request
+	Load     Load
 }
 
 // Probe runs plans against one server.
@@ -104,7 +106,9 @@ func (p *Probe) Run(ctx context.Context) ([]Observed, error) {
 				return out, nil
 			}
 			t0 := time.Now()
-			o, err := runGroup(ctx, c, g, rng)
+			before, lagged := readLag(ctx, p.HTTP, p.URL)
+			tm := &timers{}
+			o, err := runGroup(ctx, c, g, rng, tm)
 			if err != nil {
 				if ctx.Err() != nil && len(out) > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 					p.progress("probe: budget %v reached, group %d dropped", p.Budget, len(out)+1)
@@ -113,9 +117,10 @@ func (p *Probe) Run(ctx context.Context) ([]Observed, error) {
 				return nil, fmt.Errorf("probe group %d (concurrency %d): %w", len(out)+1, g.Concurrency, err)
 			}
 			longest = max(longest, time.Since(t0))
+			o.Load = groupLoad(ctx, p, tm, &o, before, lagged)
 			out = append(out, o)
-			p.progress("probe: round %d group %d/%d concurrency %d context %d: %d requests, %v of %v budget",
-				round+1, i+1, len(plan), g.Concurrency, g.DecodePrompt, len(o.Requests), time.Since(c.start).Round(time.Millisecond), p.Budget)
+			p.progress("probe: round %d group %d/%d concurrency %d context %d: %d requests, %v of %v budget; %s",
+				round+1, i+1, len(plan), g.Concurrency, g.DecodePrompt, len(o.Requests), time.Since(c.start).Round(time.Millisecond), p.Budget, o.Load)
 		}
 	}
 	return out, nil
@@ -132,7 +137,7 @@ func (p *Probe) progress(format string, args ...any) {
 // arrives mid-step and joins the next step as a visible prefill), and
 // once all decode, sends the newcomers as the first decoder's tokens
 // arrive.
-func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed, error) {
+func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand, tm *timers) (Observed, error) {
 	o := Observed{Group: g}
 	for range g.Concurrency {
 		o.Requests = append(o.Requests, Request{Prompt: tokenizer.Generate(rng, g.DecodePrompt), MaxTokens: g.Output})
@@ -161,7 +166,7 @@ func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed
 				case <-ctx.Done():
 					return ctx.Err()
 				case at := <-firsts[i-1]:
-					if err := pause(ctx, (at-o.Requests[i-1].Sent)/4); err != nil {
+					if err := tm.pause(ctx, (at-o.Requests[i-1].Sent)/4); err != nil {
 						return err
 					}
 				}
@@ -183,7 +188,7 @@ func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed
 	}
 	sent := 0
 	eg.Go(func() (err error) {
-		sent, err = sendNewcomers(ctx, c, g, slots, firsts[g.Concurrency-1], tick)
+		sent, err = sendNewcomers(ctx, c, g, slots, firsts[g.Concurrency-1], tick, tm)
 		return err
 	})
 	err := eg.Wait()
@@ -200,7 +205,7 @@ func runGroup(ctx context.Context, c *client, g Group, rng *rand.Rand) (Observed
 // as it arrived. It returns how many slots it sent: none more once the
 // first decoder has ended (a server slow to start the decoders leaves the
 // group fewer newcomers, not an error).
-func sendNewcomers(ctx context.Context, c *client, g Group, slots [][]Request, ready <-chan time.Duration, tick <-chan time.Duration) (int, error) {
+func sendNewcomers(ctx context.Context, c *client, g Group, slots [][]Request, ready <-chan time.Duration, tick <-chan time.Duration, tm *timers) (int, error) {
 	select {
 	case <-ctx.Done():
 		return 0, ctx.Err()
@@ -236,7 +241,7 @@ drain:
 			if n++; n < g.NewcomerEvery*(j+1) || gap <= 0 {
 				continue
 			}
-			if err := pause(ctx, gap/2); err != nil {
+			if err := tm.pause(ctx, gap/2); err != nil {
 				return j, err
 			}
 			eg, ctx := errgroup.WithContext(ctx)
@@ -254,14 +259,27 @@ drain:
 	return len(slots), nil
 }
 
-// pause waits d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+// groupLoad is how late the host ran group o: the server's step lag
+// since before (when it reports it) and the probe's timers' lateness
+// against the group's median token gap.
+func groupLoad(ctx context.Context, p *Probe, tm *timers, o *Observed, before lagCounters, lagged bool) Load {
+	var l Load
+	if lagged {
+		if after, ok := readLag(ctx, p.HTTP, p.URL); ok {
+			l.LagRatio, l.LagKnown = after.ratio(before), true
+		}
 	}
+	if gap := medianGap(o.Requests); gap > 0 {
+		l.TimerLate = float64(tm.mean()) / float64(gap)
+	}
+	return l
+}
+
+// String is the load as the progress line shows it.
+func (l Load) String() string {
+	s := fmt.Sprintf("probe timers %.0f %% of a token gap late", 100*l.TimerLate)
+	if l.LagKnown {
+		s = fmt.Sprintf("server steps %.1f %% late, ", 100*l.LagRatio) + s
+	}
+	return s
 }

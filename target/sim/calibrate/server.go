@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/autoinfer/autoinfer/target/sim"
 )
@@ -68,24 +69,10 @@ var (
 // cacheConfig reads num_gpu_blocks and block_size from the labels of
 // vllm:cache_config_info (0, 0 when the server does not expose it).
 func cacheConfig(ctx context.Context, hc *http.Client, base string) (blocks, size int) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
-	if err != nil {
-		return 0, 0
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, 0
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, 0
-	}
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 8<<20))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if len(line) < 22 || line[:22] != "vllm:cache_config_info" {
-			continue
+	found := false
+	scrape(ctx, hc, base, func(line string) bool {
+		if !strings.HasPrefix(line, "vllm:cache_config_info") {
+			return true
 		}
 		if m := blocksLabel.FindStringSubmatch(line); m != nil {
 			blocks, _ = strconv.Atoi(m[1])
@@ -93,7 +80,37 @@ func cacheConfig(ctx context.Context, hc *http.Client, base string) (blocks, siz
 		if m := sizeLabel.FindStringSubmatch(line); m != nil {
 			size, _ = strconv.Atoi(m[1])
 		}
-		return blocks, size
+		found = true
+		return false
+	})
+	if !found {
+		return 0, 0
 	}
-	return 0, 0
+	return blocks, size
+}
+
+// scrape reads the server's /metrics line by line into fn until fn
+// returns false; it reports whether the whole exposition was read or fn
+// stopped it (false: no metrics, or a failed read).
+func scrape(ctx context.Context, hc *http.Client, base string, fn func(line string) bool) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 8<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if !fn(sc.Text()) {
+			return true
+		}
+	}
+	return sc.Err() == nil
 }

@@ -25,7 +25,8 @@ type token struct {
 // streams that arrive within a third of the median inter-token gap are
 // one step's output; the gap between two consecutive step ends is one
 // step's duration when some stream emitted a token at both (it decoded
-// throughout, so the engine never idled). That step decoded every stream
+// throughout, so the engine never idled), read from those streams' own
+// gaps (gap). That step decoded every stream
 // that emitted a later token at its end over their contexts, and prefilled
 // every stream whose first token it emitted (its uncached prompt tokens).
 // The probe keeps every prompt within one step's token budget, so no
@@ -53,7 +54,7 @@ func Steps(g int, o *Observed) []Step {
 		if !continued(prev, cur) {
 			continue
 		}
-		st := Step{Group: g, Duration: at(cur) - at(prev)}
+		st := Step{Group: g, Duration: gap(prev, cur)}
 		for _, t := range cur {
 			r := &o.Requests[t.i]
 			if t.m == 1 {
@@ -80,15 +81,27 @@ func holds(end []token, i int) bool {
 	return false
 }
 
-// at is a step end's time: the mean of its tokens' arrivals (unbiased
-// whatever their number; a median of an even count would pick the later
-// middle one and bias steps by how many streams they hold).
-func at(end []token) time.Duration {
+// gap is the time between two consecutive step ends, read from the
+// streams that emitted a token at both: the mean of each one's own gap.
+// Every stream's token leaves the server and reaches the client some
+// time after its step ended, and that delay grows with how many streams
+// the step answered (their chunks are written and read one after
+// another); a stream's own gap cancels its delay, as far as it keeps its
+// place in that order, where the mean arrival over all of a step's
+// tokens would charge a burst of newcomers' delivery to their step and
+// credit it back to the next (per-sequence CPU cost read too high,
+// decode cost too low).
+func gap(prev, cur []token) time.Duration {
 	var sum time.Duration
-	for _, t := range end {
-		sum += t.at
+	n := 0
+	for _, c := range cur {
+		for _, p := range prev {
+			if p.i == c.i && p.m == c.m-1 {
+				sum, n = sum+c.at-p.at, n+1
+			}
+		}
 	}
-	return sum / time.Duration(len(end))
+	return sum / time.Duration(n)
 }
 
 // continued reports whether a stream emitted a token at both step ends,
