@@ -24,6 +24,9 @@ type reqSource interface {
 	Drop(i int)
 	// Hash is the stream hash; it produces what is left to produce.
 	Hash() (string, error)
+	// Tokens is produced request i's prompt as token ids (tokenpath.go);
+	// nil when the source has none for it.
+	Tokens(i int) []int
 }
 
 // sliceSource is a stream built whole (Generate, a warm-up phase).
@@ -31,6 +34,8 @@ type sliceSource struct {
 	reqs []Request
 	hash string
 	next int
+	// tokens draws request i's ids (nil: none has them).
+	tokens func(i int) []int
 }
 
 func (s *sliceSource) Len() int   { return len(s.reqs) }
@@ -45,6 +50,13 @@ func (s *sliceSource) Next() (int, bool, error) {
 func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
 func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
+
+func (s *sliceSource) Tokens(i int) []int {
+	if s.tokens == nil || !s.reqs[i].own {
+		return nil
+	}
+	return s.tokens(i)
+}
 
 // lazySource renders a workload whose items depend on their index alone
 // (workload.BuildItems of kind random, or trace: its lines) one request at
@@ -61,6 +73,8 @@ type lazySource struct {
 	next    int
 	live    map[int]*Request
 	h       *streamHash
+	// tokens draws each prompt's ids with its text (tokenpath.go).
+	tokens workload.TokenItems
 }
 
 // lazyStream is Generate for a random or trace workload: the warm-up and
@@ -110,11 +124,20 @@ func (l *lazySource) Next() (int, bool, error) {
 		return 0, false, nil
 	}
 	i := l.next
-	it := l.items.At(i)
+	var it workload.Item
+	var ids []int
+	if l.tokens != nil {
+		it, ids = l.tokens.AtTokens(i)
+	} else {
+		it = l.items.At(i)
+	}
 	off, _ := l.offsets()
 	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
 	if err != nil {
 		return 0, false, err
+	}
+	if req.own {
+		req.ids = ids
 	}
 	l.h.add(&req)
 	l.live[i] = &req
@@ -123,6 +146,13 @@ func (l *lazySource) Next() (int, bool, error) {
 }
 
 func (l *lazySource) At(i int) *Request { return l.live[i] }
+
+func (l *lazySource) Tokens(i int) []int {
+	if r := l.live[i]; r != nil {
+		return r.ids
+	}
+	return nil
+}
 func (l *lazySource) Drop(i int)        { delete(l.live, i) }
 
 func (l *lazySource) Hash() (string, error) {

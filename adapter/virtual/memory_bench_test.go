@@ -35,6 +35,18 @@ func (h *heapProbe) Send(id int, route string, header http.Header, body []byte, 
 	return h.Deployment.Send(id, route, header, body, at)
 }
 
+// SendPrompt is Send on the token path.
+func (h *heapProbe) SendPrompt(id int, route string, header http.Header, body []byte, p driver.Prompt, at time.Duration) error {
+	h.sent++
+	if h.sent == h.at {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		h.heap = m.HeapAlloc
+	}
+	return h.Deployment.SendPrompt(id, route, header, body, p, at)
+}
+
 // BenchmarkVirtualMemory measures the live heap after GC at 90 % of a
 // virtual run (4 engines, cache_aware, random 16-token prompts, 4 output
 // tokens, 400 requests/s, the policy's tree bounded at 4 MiB): records kept (the trial path) at 100k and 300k

@@ -134,6 +134,17 @@ func (p *peakHeap) Send(id int, route string, header http.Header, body []byte, a
 	return p.Deployment.Send(id, route, header, body, at)
 }
 
+// SendPrompt is Send on the token path.
+func (p *peakHeap) SendPrompt(id int, route string, header http.Header, body []byte, pr driver.Prompt, at time.Duration) error {
+	if p.sent%64 == 0 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		p.peak = max(p.peak, m.HeapAlloc)
+	}
+	p.sent++
+	return p.Deployment.SendPrompt(id, route, header, body, pr, at)
+}
+
 // BenchmarkMooncakeScale is issue 30's speed and memory benchmark: a
 // Mooncake-format trace at the public conversation trace's scale
 // (writeMooncakeTrace: 12,031 requests over 59 minutes, mean input about

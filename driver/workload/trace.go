@@ -72,10 +72,11 @@ type traceItems struct {
 }
 
 // block is one hash id's text and, once a token-path request asked for
-// them, its ids under the sim tokenizer.
+// them, its ids under the sim tokenizer, two bytes each (the sim
+// vocabulary's ids are below 2^16): a 512-token block's ids take 1 KB.
 type block struct {
 	text string
-	ids  []int
+	ids  []uint16
 }
 
 // maxCachedBlocks bounds traceItems' block cache: about 20 MB of text at
@@ -273,14 +274,31 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src 
 		}
 		b, ok := blocks[id]
 		if !ok || g.ids && b.ids == nil {
-			b.text, b.ids = g.generate(src("block", id), size)
+			var bids []int
+			b.text, bids = g.generate(src("block", id), size)
+			b.ids = compact(bids)
 			blocks[id] = b
 		}
-		add(b.text, b.ids)
+		parts = append(parts, b.text)
+		for _, x := range b.ids {
+			ids = append(ids, int(x))
+		}
 		left -= size
 	}
 	if left > 0 {
 		add(g.generate(src("trace", i), left))
 	}
 	return join(parts...), ids
+}
+
+// compact is ids as uint16 (nil for none).
+func compact(ids []int) []uint16 {
+	if ids == nil {
+		return nil
+	}
+	out := make([]uint16, len(ids))
+	for i, x := range ids {
+		out[i] = uint16(x)
+	}
+	return out
 }
