@@ -153,7 +153,7 @@ func (l *lazySource) Tokens(i int) []int {
 	}
 	return nil
 }
-func (l *lazySource) Drop(i int)        { delete(l.live, i) }
+func (l *lazySource) Drop(i int) { delete(l.live, i) }
 
 func (l *lazySource) Hash() (string, error) {
 	for l.next < l.items.Len() {
