@@ -81,7 +81,7 @@ type lazySource struct {
 // ready requests, and the measured requests as a source. ok is false for
 // other kinds (their items are built whole, so Generate's stream costs no
 // more).
-func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
+func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, err
 	}
@@ -94,7 +94,7 @@ func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 		return nil, nil, false, err
 	}
 	s := source(phaseMeasured, cfg.Seed, cfg.TrialID)
-	items, err := workload.BuildItems(cfg.Workload, cfg.NumPrompts, s, tok)
+	items, err := shared.buildItems(cfg, s, tok)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("workload.%w", err)
 	}

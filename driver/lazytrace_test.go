@@ -39,7 +39,7 @@ func TestLazyTraceMatchesGenerate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, src, ok, err := lazyStream(cfg)
+			st, src, ok, err := lazyStream(cfg, nil)
 			if err != nil || !ok {
 				t.Fatalf("lazy stream: ok %v, %v", ok, err)
 			}

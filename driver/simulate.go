@@ -80,7 +80,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	if cfg.HTTPOverhead < 0 || cfg.HTTPInbound < 0 || cfg.HTTPInbound > cfg.HTTPOverhead {
 		return nil, fmt.Errorf("http path: inbound %v must lie between 0 and the overhead %v", cfg.HTTPInbound, cfg.HTTPOverhead)
 	}
-	st, src, err := simStream(cfg, opt.Stream)
+	st, src, err := simStream(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -156,9 +156,9 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 
 // simStream is the run's stream: produced lazily when streaming a workload
 // whose items depend on their index alone (random), else whole (Generate).
-func simStream(cfg Config, stream bool) (*Stream, reqSource, error) {
-	if stream {
-		st, src, ok, err := lazyStream(cfg)
+func simStream(cfg Config, opt SimOptions) (*Stream, reqSource, error) {
+	if opt.Stream {
+		st, src, ok, err := lazyStream(cfg, opt.Workloads)
 		if err != nil {
 			return nil, nil, err
 		}
