@@ -58,11 +58,11 @@ func (s *sliceSource) Tokens(i int) []int {
 	return s.tokens(i)
 }
 
-// lazySource renders a workload whose items depend on their index alone
-// (workload.BuildItems of kind random, or trace: its lines) one request at
-// a time, digesting
-// each into the stream hash as it is produced: memory does not grow with
-// the stream. Its requests, warm-up and hash are those Generate gives.
+// lazySource renders a workload of single requests one request at a
+// time, digesting each into the stream hash as it is produced: for items
+// that depend on their index alone (workload.BuildItems of kind random, or
+// trace: its lines) memory does not grow with the stream. Its requests,
+// warm-up and hash are those Generate gives.
 type lazySource struct {
 	cfg     Config
 	items   workload.Items
@@ -77,16 +77,18 @@ type lazySource struct {
 	tokens workload.TokenItems
 }
 
-// lazyStream is Generate for a random or trace workload: the warm-up and
-// ready requests, and the measured requests as a source. ok is false for
-// other kinds (their items are built whole, so Generate's stream costs no
-// more).
+// lazyStream is Generate for a workload of single requests: the warm-up
+// and ready requests, and the measured requests as a source rendered as
+// they fall due. A random or trace workload's items are built on demand
+// too; a dataset or shared_prefix workload's are built whole (its texts
+// are held once, its bodies as they fall due). ok is false for multi-turn
+// sessions, whose later turns wait on earlier ones (Generate's stream).
 func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, err
 	}
 	cfg = cfg.withDefaults()
-	if k := cfg.Workload.Kind; k != workload.Random && k != workload.Trace {
+	if cfg.Workload.Kind == workload.MultiTurn {
 		return nil, nil, false, nil
 	}
 	tok, err := cfg.tokenizer()
@@ -97,6 +99,9 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 	items, err := shared.buildItems(cfg, s, tok)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("workload.%w", err)
+	}
+	if !singles(items) {
+		return nil, nil, false, nil
 	}
 	r := newRenderer(cfg)
 	st = &Stream{tok: tok, items: items, render: r}
@@ -114,6 +119,21 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 	next, stop := iter.Pull(offs)
 	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
 		h: newStreamHash(cfg)}, true, nil
+}
+
+// singles reports whether every item is a request of its own (no session
+// turns): a kind other than random and trace is built whole, and streams
+// its bodies only then.
+func singles(items workload.Items) bool {
+	if _, drawn := items.(workload.TokenItems); drawn {
+		return true // random and trace: single requests by construction
+	}
+	for i := range items.Len() {
+		if it := items.At(i); it.Prev >= 0 || it.Turn > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *lazySource) Len() int   { return l.items.Len() }

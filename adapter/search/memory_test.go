@@ -66,7 +66,7 @@ func mooncakeTrace(t testing.TB, n int, span time.Duration, meanBlocks int) stri
 const memorySpec = `
 seed: 3
 target: {kind: sim, profile: h100-llama3-8b}
-topology: {replicas: 2, engine: {model: sim-llama-3-8b, max_model_len: 65536}}
+topology: {replicas: %REPLICAS%, engine: {model: sim-llama-3-8b, max_model_len: 131072}}
 router: {policy: round_robin}
 workload: {kind: trace, path: %PATH%, block_size: 512}
 warmup: {requests: 0}
@@ -121,13 +121,14 @@ func (h *heapPeak) end() uint64 {
 	return h.peak
 }
 
-// searchPeak runs a search of n candidates over trace, parallel at a time,
+// searchPeak runs a search of n candidates of replicas engines over trace,
+// parallel at a time,
 // and returns its peak live heap above the heap live before it. The
 // candidates differ in max_num_seqs, the last n of 16 to 115: a short
 // search runs the costliest (the most requests in flight).
-func searchPeak(t *testing.T, trace string, n, parallel int) uint64 {
+func searchPeak(t testing.TB, trace string, replicas, n, parallel int) uint64 {
 	t.Helper()
-	spec := strings.NewReplacer("%PATH%", trace, "%FROM%", fmt.Sprint(116-n)).Replace(memorySpec)
+	spec := strings.NewReplacer("%PATH%", trace, "%FROM%", fmt.Sprint(116-n), "%REPLICAS%", fmt.Sprint(replicas)).Replace(memorySpec)
 	s, ts := splitParse(t, spec, "mem")
 	if len(ts) != n {
 		t.Fatalf("%d candidates, want %d", len(ts), n)
@@ -157,7 +158,7 @@ func searchPeak(t *testing.T, trace string, n, parallel int) uint64 {
 // sharedWorkload is the heap the trace's shared items hold once every
 // prompt was drawn (its lines and a full block cache): what a search holds
 // once, not per candidate.
-func sharedWorkload(t *testing.T, trace string) uint64 {
+func sharedWorkload(t testing.TB, trace string) uint64 {
 	t.Helper()
 	runtime.GC()
 	base := startHeapPeak().end()
@@ -187,14 +188,47 @@ func sharedWorkload(t *testing.T, trace string) uint64 {
 func TestSearchMemoryBound(t *testing.T) {
 	trace := mooncakeTrace(t, 300, 60*time.Second, 6)
 	w := sharedWorkload(t, trace)
-	alone := searchPeak(t, trace, 10, 1)
+	alone := searchPeak(t, trace, 2, 10, 1)
 	c := alone - min(w, alone)
 	const parallel = 2
-	peak := searchPeak(t, trace, 100, parallel)
+	peak := searchPeak(t, trace, 2, 100, parallel)
 	bound := (w + parallel*c) * 5 / 4
 	t.Logf("shared workload W %.1f MB, candidate cost C %.1f MB; 100 candidates, %d at a time: peak %.1f MB, bound (W + %d × C) × 5/4 = %.1f MB",
 		float64(w)/1e6, float64(c)/1e6, parallel, float64(peak)/1e6, parallel, float64(bound)/1e6)
 	if peak > bound {
 		t.Errorf("100 candidates peaked at %.1f MB, over the bound of %.1f MB", float64(peak)/1e6, float64(bound)/1e6)
+	}
+}
+
+// BenchmarkSearchMooncake is acceptance 3 at the public trace's scale: a
+// Mooncake-format trace of 12,031 requests over 59 minutes (inputs of
+// about 12k tokens in 512-token blocks), candidates of 8 h100-llama3-8b
+// engines. It reports the shared workload W, a candidate's cost C (the
+// costliest run alone), and the peak live heap of a search of
+// AUTOINFER_SEARCH_CANDIDATES candidates (default 4) two at a time, with
+// the bound (W + 2C) × 5/4 it must stay under.
+//
+//	go test -run '^$' -bench SearchMooncake -benchtime 1x -timeout 60m ./adapter/search
+func BenchmarkSearchMooncake(b *testing.B) {
+	n := 4
+	if v := os.Getenv("AUTOINFER_SEARCH_CANDIDATES"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 || n > 100 {
+			b.Fatalf("AUTOINFER_SEARCH_CANDIDATES=%q: want 1 to 100", v)
+		}
+	}
+	trace := mooncakeTrace(b, 12031, 59*time.Minute, 24)
+	for b.Loop() {
+		w := sharedWorkload(b, trace)
+		alone := searchPeak(b, trace, 8, 1, 1)
+		c := alone - min(w, alone)
+		peak := searchPeak(b, trace, 8, n, 2)
+		bound := (w + 2*c) * 5 / 4
+		b.ReportMetric(float64(w)/1e6, "MB-workload")
+		b.ReportMetric(float64(c)/1e6, "MB-per-candidate")
+		b.ReportMetric(float64(peak)/1e6, "MB-peak-live")
+		b.ReportMetric(float64(bound)/1e6, "MB-bound")
+		if peak > bound {
+			b.Errorf("%d candidates peaked at %.1f MB, over the bound of %.1f MB", n, float64(peak)/1e6, float64(bound)/1e6)
+		}
 	}
 }
