@@ -24,9 +24,9 @@ type reqSource interface {
 	Drop(i int)
 	// Hash is the stream hash; it produces what is left to produce.
 	Hash() (string, error)
-	// Tokens is produced request i's prompt as token ids (tokenpath.go);
-	// nil when the source has none for it.
-	Tokens(i int) []int
+	// Tokens is produced request i's prompt as token ids (tokenpath.go)
+	// and its text; nil when the source has none for it.
+	Tokens(i int) ([]int, string)
 }
 
 // sliceSource is a stream built whole (Generate, a warm-up phase).
@@ -34,8 +34,8 @@ type sliceSource struct {
 	reqs []Request
 	hash string
 	next int
-	// tokens draws request i's ids (nil: none has them).
-	tokens func(i int) []int
+	// tokens draws request i's ids and prompt (nil: none has them).
+	tokens func(i int) ([]int, string)
 }
 
 func (s *sliceSource) Len() int   { return len(s.reqs) }
@@ -51,9 +51,9 @@ func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
 func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
-func (s *sliceSource) Tokens(i int) []int {
+func (s *sliceSource) Tokens(i int) ([]int, string) {
 	if s.tokens == nil || !s.reqs[i].own {
-		return nil
+		return nil, ""
 	}
 	return s.tokens(i)
 }
@@ -156,8 +156,8 @@ func (l *lazySource) Next() (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	if req.own {
-		req.ids = ids
+	if req.own && ids != nil {
+		req.ids, req.text = ids, it.Prompt
 	}
 	l.h.add(&req)
 	l.live[i] = &req
@@ -167,11 +167,11 @@ func (l *lazySource) Next() (int, bool, error) {
 
 func (l *lazySource) At(i int) *Request { return l.live[i] }
 
-func (l *lazySource) Tokens(i int) []int {
+func (l *lazySource) Tokens(i int) ([]int, string) {
 	if r := l.live[i]; r != nil {
-		return r.ids
+		return r.ids, r.text
 	}
-	return nil
+	return nil, ""
 }
 func (l *lazySource) Drop(i int) { delete(l.live, i) }
 

@@ -42,9 +42,10 @@ type Request struct {
 	// own says the body's prompt is its item's own prompt, alone (no
 	// system prompt, no history): the virtual clock's token path may hand
 	// a system the item's ids instead (tokenpath.go). ids are those ids
-	// when the stream drew them with the request.
-	own bool
-	ids []int
+	// when the stream drew them with the request, text their prompt.
+	own  bool
+	ids  []int
+	text string // the prompt the ids are of
 }
 
 // Stream is the full request stream of a run: the measured requests and

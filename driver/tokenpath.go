@@ -8,12 +8,11 @@ import (
 )
 
 // Prompted is a System that takes a request as its prompt's token ids
-// (the virtual clock's token path): it builds the request from Shell, the
-// body every such request of the run shares but for its prompt and length,
-// and never parses or tokenizes the request's body. The body still comes
-// along, for what reads it as a server would (the router's policies).
+// (the virtual clock's token path) instead of its body: it builds the
+// request from Shell, the body every such request of the run shares but
+// for its prompt and length, and has no body to parse or tokenize.
 type Prompted interface {
-	SendPrompt(id int, route string, header http.Header, body []byte, p Prompt, at time.Duration) error
+	SendPrompt(id int, route string, header http.Header, p Prompt, at time.Duration) error
 }
 
 // Prompt is a request's prompt on the token path: the ids the sim
@@ -22,6 +21,10 @@ type Prompted interface {
 type Prompt struct {
 	IDs       []int
 	MaxTokens int
+	// Text is the prompt's text (a chat request's user message), for a
+	// router policy that reads it as the HTTP path does (cache_aware's
+	// prefix tree): it is the item's own string, not a copy.
+	Text string
 	// Shell is the run's body with a one-word prompt and a length of 1:
 	// what parses to every other field of the request. Every request of a
 	// run shares it.
@@ -76,13 +79,13 @@ func newTokenPath(cfg Config, sys System) (*tokenPath, error) {
 // the system's from then on: the request keeps neither while it runs.
 func (v *virtual) handOver(x inTransit) error {
 	if v.tp != nil {
-		if ids := v.p.src.Tokens(x.index); ids != nil {
+		if ids, text := v.p.src.Tokens(x.index); ids != nil {
 			r := v.p.src.At(x.index)
-			p := Prompt{IDs: ids, MaxTokens: r.MaxTokens, Shell: v.tp.shell}
+			p := Prompt{IDs: ids, MaxTokens: r.MaxTokens, Shell: v.tp.shell, Text: text}
 			if v.p.src.Lazy() {
-				r.Body, r.ids = nil, nil
+				r.Body, r.ids, r.text = nil, nil, ""
 			}
-			return v.tp.sys.SendPrompt(x.index, v.route, x.header, x.body, p, v.now)
+			return v.tp.sys.SendPrompt(x.index, v.route, x.header, p, v.now)
 		}
 	}
 	return v.sys.Send(x.index, v.route, x.header, x.body, v.now)
@@ -102,9 +105,9 @@ func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
 	case *lazySource:
 		s.tokens = ti
 	case *sliceSource:
-		s.tokens = func(i int) []int {
-			_, ids := ti.AtTokens(i)
-			return ids
+		s.tokens = func(i int) ([]int, string) {
+			it, ids := ti.AtTokens(i)
+			return ids, it.Prompt
 		}
 	}
 }

@@ -167,7 +167,6 @@ func (d *Deployment) Send(id int, route string, header http.Header, body []byte,
 
 // send routes rq, whose body is body, and submits its first leg.
 func (d *Deployment) send(rq *request, header http.Header, body []byte, at time.Duration) error {
-	id := rq.id
 	if d.router == nil {
 		rq.serving = 0
 		return d.submit(rq, rq.serving, d.nextRank(0, router.Target{}), body, false, false, at)
@@ -176,6 +175,13 @@ func (d *Deployment) send(rq *request, header http.Header, body []byte, at time.
 	if err != nil {
 		return err
 	}
+	return d.start(rq, header, x, body, at)
+}
+
+// start submits the first leg of rq, whose body is body, as the router
+// decided in x.
+func (d *Deployment) start(rq *request, header http.Header, x *router.Routed, body []byte, at time.Duration) (err error) {
+	id := rq.id
 	rq.routed = x
 	d.routed[id] = rq
 	if rq.serving, err = d.worker(x.Worker.URL); err != nil {

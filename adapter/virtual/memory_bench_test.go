@@ -36,7 +36,7 @@ func (h *heapProbe) Send(id int, route string, header http.Header, body []byte, 
 }
 
 // SendPrompt is Send on the token path.
-func (h *heapProbe) SendPrompt(id int, route string, header http.Header, body []byte, p driver.Prompt, at time.Duration) error {
+func (h *heapProbe) SendPrompt(id int, route string, header http.Header, p driver.Prompt, at time.Duration) error {
 	h.sent++
 	if h.sent == h.at {
 		runtime.GC()
@@ -44,7 +44,7 @@ func (h *heapProbe) SendPrompt(id int, route string, header http.Header, body []
 		runtime.ReadMemStats(&m)
 		h.heap = m.HeapAlloc
 	}
-	return h.Deployment.SendPrompt(id, route, header, body, p, at)
+	return h.Deployment.SendPrompt(id, route, header, p, at)
 }
 
 // BenchmarkVirtualMemory measures the live heap after GC at 90 % of a

@@ -135,14 +135,14 @@ func (p *peakHeap) Send(id int, route string, header http.Header, body []byte, a
 }
 
 // SendPrompt is Send on the token path.
-func (p *peakHeap) SendPrompt(id int, route string, header http.Header, body []byte, pr driver.Prompt, at time.Duration) error {
+func (p *peakHeap) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
 	if p.sent%64 == 0 {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		p.peak = max(p.peak, m.HeapAlloc)
 	}
 	p.sent++
-	return p.Deployment.SendPrompt(id, route, header, body, pr, at)
+	return p.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
 // BenchmarkMooncakeScale is issue 30's speed and memory benchmark: a

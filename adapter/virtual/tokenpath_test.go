@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,13 +35,13 @@ func (t textPath) OpenWindow()   { t.d.OpenWindow() }
 // prompt made of other tokens: prompts that shared it no longer do.
 type perturbed struct{ *virtual.Deployment }
 
-func (p perturbed) SendPrompt(id int, route string, header http.Header, body []byte, pr driver.Prompt, at time.Duration) error {
+func (p perturbed) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
 	ids := append([]int(nil), pr.IDs...)
 	for j := 16; j < min(32, len(ids)); j++ {
 		ids[j] = 7 + (ids[j]+id)%1000
 	}
 	pr.IDs = ids
-	return p.Deployment.SendPrompt(id, route, header, body, pr, at)
+	return p.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
 // counted is the token path, counting the requests that took it.
@@ -49,9 +50,9 @@ type counted struct {
 	n *int
 }
 
-func (c counted) SendPrompt(id int, route string, header http.Header, body []byte, pr driver.Prompt, at time.Duration) error {
+func (c counted) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
 	*c.n++
-	return c.Deployment.SendPrompt(id, route, header, body, pr, at)
+	return c.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
 // tokenTrace writes a Mooncake-format trace of n requests 40 ms apart
@@ -141,10 +142,10 @@ func TestTokenPathParity(t *testing.T) {
 		rc := router.Config(cfg)
 		return ws, &rc
 	}
-	disaggregated := func() ([]virtual.Worker, *router.Config) {
+	disaggregated := func(threshold int) ([]virtual.Worker, *router.Config) {
 		ws := append(workers(t, 2, sim.RolePrefill), workers(t, 2, sim.RoleDecode)...)
 		cfg := routerconfig.Default()
-		cfg.PDDisaggregation, cfg.KVConnector = true, "nixl"
+		cfg.PDDisaggregation, cfg.KVConnector, cfg.RoutingThreshold = true, "nixl", threshold
 		cfg.PrefillPolicy, cfg.DecodePolicy = "power_of_two", "cache_aware"
 		cfg.PrefillURLs, cfg.DecodeURLs = []string{ws[0].URL, ws[1].URL}, []string{ws[2].URL, ws[3].URL}
 		rc := router.Config(cfg)
@@ -159,7 +160,8 @@ func TestTokenPathParity(t *testing.T) {
 		deploy func() ([]virtual.Worker, *router.Config)
 	}{
 		{"trace/cache_aware", traceCfg, func() ([]virtual.Worker, *router.Config) { return collocated("cache_aware") }},
-		{"trace/pd", traceCfg, disaggregated},
+		{"trace/pd", traceCfg, func() ([]virtual.Worker, *router.Config) { return disaggregated(0) }},
+		{"random-chat/pd-threshold", randomCfg, func() ([]virtual.Worker, *router.Config) { return disaggregated(110) }},
 		{"random-chat/cache_aware", randomCfg, func() ([]virtual.Worker, *router.Config) { return collocated("cache_aware") }},
 		{"random-chat/consistent_hash", randomCfg, func() ([]virtual.Worker, *router.Config) { return collocated("consistent_hash") }},
 	} {
@@ -176,6 +178,17 @@ func TestTokenPathParity(t *testing.T) {
 			}
 			if fmt.Sprint(decs) != fmt.Sprint(wantDecs) || len(decs) == 0 {
 				t.Fatalf("%d routing decisions on the token path, %d on the text path, or they differ", len(decs), len(wantDecs))
+			}
+			if strings.HasSuffix(c.name, "threshold") {
+				pd := 0
+				for _, x := range decs {
+					if x.PD {
+						pd++
+					}
+				}
+				if pd == 0 || pd == len(decs) {
+					t.Fatalf("%d of %d requests took the prefill hop: routing_threshold should split them", pd, len(decs))
+				}
 			}
 			if sum.Completed == 0 || sum.StreamHash != wantSum.StreamHash || sum.SentHash != wantSum.SentHash {
 				t.Fatalf("completed %d, stream %s sent %s; text path: stream %s sent %s", sum.Completed, sum.StreamHash, sum.SentHash, wantSum.StreamHash, wantSum.SentHash)
