@@ -18,15 +18,15 @@ type Prompt struct {
 	// only when a policy reads the text (cache_aware), so a run whose
 	// policies do not builds none.
 	Text func() string
-	// Chars is the prompt's characters (runes) as routing_threshold counts
-	// them in the body (pd.Body.EstimateTokens: the text of the prompt or
-	// of the messages' contents).
-	Chars int
+	// Chars counts the prompt's characters (runes) as routing_threshold
+	// counts them in the body (pd.Body.EstimateTokens: the text of the
+	// prompt or of the messages' contents); called only under a threshold.
+	Chars func() int
 }
 
 // RoutePrompt is Route for a request given as p instead of its body: the
 // same request description (model, text, hash key, SLO headers), policy
-// objects, decision counts and PD threshold (Chars / 4, as
+// objects, decision counts and PD threshold (Chars() / 4, as
 // EstimateTokens), with no body to parse. Routed.PrefillBody is nil: the
 // caller builds the prefill leg from its own shape of the body.
 func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Routed, error) {
@@ -56,7 +56,7 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 	}
 	dis := r.pd
 	x.pool = dis.decode
-	if dis.below(p.Chars / 4) {
+	if dis.threshold > 0 && dis.below(p.Chars()/4) {
 		return x.start(pr)
 	}
 	t, d, ok := r.choose(dis.decode, nil, pr)

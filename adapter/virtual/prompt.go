@@ -38,7 +38,8 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 	if d.router == nil {
 		return d.send(rq, header, nil, at)
 	}
-	x, err := d.router.RoutePrompt(route, header, router.Prompt{Model: sh.model, Text: text, Chars: utf8.RuneCountInString(p.Text)})
+	x, err := d.router.RoutePrompt(route, header, router.Prompt{Model: sh.model, Text: text,
+		Chars: func() int { return utf8.RuneCountInString(p.Text) }})
 	if err != nil {
 		return err
 	}
