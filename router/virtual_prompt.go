@@ -48,23 +48,38 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 	}
 	x := &Routed{r: r}
 	if r.pd == nil || !pdRoutes[route] {
-		x.pool = r.pool
-		if r.pd != nil {
-			x.pool = r.pd.decode
-		}
-		return x.start(pr)
+		return x.local(pr)
 	}
 	dis := r.pd
-	x.pool = dis.decode
 	if dis.threshold > 0 && dis.below(p.Chars()/4) {
-		return x.start(pr)
+		return x.local(pr)
 	}
 	t, d, ok := r.choose(dis.decode, nil, pr)
 	if !ok {
 		return nil, errNoWorkers
 	}
 	x.worker, x.Outcome = t, d.Outcome
-	if x.prefill, _, ok = r.choose(dis.prefill, nil, pr); !ok {
+	return x.withPrefill(pr)
+}
+
+// local starts x on the pool that serves a request without a prefill hop:
+// the collocated pool, or under PD the decode pool (which prefills it).
+func (x *Routed) local(pr policy.Request) (*Routed, error) {
+	x.pool = x.r.pool
+	if x.r.pd != nil {
+		x.pool = x.r.pd.decode
+	}
+	return x.start(pr)
+}
+
+// withPrefill completes a PD decision whose decode worker x holds: the
+// prefill worker, chosen by its pool's policy, whose load is held from now
+// until EndPrefill; the decode worker's is held from EndPrefill.
+func (x *Routed) withPrefill(pr policy.Request) (*Routed, error) {
+	dis := x.r.pd
+	x.pool = dis.decode
+	var ok bool
+	if x.prefill, _, ok = x.r.choose(dis.prefill, nil, pr); !ok {
 		return nil, errNoWorkers
 	}
 	x.PD = true
