@@ -186,7 +186,7 @@ func sharedWorkload(t testing.TB, trace string) uint64 {
 // allocate while it marks as live. Nothing a candidate leaves behind may
 // accumulate over the 100.
 func TestSearchMemoryBound(t *testing.T) {
-	trace := mooncakeTrace(t, 300, 60*time.Second, 6)
+	trace := mooncakeTrace(t, 120, 30*time.Second, 6)
 	w := sharedWorkload(t, trace)
 	alone := searchPeak(t, trace, 2, 10, 1)
 	c := alone - min(w, alone)
