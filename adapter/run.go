@@ -62,6 +62,10 @@ type Options struct {
 	// candidates, rows without per-request records). Percentiles stay exact
 	// up to SearchExactValues values per metric.
 	StreamVirtual bool
+	// Workloads, when set, shares streamed virtual trials' built
+	// workloads between the runners given it (autoinfer search's
+	// candidates read their trace once).
+	Workloads *driver.Workloads
 	// Prediction, when set, is a virtual row that already replays every
 	// trial this runner runs (search --confirm's candidate: the same spec
 	// and stream on the virtual clock): a real-time trial on simulated

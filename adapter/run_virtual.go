@@ -28,7 +28,7 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		dep.RecordDecisions(func(d virtual.Decision) { decisions = append(decisions, d) })
 	}
 	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep,
-		driver.SimOptions{Stream: tr.opts.StreamVirtual, ExactValues: SearchExactValues})
+		driver.SimOptions{Stream: tr.opts.StreamVirtual, ExactValues: SearchExactValues, Workloads: tr.opts.Workloads})
 	tr.result = res
 	if res != nil {
 		tr.warmup = res.Warmup

@@ -73,15 +73,25 @@ type renderer struct {
 	ignoreEOS   bool
 	sampling    sampling
 	extra       map[string]any
+	// template renders bodies of one plain prompt without marshalling
+	// (nil: always marshal).
+	template *bodyTemplate
 }
 
 func newRenderer(cfg Config) renderer {
 	w := cfg.Workload
-	return renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: w.Temperature, ignoreEOS: *w.IgnoreEOS,
+	r := renderer{chat: cfg.Endpoint == ChatEndpoint, model: cfg.Model, temperature: w.Temperature, ignoreEOS: *w.IgnoreEOS,
 		sampling: sampling{TopP: w.TopP, TopK: w.TopK, MinP: w.MinP}, extra: w.ExtraBody}
+	r.template = newBodyTemplate(r)
+	return r
 }
 
 func (r renderer) body(c conversation, maxTokens int) ([]byte, error) {
+	if r.template != nil && c.system == "" && len(c.turns) == 1 {
+		if b, ok := r.template.render(c.turns[0], maxTokens); ok {
+			return b, nil
+		}
+	}
 	var v any
 	if r.chat {
 		msgs := make([]message, 0, len(c.turns)+1)

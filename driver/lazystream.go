@@ -24,6 +24,9 @@ type reqSource interface {
 	Drop(i int)
 	// Hash is the stream hash; it produces what is left to produce.
 	Hash() (string, error)
+	// Tokens is produced request i's prompt as token ids (tokenpath.go)
+	// and its text; nil when the source has none for it.
+	Tokens(i int) ([]int, string)
 }
 
 // sliceSource is a stream built whole (Generate, a warm-up phase).
@@ -31,6 +34,8 @@ type sliceSource struct {
 	reqs []Request
 	hash string
 	next int
+	// tokens draws request i's ids and prompt (nil: none has them).
+	tokens func(i int) ([]int, string)
 }
 
 func (s *sliceSource) Len() int   { return len(s.reqs) }
@@ -46,11 +51,18 @@ func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
 func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
-// lazySource renders a workload whose items depend on their index alone
-// (workload.BuildItems of kind random, or trace: its lines) one request at
-// a time, digesting
-// each into the stream hash as it is produced: memory does not grow with
-// the stream. Its requests, warm-up and hash are those Generate gives.
+func (s *sliceSource) Tokens(i int) ([]int, string) {
+	if s.tokens == nil || !s.reqs[i].own {
+		return nil, ""
+	}
+	return s.tokens(i)
+}
+
+// lazySource renders a workload of single requests one request at a
+// time, digesting each into the stream hash as it is produced: for items
+// that depend on their index alone (workload.BuildItems of kind random, or
+// trace: its lines) memory does not grow with the stream. Its requests,
+// warm-up and hash are those Generate gives.
 type lazySource struct {
 	cfg     Config
 	items   workload.Items
@@ -61,18 +73,22 @@ type lazySource struct {
 	next    int
 	live    map[int]*Request
 	h       *streamHash
+	// tokens draws each prompt's ids with its text (tokenpath.go).
+	tokens workload.TokenItems
 }
 
-// lazyStream is Generate for a random or trace workload: the warm-up and
-// ready requests, and the measured requests as a source. ok is false for
-// other kinds (their items are built whole, so Generate's stream costs no
-// more).
-func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
+// lazyStream is Generate for a workload of single requests: the warm-up
+// and ready requests, and the measured requests as a source rendered as
+// they fall due. A random or trace workload's items are built on demand
+// too; a dataset or shared_prefix workload's are built whole (its texts
+// are held once, its bodies as they fall due). ok is false for multi-turn
+// sessions, whose later turns wait on earlier ones (Generate's stream).
+func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, err
 	}
 	cfg = cfg.withDefaults()
-	if k := cfg.Workload.Kind; k != workload.Random && k != workload.Trace {
+	if cfg.Workload.Kind == workload.MultiTurn {
 		return nil, nil, false, nil
 	}
 	tok, err := cfg.tokenizer()
@@ -80,9 +96,12 @@ func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 		return nil, nil, false, err
 	}
 	s := source(phaseMeasured, cfg.Seed, cfg.TrialID)
-	items, err := workload.BuildItems(cfg.Workload, cfg.NumPrompts, s, tok)
+	items, err := shared.buildItems(cfg, s, tok)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("workload.%w", err)
+	}
+	if !singles(items) {
+		return nil, nil, false, nil
 	}
 	r := newRenderer(cfg)
 	st = &Stream{tok: tok, items: items, render: r}
@@ -102,6 +121,21 @@ func lazyStream(cfg Config) (st *Stream, src *lazySource, ok bool, err error) {
 		h: newStreamHash(cfg)}, true, nil
 }
 
+// singles reports whether every item is a request of its own (no session
+// turns): a kind other than random and trace is built whole, and streams
+// its bodies only then.
+func singles(items workload.Items) bool {
+	if _, drawn := items.(workload.TokenItems); drawn {
+		return true // random and trace: single requests by construction
+	}
+	for i := range items.Len() {
+		if it := items.At(i); it.Prev >= 0 || it.Turn > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func (l *lazySource) Len() int   { return l.items.Len() }
 func (l *lazySource) Lazy() bool { return true }
 
@@ -110,11 +144,20 @@ func (l *lazySource) Next() (int, bool, error) {
 		return 0, false, nil
 	}
 	i := l.next
-	it := l.items.At(i)
+	var it workload.Item
+	var ids []int
+	if l.tokens != nil {
+		it, ids = l.tokens.AtTokens(i)
+	} else {
+		it = l.items.At(i)
+	}
 	off, _ := l.offsets()
 	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
 	if err != nil {
 		return 0, false, err
+	}
+	if req.own && ids != nil {
+		req.ids, req.text = ids, it.Prompt
 	}
 	l.h.add(&req)
 	l.live[i] = &req
@@ -123,7 +166,14 @@ func (l *lazySource) Next() (int, bool, error) {
 }
 
 func (l *lazySource) At(i int) *Request { return l.live[i] }
-func (l *lazySource) Drop(i int)        { delete(l.live, i) }
+
+func (l *lazySource) Tokens(i int) ([]int, string) {
+	if r := l.live[i]; r != nil {
+		return r.ids, r.text
+	}
+	return nil, ""
+}
+func (l *lazySource) Drop(i int) { delete(l.live, i) }
 
 func (l *lazySource) Hash() (string, error) {
 	for l.next < l.items.Len() {

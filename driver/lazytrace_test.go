@@ -39,7 +39,7 @@ func TestLazyTraceMatchesGenerate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, src, ok, err := lazyStream(cfg)
+			st, src, ok, err := lazyStream(cfg, nil)
 			if err != nil || !ok {
 				t.Fatalf("lazy stream: ok %v, %v", ok, err)
 			}
@@ -69,5 +69,49 @@ func TestLazyTraceMatchesGenerate(t *testing.T) {
 				t.Errorf("hash %s (%v), Generate's %s", h, err, eager.Hash())
 			}
 		})
+	}
+}
+
+// Workloads of single requests built whole (shared_prefix, with its system
+// prompts) stream their bodies too, sending what Generate builds; sessions
+// of several turns do not.
+func TestLazyStreamBuiltSingles(t *testing.T) {
+	base := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 3, TrialID: "lazy", Arrival: Arrival{RequestRate: 20}}
+	for _, c := range []struct {
+		w    Workload
+		lazy bool
+	}{
+		{Workload{Kind: "shared_prefix", NumGroups: 3, PromptsPerGroup: 4, SystemPromptLen: 16, QuestionLen: 8}, true},
+		{Workload{Kind: "multi_turn", Turns: 3, InputLen: 20, OutputLen: 10, Sessions: 2}, false},
+	} {
+		for _, endpoint := range []string{CompletionsEndpoint, ChatEndpoint} {
+			cfg := base
+			cfg.Workload, cfg.Endpoint = c.w, endpoint
+			_, src, ok, err := lazyStream(cfg, nil)
+			if err != nil || ok != c.lazy {
+				t.Fatalf("%s: lazy %v (%v), want %v", c.w.Kind, ok, err, c.lazy)
+			}
+			if !ok {
+				continue
+			}
+			eager, err := Generate(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n := range len(eager.Requests) {
+				i, _, err := src.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, want := src.At(i), &eager.Requests[i]
+				if i != n || !bytes.Equal(got.Body, want.Body) || got.Offset != want.Offset || got.InputTokens != want.InputTokens {
+					t.Fatalf("%s %s request %d: body, offset or input tokens differ from Generate's", c.w.Kind, endpoint, i)
+				}
+				src.Drop(i)
+			}
+			if h, err := src.Hash(); err != nil || h != eager.Hash() {
+				t.Fatalf("%s %s: hash %s (%v), Generate's %s", c.w.Kind, endpoint, h, err, eager.Hash())
+			}
+		}
 	}
 }

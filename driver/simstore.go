@@ -15,6 +15,9 @@ type SimOptions struct {
 	// ExactValues bounds the values per metric a streamed summary keeps
 	// exactly; 0 means DefaultExactValues.
 	ExactValues int
+	// Workloads, when set, shares a streamed run's built workload with
+	// the other runs given the same Workloads (a search's candidates).
+	Workloads *Workloads
 }
 
 // DefaultExactValues keeps a streamed summary exact for runs of up to

@@ -80,12 +80,17 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	if cfg.HTTPOverhead < 0 || cfg.HTTPInbound < 0 || cfg.HTTPInbound > cfg.HTTPOverhead {
 		return nil, fmt.Errorf("http path: inbound %v must lie between 0 and the overhead %v", cfg.HTTPInbound, cfg.HTTPOverhead)
 	}
-	st, src, err := simStream(cfg, opt.Stream)
+	st, src, err := simStream(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
+	tp, err := newTokenPath(cfg, sys)
+	if err != nil {
+		return nil, err
+	}
+	tp.tokenSource(src, st)
 	cfg = cfg.withDefaults()
-	v := &virtual{ctx: ctx, cfg: cfg, sys: sys, header: cfg.baseHeader(), route: cfg.Endpoint}
+	v := &virtual{ctx: ctx, cfg: cfg, sys: sys, tp: tp, header: cfg.baseHeader(), route: cfg.Endpoint}
 	newPhase := func(name string, src reqSource) *phase {
 		return &phase{cfg: cfg, tok: st.tok, src: src, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
 	}
@@ -151,9 +156,9 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 
 // simStream is the run's stream: produced lazily when streaming a workload
 // whose items depend on their index alone (random), else whole (Generate).
-func simStream(cfg Config, stream bool) (*Stream, reqSource, error) {
-	if stream {
-		st, src, ok, err := lazyStream(cfg)
+func simStream(cfg Config, opt SimOptions) (*Stream, reqSource, error) {
+	if opt.Stream {
+		st, src, ok, err := lazyStream(cfg, opt.Workloads)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -179,6 +184,7 @@ type virtual struct {
 	ctx     context.Context
 	cfg     Config
 	sys     System
+	tp      *tokenPath // nil: every request goes as its body
 	header  http.Header
 	route   string
 	now     time.Duration         // the clock
@@ -281,7 +287,7 @@ func (v *virtual) send(p *phase, i int, body []byte, header http.Header, now tim
 // arrive hands request x to the system now; false when the system refused
 // it (its record says why).
 func (v *virtual) arrive(x inTransit) bool {
-	if err := v.sys.Send(x.index, v.route, x.header, x.body, v.now); err != nil {
+	if err := v.handOver(x); err != nil {
 		r := v.p.recs.at(x.index)
 		r.ErrorType, r.Error = "rejected", err.Error()
 		return false

@@ -39,6 +39,13 @@ type Request struct {
 	// lazy says Body was left out to save memory: Run renders it again
 	// from the stream's items when the request is sent (see plan).
 	lazy bool
+	// own says the body's prompt is its item's own prompt, alone (no
+	// system prompt, no history): the virtual clock's token path may hand
+	// a system the item's ids instead (tokenpath.go). ids are those ids
+	// when the stream drew them with the request, text their prompt.
+	own  bool
+	ids  []int
+	text string // the prompt the ids are of
 }
 
 // Stream is the full request stream of a run: the measured requests and
@@ -180,7 +187,7 @@ func (cfg Config) request(i int, it workload.Item, offset time.Duration, conv co
 	}
 	req.Body = b
 	if cfg.countsOwnPrompt(it, conv) {
-		req.InputTokens = it.InputTokens
+		req.InputTokens, req.own = it.InputTokens, true
 	} else {
 		req.InputTokens = conv.tokens(tok)
 	}

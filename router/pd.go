@@ -164,7 +164,13 @@ func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *in
 // the prefill hop and goes to a decode worker, which prefills it. The HTTP
 // path and the virtual-time path both decide here.
 func (dis *pdRouter) local(body pd.Body) bool {
-	if dis.threshold > 0 && body.EstimateTokens() < dis.threshold {
+	return dis.below(body.EstimateTokens())
+}
+
+// below reports (and counts) a prompt of estimate tokens (EstimateTokens'
+// measure) under routing_threshold.
+func (dis *pdRouter) below(estimate int) bool {
+	if dis.threshold > 0 && estimate < dis.threshold {
 		dis.m.localPrefill.WithLabelValues(localBelowThreshold).Inc()
 		return true
 	}

@@ -69,32 +69,20 @@ func (r *Router) Route(route string, header http.Header, body []byte) (*Routed, 
 	}
 	x := &Routed{r: r}
 	if r.pd == nil || !pdRoutes[route] {
-		x.pool = r.pool
-		if r.pd != nil {
-			x.pool = r.pd.decode
-		}
-		return x.start(pr)
+		return x.local(pr)
 	}
-	dis := r.pd
-	s, ok, apiErr := dis.start(r, body, pr)
+	s, ok, apiErr := r.pd.start(r, body, pr)
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	x.pool = dis.decode
 	if s.local {
-		return x.start(pr)
+		return x.local(pr)
 	}
 	if !ok {
 		return nil, errNoWorkers
 	}
-	x.worker, x.Outcome = s.decode, s.outcome
-	if x.prefill, _, ok = r.choose(dis.prefill, nil, pr); !ok {
-		return nil, errNoWorkers
-	}
-	x.PD, x.PrefillBody = true, s.body.Prefill()
-	x.pg = dis.prefill.acquire(x.prefill)
-	x.Worker, x.Prefill = x.worker.public(), x.prefill.public()
-	return x, nil
+	x.worker, x.Outcome, x.PrefillBody = s.decode, s.outcome, s.body.Prefill()
+	return x.withPrefill(pr)
 }
 
 // errNoWorkers is a pool with no worker to choose.

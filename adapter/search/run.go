@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/autoinfer/autoinfer/adapter"
+	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/target/simtarget"
 	"github.com/autoinfer/autoinfer/trials"
@@ -161,12 +162,16 @@ func execute(ctx context.Context, cs []Candidate, o Options) error {
 		par = runtime.GOMAXPROCS(0)
 	}
 	rec := &serialRecorder{l: o.Ledger}
+	// The candidates share one parsed workload per distinct workload (most
+	// searches: one), read-only: a candidate costs its deployment's state,
+	// not another copy of the trace (docs/whatif.md, search memory).
+	shared := driver.NewWorkloads()
 	todo := make(chan int)
 	g, gctx := errgroup.WithContext(ctx)
 	var mu sync.Mutex
 	finished := 0
 	for range par {
-		r, err := adapter.New(adapter.Options{Ledger: rec, StreamVirtual: true, Logger: o.Logger})
+		r, err := adapter.New(adapter.Options{Ledger: rec, StreamVirtual: true, Workloads: shared, Logger: o.Logger})
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ func candidates(t *testing.T, objective string) (search.Spec, []trials.Trial) {
 
 // splitParse reads a search spec as the search command does: the search
 // block apart, the rest as trials on the virtual clock.
-func splitParse(t *testing.T, text, stem string) (search.Spec, []trials.Trial) {
+func splitParse(t testing.TB, text, stem string) (search.Spec, []trials.Trial) {
 	t.Helper()
 	data, s, err := search.Split([]byte(text), stem)
 	if err != nil {

@@ -34,6 +34,7 @@ type Deployment struct {
 	routed    map[int]*request // by driver id: requests holding router loads
 	transfers transfers        // KV pulls in flight (PD)
 	nextID    int
+	shapes    map[string]*shapes // the token path's, by shell
 
 	evictEvery time.Duration // 0: no stateful policy to trim
 	nextEvict  time.Duration
@@ -57,6 +58,7 @@ type request struct {
 	prefill int // fleet worker and rank of the prefill leg (PD)
 	pRank   int
 	body    []byte
+	prompt  *promptLegs // the token path's legs (nil: body)
 	route   string
 	tokens  []time.Duration
 	// cancelled: the client dropped it (Cancel); its legs run on, but no
@@ -160,15 +162,26 @@ func (d *Deployment) Plan() { d.fleet.Plan() }
 // Send routes the request with the router's decision code and submits its
 // first leg to the chosen engine.
 func (d *Deployment) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
-	rq := &request{id: id, body: body, route: route}
+	return d.send(&request{id: id, body: body, route: route}, header, body, at)
+}
+
+// send routes rq, whose body is body, and submits its first leg.
+func (d *Deployment) send(rq *request, header http.Header, body []byte, at time.Duration) error {
 	if d.router == nil {
 		rq.serving = 0
 		return d.submit(rq, rq.serving, d.nextRank(0, router.Target{}), body, false, false, at)
 	}
-	x, err := d.router.Route(route, header, body)
+	x, err := d.router.Route(rq.route, header, body)
 	if err != nil {
 		return err
 	}
+	return d.start(rq, header, x, body, at)
+}
+
+// start submits the first leg of rq, whose body is body, as the router
+// decided in x.
+func (d *Deployment) start(rq *request, header http.Header, x *router.Routed, body []byte, at time.Duration) (err error) {
+	id := rq.id
 	rq.routed = x
 	d.routed[id] = rq
 	if rq.serving, err = d.worker(x.Worker.URL); err != nil {
@@ -220,8 +233,12 @@ func (d *Deployment) submit(rq *request, w, rank int, body []byte, prefill, pull
 		tag++
 	}
 	d.nextID++
-	err := d.fleet.Submit(sim.FleetRequest{Worker: w, Rank: rank, Tag: tag, ID: "v-" + strconv.Itoa(tag), Body: body,
-		Chat: rq.route == "/v1/chat/completions", Pulled: pulled}, at)
+	fr := sim.FleetRequest{Worker: w, Rank: rank, Tag: tag, ID: "v-" + strconv.Itoa(tag), Body: body,
+		Chat: rq.route == "/v1/chat/completions", Pulled: pulled}
+	if rq.prompt != nil {
+		rq.prompt.leg(&fr, prefill)
+	}
+	err := d.fleet.Submit(fr, at)
 	if err != nil {
 		if rq.routed != nil {
 			delete(d.routed, rq.id)

@@ -25,6 +25,18 @@ type heapProbe struct {
 }
 
 func (h *heapProbe) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
+	h.read()
+	return h.Deployment.Send(id, route, header, body, at)
+}
+
+// SendPrompt is Send on the token path.
+func (h *heapProbe) SendPrompt(id int, route string, header http.Header, p driver.Prompt, at time.Duration) error {
+	h.read()
+	return h.Deployment.SendPrompt(id, route, header, p, at)
+}
+
+// read counts a send and reads the live heap at the at-th.
+func (h *heapProbe) read() {
 	h.sent++
 	if h.sent == h.at {
 		runtime.GC()
@@ -32,7 +44,6 @@ func (h *heapProbe) Send(id int, route string, header http.Header, body []byte, 
 		runtime.ReadMemStats(&m)
 		h.heap = m.HeapAlloc
 	}
-	return h.Deployment.Send(id, route, header, body, at)
 }
 
 // BenchmarkVirtualMemory measures the live heap after GC at 90 % of a

@@ -125,13 +125,24 @@ type peakHeap struct {
 }
 
 func (p *peakHeap) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
+	p.read()
+	return p.Deployment.Send(id, route, header, body, at)
+}
+
+// SendPrompt is Send on the token path.
+func (p *peakHeap) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
+	p.read()
+	return p.Deployment.SendPrompt(id, route, header, pr, at)
+}
+
+// read counts a send and reads the heap every 64th.
+func (p *peakHeap) read() {
 	if p.sent%64 == 0 {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		p.peak = max(p.peak, m.HeapAlloc)
 	}
 	p.sent++
-	return p.Deployment.Send(id, route, header, body, at)
 }
 
 // BenchmarkMooncakeScale is issue 30's speed and memory benchmark: a

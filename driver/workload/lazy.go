@@ -58,13 +58,19 @@ func (b built) Starts() int {
 type randomItems struct {
 	b      builder
 	prefix string
+	// prefixIDs are prefix's ids with the sim tokenizer (AtTokens).
+	prefixIDs []int
 }
 
 func (b builder) randomItems() (randomItems, error) {
 	if b.n == 0 {
 		return randomItems{}, field.Errorf("num_prompts", "kind random needs the number of requests (> 0)")
 	}
-	return randomItems{b: b, prefix: b.tok.Generate(b.src("prefix", 0), b.w.PrefixLen)}, nil
+	g := generator{tok: b.tok}
+	_, g.ids = b.tok.(Sim)
+	r := randomItems{b: b}
+	r.prefix, r.prefixIDs = g.generate(b.src("prefix", 0), b.w.PrefixLen)
+	return r, nil
 }
 
 func (r randomItems) Len() int { return r.b.n }
@@ -77,18 +83,41 @@ func (r randomItems) Starts() int { return r.b.n }
 // InputTokens reports) can differ from prefix_len + input_len by a token
 // at the join.
 func (r randomItems) At(i int) Item {
+	it, _ := r.render(i, generator{tok: r.b.tok})
+	return it
+}
+
+// AtTokens is At with the prompt's ids (TokenItems).
+func (r randomItems) AtTokens(i int) (Item, []int) {
+	if _, sim := r.b.tok.(Sim); !sim {
+		return r.At(i), nil
+	}
+	return r.render(i, generator{tok: r.b.tok, ids: true})
+}
+
+// render builds item i, with g.ids its prompt's ids too.
+func (r randomItems) render(i int, g generator) (Item, []int) {
 	w := r.b.w
 	rnd := r.b.src("request", i)
 	in, out := length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
-	prefix := r.prefix
+	prefix, pids := r.prefix, r.prefixIDs
 	if w.UniquePrefixes {
-		prefix = r.b.tok.Generate(r.b.src("unique-prefix", i), w.PrefixLen)
+		prefix, pids = g.generate(r.b.src("unique-prefix", i), w.PrefixLen)
 	}
+	body, bids := g.generate(rnd, in)
 	it := single(i)
-	it.Prompt = join(prefix, r.b.tok.Generate(rnd, in))
-	it.InputTokens = r.b.tok.Count(it.Prompt)
+	it.Prompt = join(prefix, body)
 	it.OutputTokens = out
-	return it
+	if !g.ids {
+		it.InputTokens = r.b.tok.Count(it.Prompt)
+		return it, nil
+	}
+	ids := make([]int, 0, len(pids)+len(bids))
+	ids = append(append(ids, pids...), bids...)
+	// The sim tokenizer's count of the joined prompt: a space joins words
+	// without a token of its own.
+	it.InputTokens = len(ids)
+	return it, ids
 }
 
 // Sizes returns item i's drawn input and output lengths without generating

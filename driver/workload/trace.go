@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 	"github.com/autoinfer/autoinfer/trials/field"
 )
 
@@ -67,7 +68,15 @@ type traceItems struct {
 	// the block's own source, so the cache changes no byte); it is emptied
 	// when full, which bounds it.
 	mu     sync.Mutex
-	blocks map[int]string
+	blocks map[int]block
+}
+
+// block is one hash id's text and, once a token-path request asked for
+// them, its ids under the sim tokenizer, two bytes each (the sim
+// vocabulary's ids are below 2^16): a 512-token block's ids take 1 KB.
+type block struct {
+	text string
+	ids  []uint16
 }
 
 // maxCachedBlocks bounds traceItems' block cache: about 20 MB of text at
@@ -89,7 +98,7 @@ func (b builder) traceItems() (*traceItems, error) {
 	if b.n > 0 {
 		lines = lines[:b.n]
 	}
-	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps, blocks: map[int]string{}}
+	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps, blocks: map[int]block{}}
 	first := map[string]int{}
 	for i, l := range lines {
 		t.timed = t.timed && l.Timestamp != nil
@@ -117,19 +126,38 @@ func (t *traceItems) Starts() int { return len(t.lines) }
 
 // At renders item i.
 func (t *traceItems) At(i int) Item {
+	it, _ := t.render(i, false)
+	return it
+}
+
+// AtTokens is At with the prompt's ids (TokenItems).
+func (t *traceItems) AtTokens(i int) (Item, []int) {
+	if _, sim := t.b.tok.(Sim); !sim {
+		return t.At(i), nil
+	}
+	return t.render(i, true)
+}
+
+// render renders item i, and with ids its prompt's sim-tokenizer ids.
+func (t *traceItems) render(i int, ids bool) (Item, []int) {
 	w, l := t.b.w, t.lines[i]
 	it := single(i)
 	it.Session = t.sessions[i]
 	it.OutputTokens, it.Line = l.OutputLength, l.Line
+	var pids []int
 	if l.Prompt != "" {
 		it.Prompt = l.Prompt
 		it.InputTokens = t.b.tok.Count(it.Prompt)
+		if ids {
+			pids = tokenizer.Tokenize(l.Prompt)
+		}
 	} else {
 		t.mu.Lock()
 		if len(t.blocks) >= maxCachedBlocks {
 			clear(t.blocks)
 		}
-		it.Prompt = blockPrompt(t.b.tok, l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
+		g := generator{tok: t.b.tok, ids: ids}
+		it.Prompt, pids = g.blockPrompt(l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
 		if _, sim := t.b.tok.(Sim); sim {
 			// The sim tokenizer generates each part's count exactly and a
@@ -146,7 +174,7 @@ func (t *traceItems) At(i int) Item {
 		it.Offset = time.Duration(math.Round(ms * float64(time.Millisecond)))
 		it.Timed = true
 	}
-	return it
+	return it, pids
 }
 
 // sessionKey is the session a line belongs to: its session_id, else (with
@@ -219,32 +247,58 @@ func (l TraceLine) validate() error {
 // (cached in blocks so equal ids give equal text), a shorter last block when
 // input_length ends inside it, and line-specific text past the last id.
 // With unique (unique_prefixes) the whole prompt is line-specific text of
-// input_length tokens: no block is shared with another line.
-func blockPrompt(tok Tokenizer, l TraceLine, size int, blocks map[int]string, src Source, i int, unique bool) string {
+// input_length tokens: no block is shared with another line. With g.ids
+// it also returns the prompt's ids.
+func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src Source, i int, unique bool) (string, []int) {
 	if unique {
-		return tok.Generate(src("unique-trace", i), l.InputLength)
+		return g.generate(src("unique-trace", i), l.InputLength)
 	}
 	left := l.InputLength
 	parts := []string{}
+	var ids []int
+	if g.ids {
+		ids = make([]int, 0, l.InputLength)
+	}
+	add := func(text string, pids []int) {
+		parts = append(parts, text)
+		ids = append(ids, pids...)
+	}
 	for _, id := range l.HashIDs {
 		if left == 0 {
 			break
 		}
 		if left < size {
-			parts = append(parts, tok.Generate(src("partial-block", id), left))
+			add(g.generate(src("partial-block", id), left))
 			left = 0
 			break
 		}
 		b, ok := blocks[id]
-		if !ok {
-			b = tok.Generate(src("block", id), size)
+		if !ok || g.ids && b.ids == nil {
+			var bids []int
+			b.text, bids = g.generate(src("block", id), size)
+			b.ids = compact(bids)
 			blocks[id] = b
 		}
-		parts = append(parts, b)
+		parts = append(parts, b.text)
+		for _, x := range b.ids {
+			ids = append(ids, int(x))
+		}
 		left -= size
 	}
 	if left > 0 {
-		parts = append(parts, tok.Generate(src("trace", i), left))
+		add(g.generate(src("trace", i), left))
 	}
-	return join(parts...)
+	return join(parts...), ids
+}
+
+// compact is ids as uint16 (nil for none).
+func compact(ids []int) []uint16 {
+	if ids == nil {
+		return nil
+	}
+	out := make([]uint16, len(ids))
+	for i, x := range ids {
+		out[i] = uint16(x)
+	}
+	return out
 }

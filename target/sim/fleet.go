@@ -40,6 +40,13 @@ type FleetRequest struct {
 	ID   string
 	Body []byte
 	Chat bool
+	// Shape, when set, stands for Body: the request is Shape's body with
+	// Prompt as its prompt (the user message's content, for chat) and
+	// MaxTokens as its length (0: Shape's own), and no body is parsed or
+	// tokenized (the virtual clock's token path).
+	Shape     *Shape
+	Prompt    []int
+	MaxTokens int
 	// Pulled marks a decode leg whose prompt KV was transferred from a
 	// prefill engine: like a successful pull over HTTP, the engine skips
 	// recomputing all but the last prompt token.
@@ -180,8 +187,9 @@ func (f *Fleet) advance(at time.Duration) error {
 	return nil
 }
 
-// Submit parses r.Body as the HTTP handler does and hands the request to
-// its rank at virtual time at. A body the engine would refuse is an error
+// Submit parses r.Body as the HTTP handler does (or takes r.Shape's
+// request with r.Prompt) and hands the request to its rank at virtual time
+// at. A body the engine would refuse is an error
 // carrying the engine's message; nothing is submitted then.
 func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 	if err := f.advance(at); err != nil {
@@ -191,7 +199,13 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 		return fmt.Errorf("sim fleet: no worker %d rank %d", r.Worker, r.Rank)
 	}
 	s := f.servers[r.Worker]
-	req, e := parseGenBody(r.Body, r.Chat, &s.cfg)
+	var req *genRequest
+	var e *apiError
+	if r.Shape != nil {
+		req, e = r.Shape.request(r.Prompt, r.MaxTokens, &s.cfg)
+	} else {
+		req, e = parseGenBody(r.Body, r.Chat, &s.cfg)
+	}
 	if e != nil {
 		return fmt.Errorf("%s: %s", e.typ, e.msg)
 	}

@@ -105,22 +105,31 @@ func parseGenBody(body []byte, chat bool, cfg *config) (*genRequest, *apiError) 
 	if e := g.readLength(&w, cfg); e != nil {
 		return nil, e
 	}
-	if e := g.readLogprobs(&w); e != nil {
+	if e := g.readOptions(&w); e != nil {
 		return nil, e
+	}
+	return g, nil
+}
+
+// readOptions reads what follows the length: logprobs, stream options, n
+// and echo.
+func (g *genRequest) readOptions(w *wireRequest) *apiError {
+	if e := g.readLogprobs(w); e != nil {
+		return e
 	}
 	if w.StreamOptions != nil {
 		if !w.Stream {
-			return nil, badRequest("stream_options", "Stream options can only be defined when `stream=True`.")
+			return badRequest("stream_options", "Stream options can only be defined when `stream=True`.")
 		}
 		g.includeUsage = w.StreamOptions.IncludeUsage
 	}
 	if w.N != nil && *w.N != 1 {
-		return nil, badRequest("n", "n must be 1: the simulator returns one choice per request, got %d", *w.N)
+		return badRequest("n", "n must be 1: the simulator returns one choice per request, got %d", *w.N)
 	}
 	if w.Echo {
-		return nil, badRequest("echo", "echo is not supported by the simulator")
+		return badRequest("echo", "echo is not supported by the simulator")
 	}
-	return g, nil
+	return nil
 }
 
 // plainString is the value of raw, a JSON value already checked valid,
@@ -255,6 +264,12 @@ func (g *genRequest) readLength(w *wireRequest, cfg *config) *apiError {
 	if w.MaxCompletionTokens != nil {
 		mt, param = w.MaxCompletionTokens, "max_completion_tokens"
 	}
+	return g.setLength(mt, param, cfg)
+}
+
+// setLength is readLength of the length mt asked for under param (nil: not
+// asked).
+func (g *genRequest) setLength(mt *int, param string, cfg *config) *apiError {
 	p := len(g.prompt)
 	switch {
 	case mt != nil:

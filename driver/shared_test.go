@@ -1,0 +1,64 @@
+package driver
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Runs given one Workloads read the same built trace when their workload,
+// seed and stream agree (one build, the very same items), build their own
+// when not, and send what an unshared run sends, byte for byte.
+func TestWorkloadsShareBuiltItems(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 4, "hash_ids": [%d, %d]}`+"\n", i*100, 20+i%9, i%3, 10+i)
+	}
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 4, TrialID: "search",
+		Workload: Workload{Kind: "trace", Path: path, BlockSize: 16}}
+	ws := NewWorkloads()
+	a, srcA, _, err := lazyStream(cfg, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, _, err := lazyStream(cfg, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Len() != 1 || a.items != c.items {
+		t.Fatalf("%d workloads built for two runs of one workload (same items: %v), want 1", ws.Len(), a.items == c.items)
+	}
+	other := cfg
+	other.Seed = 5
+	d, _, _, err := lazyStream(other, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Len() != 2 || d.items == a.items {
+		t.Fatalf("%d workloads built after another seed's run, want 2 and items of its own", ws.Len())
+	}
+	_, alone, _, err := lazyStream(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		i, _, err := srcA.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _, err := alone.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(srcA.At(i).Body, alone.At(j).Body) {
+			t.Fatalf("request %d: the shared workload's body differs from an unshared run's", i)
+		}
+	}
+}

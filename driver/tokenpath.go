@@ -1,0 +1,113 @@
+package driver
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/autoinfer/autoinfer/driver/workload"
+)
+
+// Prompted is a System that takes a request as its prompt's token ids
+// (the virtual clock's token path) instead of its body: it builds the
+// request from Shell, the body every such request of the run shares but
+// for its prompt and length, and has no body to parse or tokenize.
+type Prompted interface {
+	SendPrompt(id int, route string, header http.Header, p Prompt, at time.Duration) error
+}
+
+// Prompt is a request's prompt on the token path: the ids the sim
+// tokenizer gives its text (for a chat request, its one user message's),
+// drawn with the text rather than tokenized from it, and its length.
+type Prompt struct {
+	IDs       []int
+	MaxTokens int
+	// Text is the prompt's text (a chat request's user message), for a
+	// router policy that reads it as the HTTP path does (cache_aware's
+	// prefix tree): it is the item's own string, not a copy.
+	Text string
+	// Shell is the run's body with a one-word prompt and a length of 1:
+	// what parses to every other field of the request. Every request of a
+	// run shares it.
+	Shell []byte
+}
+
+// tokenPath hands a run's requests to a Prompted system as token ids.
+type tokenPath struct {
+	sys   Prompted
+	shell []byte
+}
+
+// shellKeys are body keys an extra_body must not override for the token
+// path: the request would no longer be the shell's with the item's prompt
+// and length.
+var shellKeys = []string{"prompt", "messages", "max_tokens", "max_completion_tokens"}
+
+// newTokenPath is the run's token path; nil when sys takes bodies only, or
+// the workload's requests are not each an item's own prompt drawn by the
+// sim tokenizer (the engine's tokenizer), whose ids are then the text's:
+// those requests go as bodies.
+func newTokenPath(cfg Config, sys System) (*tokenPath, error) {
+	ps, ok := sys.(Prompted)
+	if !ok {
+		return nil, nil
+	}
+	cfg = cfg.withDefaults()
+	if k := cfg.Workload.Kind; k != workload.Random && k != workload.Trace {
+		return nil, nil
+	}
+	tok, err := cfg.tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	if _, sim := tok.(workload.Sim); !sim {
+		return nil, nil
+	}
+	for _, k := range shellKeys {
+		if _, ok := cfg.Workload.ExtraBody[k]; ok {
+			return nil, nil
+		}
+	}
+	shell, err := newRenderer(cfg).body(conversation{turns: []string{"x"}}, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &tokenPath{sys: ps, shell: shell}, nil
+}
+
+// handOver hands request x to the system: as token ids when its source
+// drew them, else as its body. A token-path request's body and ids are
+// the system's from then on: the request keeps neither while it runs.
+func (v *virtual) handOver(x inTransit) error {
+	if v.tp != nil {
+		if ids, text := v.p.src.Tokens(x.index); ids != nil {
+			r := v.p.src.At(x.index)
+			p := Prompt{IDs: ids, MaxTokens: r.MaxTokens, Shell: v.tp.shell, Text: text}
+			if v.p.src.Lazy() {
+				r.Body, r.ids, r.text = nil, nil, ""
+			}
+			return v.tp.sys.SendPrompt(x.index, v.route, x.header, p, v.now)
+		}
+	}
+	return v.sys.Send(x.index, v.route, x.header, x.body, v.now)
+}
+
+// tokenSource makes src draw each request's ids when the run has a token
+// path.
+func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
+	if tp == nil {
+		return
+	}
+	ti, ok := st.items.(workload.TokenItems)
+	if !ok {
+		return
+	}
+	switch s := src.(type) {
+	case *lazySource:
+		s.tokens = ti
+	case *sliceSource:
+		s.tokens = func(i int) ([]int, string) {
+			it, ids := ti.AtTokens(i)
+			return ids, it.Prompt
+		}
+	}
+}

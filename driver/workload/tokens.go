@@ -1,0 +1,37 @@
+package workload
+
+import (
+	"math/rand/v2"
+
+	"github.com/autoinfer/autoinfer/target/tokenizer"
+)
+
+// TokenItems are Items that also give a prompt as the sim tokenizer's ids,
+// drawn with its text rather than tokenized from it: the virtual clock hands
+// these to a simulated engine, which then parses and tokenizes no body.
+type TokenItems interface {
+	Items
+	// AtTokens is At(i) and its prompt's ids, those tokenizer.Tokenize
+	// gives for At(i).Prompt; nil ids when the workload's tokenizer is not
+	// the sim's (the engine's own tokenizer then reads another text).
+	AtTokens(i int) (Item, []int)
+}
+
+var (
+	_ TokenItems = randomItems{}
+	_ TokenItems = (*traceItems)(nil)
+)
+
+// generator draws prompt text with tok, and with ids (the sim tokenizer
+// only) the text's ids as well.
+type generator struct {
+	tok Tokenizer
+	ids bool
+}
+
+func (g generator) generate(r *rand.Rand, n int) (string, []int) {
+	if g.ids {
+		return tokenizer.GenerateIDs(r, n)
+	}
+	return g.tok.Generate(r, n), nil
+}

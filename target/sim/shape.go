@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/autoinfer/autoinfer/target/tokenizer"
+)
+
+// Shape is a request body without its prompt and length: what every
+// request of a run shares (model, sampling, stream, kv_transfer_params).
+// A FleetRequest with a Shape carries its prompt as token ids, so the
+// engine neither parses a body nor tokenizes a prompt; the request it
+// builds is the one parseGenBody builds from the body with that prompt.
+type Shape struct {
+	g     genRequest
+	param string // max_tokens or max_completion_tokens
+	max   *int   // the body's own length (nil: not given)
+}
+
+// Shape parses body, a completions (chat=false) or chat body of one
+// prompt, as worker w's engine would and keeps all but its prompt and
+// length. A body the engine refuses for other reasons than those two is an
+// error carrying the engine's message.
+func (f *Fleet) Shape(w int, body []byte, chat bool) (*Shape, error) {
+	if w < 0 || w >= len(f.servers) {
+		return nil, fmt.Errorf("sim fleet: no worker %d", w)
+	}
+	cfg := &f.servers[w].cfg
+	var wr wireRequest
+	if err := json.Unmarshal(body, &wr); err != nil {
+		e := jsonError(err)
+		return nil, fmt.Errorf("%s: %s", e.typ, e.msg)
+	}
+	// The prompt and the length are the requests' own: a one-token prompt
+	// and no length check stand for them here.
+	g, e := parseGenBody(shapeBody(body, &wr), chat, cfg)
+	if e != nil {
+		return nil, fmt.Errorf("%s: %s", e.typ, e.msg)
+	}
+	s := &Shape{g: *g, param: "max_tokens", max: wr.MaxTokens}
+	if wr.MaxCompletionTokens != nil {
+		s.param, s.max = "max_completion_tokens", wr.MaxCompletionTokens
+	}
+	s.g.prompt, s.g.maxTokens, s.g.minTokens = nil, 0, wr.MinTokens
+	return s, nil
+}
+
+// shapeBody is body with a one-word prompt and a length of 1 (min_tokens
+// dropped with it): what parseGenBody checks besides them.
+func shapeBody(body []byte, wr *wireRequest) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	if _, ok := m["messages"]; ok {
+		m["messages"] = json.RawMessage(`[{"role":"user","content":"a"}]`)
+	} else {
+		m["prompt"] = json.RawMessage(`"a"`)
+	}
+	one := json.RawMessage("1")
+	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+		if _, ok := m[k]; ok {
+			m[k] = one
+		}
+	}
+	if wr.MinTokens > 0 {
+		delete(m, "min_tokens")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// request is the shape's request with prompt (a chat body's single user
+// message content) and length maxTokens (0: the body's own), checked
+// against cfg's context length as the body would be.
+func (s *Shape) request(prompt []int, maxTokens int, cfg *config) (*genRequest, *apiError) {
+	g := s.g
+	g.prompt = prompt
+	if g.chat {
+		g.prompt = make([]int, 0, len(prompt)+2)
+		g.prompt = append(append(append(g.prompt, roleMarker("user")), prompt...), roleMarker("assistant"))
+	}
+	if len(prompt) == 0 {
+		return nil, badRequest("prompt", "The prompt cannot be empty.")
+	}
+	for _, id := range prompt {
+		if id < 0 || id >= tokenizer.VocabSize {
+			return nil, badRequest("prompt", "Token id %d is out of vocabulary", id)
+		}
+	}
+	mt := s.max
+	if maxTokens > 0 {
+		mt = &maxTokens
+	}
+	if e := g.setLength(mt, s.param, cfg); e != nil {
+		return nil, e
+	}
+	return &g, nil
+}

@@ -1,0 +1,24 @@
+package tokenizer
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// GenerateIDs gives Generate's text from the same draws, and the ids that
+// text tokenizes to: the virtual clock's token path and the HTTP path then
+// give an engine the same prompt.
+func TestGenerateIDsIsTokenizedGenerate(t *testing.T) {
+	for seed := range uint64(200) {
+		n := int(seed*37%700) + int(seed%3)
+		text, ids := GenerateIDs(rand.New(rand.NewPCG(seed, 7)), n)
+		want := Generate(rand.New(rand.NewPCG(seed, 7)), n)
+		if text != want {
+			t.Fatalf("seed %d, n %d: text %.40q…, Generate gives %.40q…", seed, n, text, want)
+		}
+		if got := Tokenize(want); !slices.Equal(ids, got) && len(ids)+len(got) > 0 {
+			t.Fatalf("seed %d, n %d: ids differ from Tokenize(Generate) (%d vs %d ids)", seed, n, len(ids), len(got))
+		}
+	}
+}
