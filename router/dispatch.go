@@ -79,8 +79,12 @@ func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol po
 			t = *first
 		} else {
 			var ok bool
-			if t, _, ok = r.choose(pool, pol, in.policy, spoiled...); !ok {
+			var d policy.Decision
+			if t, d, ok = r.choose(pool, pol, in.policy, spoiled...); !ok {
 				break
+			}
+			if pool == r.pool {
+				r.noteReceipt(in, d.Receipt)
 			}
 		}
 		o.n++
@@ -181,6 +185,9 @@ func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request, skip 
 	t, d, ok := pool.pick(pol, req, r.cfg.LoadSignal == LoadSignalInFlightQueue, skip...)
 	if ok && pol == nil {
 		r.recordDecision(pool, t, d)
+	}
+	if ok {
+		r.explain(req, &d)
 	}
 	return t, d, ok
 }

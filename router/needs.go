@@ -31,6 +31,10 @@ func (r *Router) policyNeeds() policy.Needs {
 func (r *Router) describe(req *http.Request, body []byte, kind routeKind) (policy.Request, *apiError) {
 	var pr policy.Request
 	need := r.policyNeeds()
+	// A receipt with the engines' held tokens keys the prompt as
+	// precise_prefix does, whatever the policy reads.
+	need.Text = need.Text || r.rcpt.held != nil
+	pr.Explain = r.rcpt.on && kind == kindInference
 	if kind == kindInference {
 		if need.Text {
 			if !startsObject(body) { // json.Unmarshal takes a bare null
