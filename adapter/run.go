@@ -15,6 +15,7 @@ import (
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/stale"
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/trials"
@@ -237,6 +238,8 @@ type trialRun struct {
 	// replayFigs pair its figures with the measured ones.
 	replayRow  int64
 	replayFigs []failure.ReplayFigure
+	// receipts are a virtual run's route receipts by measured request.
+	receipts map[int]*router.Receipt
 }
 
 // execute provisions, drives, gates and observes; every error ends up in

@@ -75,7 +75,10 @@ type Comparison struct {
 	ShedFlag     string
 	// Controls are each side's gain over its zero-reuse control arms
 	// (control.go), for the sides that have them.
-	Controls   []ControlGain
+	Controls []ControlGain
+	// Routes are the sides' route-receipt figures (receipts.go), nil when
+	// neither side has receipts.
+	Routes     *RouteComparison
 	Resamples  int
 	Confidence float64
 	Seed       uint64
@@ -141,6 +144,9 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 		return Comparison{}, err
 	}
 	if c.BShed, err = l.shedding(ctx, c.B); err != nil {
+		return Comparison{}, err
+	}
+	if err := l.compareRoutes(ctx, &c); err != nil {
 		return Comparison{}, err
 	}
 	c.ShedFlag = shedFlag(c, c.AShed, c.BShed)
