@@ -27,8 +27,8 @@ func TestRouteFigures(t *testing.T) {
 	reqs := []Request{
 		{Index: 0, Status: RequestOK, InputTokens: 100, CachedTokens: 64, Receipt: rcpt("a", [2]int{64, 0}, held(64, 0))},
 		{Index: 1, Status: RequestOK, InputTokens: 100, CachedTokens: 0, Receipt: rcpt("a", [2]int{32, 0}, held(0, 48))}, // misrouted
-		{Index: 2, Status: "http_503", InputTokens: 100, Receipt: rcpt("b", [2]int{0, 0}, held(16, 0))},                     // misrouted, not served
-		{Index: 3, Status: RequestOK, InputTokens: 100, CachedTokens: 5},                                                      // no receipt
+		{Index: 2, Status: "http_503", InputTokens: 100, Receipt: rcpt("b", [2]int{0, 0}, held(16, 0))},                  // misrouted, not served
+		{Index: 3, Status: RequestOK, InputTokens: 100, CachedTokens: 5},                                                 // no receipt
 	}
 	f, err := RouteFiguresOf(reqs)
 	if err != nil {

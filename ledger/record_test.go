@@ -2,8 +2,8 @@ package ledger
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
