@@ -29,6 +29,9 @@ type Report struct {
 	// Predictions are the selected real-time rows that confirm a virtual
 	// prediction; the page shows them as "Predicted vs measured".
 	Predictions []Prediction `json:"predictions,omitempty"`
+	// Routes are the selected ok rows whose requests carry route
+	// receipts; the page shows them as "Route receipts".
+	Routes []RouteRow `json:"routes,omitempty"`
 }
 
 // MetricInfo is one metric the Pareto axes can take.

@@ -25,6 +25,8 @@ type page struct {
 	Data       template.JS
 	// Predictions are drawn by the template itself (no script needed).
 	Predictions []Prediction
+	// Routes likewise (receipts.go).
+	Routes []RouteRow
 }
 
 // sourceMapRE matches a trailing source map comment, which would make a
@@ -37,6 +39,8 @@ var sourceMapRE = regexp.MustCompile(`(?m)^//# sourceMappingURL=\S+\s*$`)
 func Render(w io.Writer, r Report) error {
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"num": func(v float64) string { return fmt.Sprintf("%.4g", v) },
+		"pct": pct,
+		"ptr": func(v float64) *float64 { return &v },
 		"ratio": func(r *float64) string {
 			if r == nil {
 				return "n/a"
@@ -58,7 +62,7 @@ func Render(w io.Writer, r Report) error {
 		}
 		return sourceMapRE.ReplaceAllString(string(b), ""), nil
 	}
-	p := page{Title: r.Title, Predictions: r.Predictions}
+	p := page{Title: r.Title, Predictions: r.Predictions, Routes: r.Routes}
 	for _, f := range []struct {
 		name string
 		set  func(string)
