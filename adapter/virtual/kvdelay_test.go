@@ -1,0 +1,102 @@
+package virtual_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/autoinfer/autoinfer/adapter/virtual"
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/router/routerconfig"
+	"github.com/autoinfer/autoinfer/target/sim"
+)
+
+// kvDeployment is precise_prefix over two engines publishing KV events,
+// with receipts on.
+func kvDeployment(t *testing.T) *virtual.Deployment {
+	t.Helper()
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := routerconfig.Default()
+	cfg.Policy = "precise_prefix"
+	var ws []virtual.Worker
+	for _, u := range []string{"http://virtual-a", "http://virtual-b"} {
+		ws = append(ws, virtual.Worker{URL: u, Options: sim.Options{Engine: kvEngine, Profile: prof}})
+		cfg.WorkerURLs = append(cfg.WorkerURLs, u)
+	}
+	rc := router.Config(cfg)
+	d, err := virtual.New(ws, &rc, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.RecordReceipts()
+	return d
+}
+
+// runUntil completes every event of d up to until and returns the
+// answers.
+func runUntil(t *testing.T, d *virtual.Deployment, until time.Duration) []driver.Answer {
+	t.Helper()
+	var out []driver.Answer
+	for at, ok := d.Next(); ok && at <= until; at, ok = d.Next() {
+		if err := d.Complete(at, func(a driver.Answer) { out = append(out, a) }); err != nil {
+			t.Fatal(err)
+		}
+		d.Plan()
+	}
+	return out
+}
+
+// The virtual clock delivers an engine's KV event batch to the router
+// KVEventDelay after the engine flushed it, no sooner: a request routed at
+// the instant the first request's prefill completed (its blocks just
+// stored) is predicted no hit anywhere, while the engine already holds the
+// prefix (its receipt's held tokens say so); the same request routed
+// KVEventDelay later is predicted the hit and sent to that engine.
+func TestKVEventsArriveAfterTheModelledDelay(t *testing.T) {
+	body := []byte(kvPrompts(1)[0])
+	first := func() *virtual.Deployment {
+		d := kvDeployment(t)
+		if err := d.Send(0, "/v1/completions", http.Header{}, body, 0); err != nil {
+			t.Fatal(err)
+		}
+		d.Plan()
+		return d
+	}
+	// The prefill step's end: the first token's time.
+	answers := runUntil(t, first(), time.Hour)
+	if len(answers) != 1 || len(answers[0].Tokens) == 0 {
+		t.Fatalf("answers %+v: want one with tokens", answers)
+	}
+	prefilled := answers[0].Tokens[0]
+
+	second := func(at time.Duration) *router.Receipt {
+		d := first()
+		var got *router.Receipt
+		d.RecordDecisions(func(dec virtual.Decision) { got = dec.Receipt })
+		runUntil(t, d, at)
+		if err := d.Send(1, "/v1/completions", http.Header{}, body, at); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	early, late := second(prefilled), second(prefilled+virtual.KVEventDelay)
+	for i, c := range early.Candidates {
+		if *c.Predicted != 0 {
+			t.Errorf("at the flush: candidate %s predicted %d tokens before its events arrived, want 0", c.ID, *c.Predicted)
+		}
+		if i == 0 && *c.Held == 0 {
+			t.Errorf("at the flush: %s holds nothing: the first request's prefill did not store its blocks", c.ID)
+		}
+	}
+	if early.Worker == "http://virtual-a" {
+		t.Errorf("at the flush: routed to %s, which the router could not know holds the prefix", early.Worker)
+	}
+	a := late.Candidates[0]
+	if late.Worker != a.ID || *a.Predicted == 0 || *a.Predicted != *a.Held {
+		t.Errorf("%v after the flush: receipt %+v: want %s chosen, predicted = held > 0", virtual.KVEventDelay, late, a.ID)
+	}
+}
