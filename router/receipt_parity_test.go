@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/autoinfer/autoinfer/router/routertest"
 	"github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
@@ -33,23 +32,16 @@ func TestReceiptClockParity(t *testing.T) {
 	for name, cfg := range map[string]Config{"cache_aware": cache, "weighted": weighted} {
 		t.Run(name, func(t *testing.T) {
 			var mu sync.Mutex
-			var real []string
+			var served []string
 			live, err := New(cfg, WithSeed(9), WithReceipts(func(rr ReceiptRecord) {
 				mu.Lock()
 				defer mu.Unlock()
-				real = append(real, receiptJSON(t, rr.Receipt))
+				served = append(served, receiptJSON(t, rr.Receipt))
 			}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			base := routertest.Serve(t, live)
-			client := routertest.NewClient(t)
-			for i, body := range parityPrompts() {
-				if res := client.Post(base+"/v1/completions", body); res.Status != http.StatusOK {
-					t.Fatalf("request %d: %d %s", i, res.Status, res.Body)
-				}
-				waitIdle(t, live)
-			}
+			serveOneByOne(t, live)
 
 			virt, err := New(cfg, WithSeed(9))
 			if err != nil {
@@ -67,11 +59,11 @@ func TestReceiptClockParity(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if !slices.Equal(real, virtual) {
-				t.Fatalf("receipts differ:\nreal    %v\nvirtual %v", real, virtual)
+			if !slices.Equal(served, virtual) {
+				t.Fatalf("receipts differ:\nreal    %v\nvirtual %v", served, virtual)
 			}
 			scored, predicted := 0, 0
-			for _, s := range real {
+			for _, s := range served {
 				var rc Receipt
 				if err := json.Unmarshal([]byte(s), &rc); err != nil {
 					t.Fatal(err)
@@ -86,7 +78,7 @@ func TestReceiptClockParity(t *testing.T) {
 				}
 			}
 			if scored == 0 || predicted == 0 {
-				t.Fatalf("%d candidates scored, %d with a predicted hit, in %d receipts: want both > 0", scored, predicted, len(real))
+				t.Fatalf("%d candidates scored, %d with a predicted hit, in %d receipts: want both > 0", scored, predicted, len(served))
 			}
 		})
 	}

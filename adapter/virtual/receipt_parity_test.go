@@ -78,10 +78,10 @@ func TestPreciseReceiptClockParity(t *testing.T) {
 	cfg.Policy, cfg.WorkerURLs, cfg.CacheThreshold = "precise_prefix", urls, 0.2
 	rc := router.Config(cfg)
 
-	real := realReceipts(t, rc, srcs, srvs, prompts)
+	live := realReceipts(t, rc, srcs, srvs, prompts)
 	virt := virtualReceipts(t, rc, prompts)
-	if len(real) != len(prompts) || len(virt) != len(prompts) {
-		t.Fatalf("%d real and %d virtual receipts for %d requests", len(real), len(virt), len(prompts))
+	if len(live) != len(prompts) || len(virt) != len(prompts) {
+		t.Fatalf("%d real and %d virtual receipts for %d requests", len(live), len(virt), len(prompts))
 	}
 	hits, moved := 0, 0
 	for i := range virt {
@@ -97,7 +97,7 @@ func TestPreciseReceiptClockParity(t *testing.T) {
 		if virt[i].Worker != virt[i].Candidates[0].ID {
 			moved++
 		}
-		a, b := receiptString(t, real[i]), receiptString(t, virt[i])
+		a, b := receiptString(t, live[i]), receiptString(t, virt[i])
 		if a != b {
 			t.Fatalf("request %d: receipts differ:\nreal    %s\nvirtual %s", i, a, b)
 		}
