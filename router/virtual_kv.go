@@ -27,5 +27,7 @@ func ApplyKVBatch(idx *policy.BlockIndex, worker string, dp int, b kvevents.Batc
 	}
 }
 
-// FollowsKVEvents reports whether the router's policy routes on KV events.
-func (r *Router) FollowsKVEvents() bool { return r.cfg.FollowsKVEvents() }
+// FollowsKVEvents reports whether the router routes on its workers' KV
+// events: its policy reads them and it is collocated (a trial derives no
+// streams for a prefill/decode router, so it follows none in real time).
+func (r *Router) FollowsKVEvents() bool { return r.cfg.FollowsKVEvents() && !r.cfg.PDDisaggregation }

@@ -11,7 +11,8 @@ import "github.com/autoinfer/autoinfer/target/tokenizer"
 func (p *cacheAware) explain(req Request, cands []Candidate) []Explained {
 	out := explained(len(cands))
 	chars := p.tree.matchEach(req.Model, req.Text, p.epoch, len(cands))
-	tokens := -1 // the prompt's reusable tokens, once needed
+	tokens := -1             // the prompt's reusable tokens, once needed
+	matched := map[int]int{} // tokens per matched length (candidates often share one)
 	for i, n := range chars {
 		rate := 0.0
 		if len(req.Text) > 0 {
@@ -23,9 +24,14 @@ func (p *cacheAware) explain(req Request, cands []Candidate) []Explained {
 			continue
 		}
 		if tokens < 0 {
-			tokens = max(len(tokenizer.Tokenize(req.Text))-1, 0) / defaultBlockSize * defaultBlockSize
+			tokens = max(tokenizer.Count(req.Text)-1, 0) / defaultBlockSize * defaultBlockSize
 		}
-		out[i].Matched = min(len(tokenizer.Tokenize(req.Text[:n]))/defaultBlockSize*defaultBlockSize, tokens)
+		m, ok := matched[n]
+		if !ok {
+			m = min(tokenizer.Count(req.Text[:n])/defaultBlockSize*defaultBlockSize, tokens)
+			matched[n] = m
+		}
+		out[i].Matched = m
 	}
 	return out
 }
