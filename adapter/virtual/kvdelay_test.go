@@ -1,12 +1,14 @@
 package virtual_test
 
 import (
+	"bytes"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/driver/metrics"
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target/sim"
@@ -98,5 +100,60 @@ func TestKVEventsArriveAfterTheModelledDelay(t *testing.T) {
 	a := late.Candidates[0]
 	if late.Worker != a.ID || *a.Predicted == 0 || *a.Predicted != *a.Held {
 		t.Errorf("%v after the flush: receipt %+v: want %s chosen, predicted = held > 0", virtual.KVEventDelay, late, a.ID)
+	}
+}
+
+// Recording receipts observes and changes nothing: the same seeded
+// shared-prefix run through precise_prefix (KV events delivered) and
+// through cache_aware gives byte-identical request records with receipts
+// on and off, and with them on every decision carries a receipt.
+func TestReceiptsChangeNoDecision(t *testing.T) {
+	for _, pol := range []string{"precise_prefix", "cache_aware"} {
+		run := func(receipts bool) ([]byte, int) {
+			prof, err := sim.LookupProfile("fast")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := routerconfig.Default()
+			cfg.Policy = pol
+			var ws []virtual.Worker
+			for _, u := range []string{"http://virtual-a", "http://virtual-b", "http://virtual-c"} {
+				ws = append(ws, virtual.Worker{URL: u, Options: sim.Options{Engine: kvEngine, Profile: prof}})
+				cfg.WorkerURLs = append(cfg.WorkerURLs, u)
+			}
+			rc := router.Config(cfg)
+			d, err := virtual.New(ws, &rc, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			if receipts {
+				d.RecordReceipts()
+				d.RecordDecisions(func(dec virtual.Decision) {
+					if dec.Receipt != nil {
+						n++
+					}
+				})
+			}
+			dc := sharedPrefix(3)
+			dc.Workload.SystemPromptLen, dc.Arrival.RequestRate = 200, 200 // 48-block engines: evictions
+			res, err := driver.Simulate(t.Context(), dc, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := metrics.WriteJSONL(&buf, res.Requests); err != nil {
+				t.Fatal(err)
+			}
+			return buf.Bytes(), n
+		}
+		off, _ := run(false)
+		on, n := run(true)
+		if !bytes.Equal(off, on) {
+			t.Errorf("%s: records differ with receipts on", pol)
+		}
+		if n != 44 { // 4 warm-up and 40 measured requests
+			t.Errorf("%s: %d decisions with a receipt, want 44", pol, n)
+		}
 	}
 }
