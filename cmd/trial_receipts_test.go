@@ -5,36 +5,15 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
-// receiptSpec is a real-time precise_prefix trial on two simulated engines
-// publishing KV events, whose requests carry X-Request-Id (the join key of
-// an embedded router's receipts).
-const receiptSpec = `name: receipts
-seed: 3
-target: {kind: sim, profile: fast}
-topology:
-  replicas: 2
-  engine:
-    model: sim-llama-3-8b
-    extra_args:
-      kv_events_config: '{"enable_kv_cache_events": true, "publisher": "zmq"}'
-router: {policy: precise_prefix}
-workload:
-  kind: shared_prefix
-  num_groups: 3
-  prompts_per_group: 8
-  system_prompt_len: 128
-  question_len: 16
-  output_len: 4
-  request_id_prefix: "r-"
-  arrival: {kind: poisson, request_rate: 20}
-warmup: {requests: 2}
-gate: {reference: none}
-`
+// receiptSpec is precisePrefixSpec whose requests carry X-Request-Id (the
+// join key of an embedded router's receipts).
+var receiptSpec = strings.Replace(precisePrefixSpec, "  kind: random\n", "  kind: random\n  request_id_prefix: \"r-\"\n", 1)
 
 // A real-time trial's requests carry the embedded router's route receipts
 // in the ledger, each naming the chosen worker among scored candidates
@@ -55,11 +34,11 @@ func TestTrialRunRecordsRouteReceipts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	realID, err := strconv.ParseInt(realRowID(t, db, "receipts"), 10, 64)
+	realID, err := strconv.ParseInt(realRowID(t, db, "precise"), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := l.List(context.Background(), ledger.Filter{Name: "receipts", IncludeStale: true})
+	rows, err := l.List(context.Background(), ledger.Filter{Name: "precise", IncludeStale: true})
 	if err != nil {
 		t.Fatal(err)
 	}

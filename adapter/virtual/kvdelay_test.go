@@ -14,18 +14,18 @@ import (
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
-// kvDeployment is precise_prefix over two engines publishing KV events,
-// with receipts on.
-func kvDeployment(t *testing.T) *virtual.Deployment {
+// kvDeployment is policy pol over n engines publishing KV events.
+func kvDeployment(t *testing.T, pol string, n int) *virtual.Deployment {
 	t.Helper()
 	prof, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := routerconfig.Default()
-	cfg.Policy = "precise_prefix"
+	cfg.Policy = pol
 	var ws []virtual.Worker
-	for _, u := range []string{"http://virtual-a", "http://virtual-b"} {
+	for i := range n {
+		u := "http://virtual-" + string(rune('a'+i))
 		ws = append(ws, virtual.Worker{URL: u, Options: sim.Options{Engine: kvEngine, Profile: prof}})
 		cfg.WorkerURLs = append(cfg.WorkerURLs, u)
 	}
@@ -34,7 +34,6 @@ func kvDeployment(t *testing.T) *virtual.Deployment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.RecordReceipts()
 	return d
 }
 
@@ -61,7 +60,8 @@ func runUntil(t *testing.T, d *virtual.Deployment, until time.Duration) []driver
 func TestKVEventsArriveAfterTheModelledDelay(t *testing.T) {
 	body := []byte(kvPrompts(1)[0])
 	first := func() *virtual.Deployment {
-		d := kvDeployment(t)
+		d := kvDeployment(t, "precise_prefix", 2)
+		d.RecordReceipts()
 		if err := d.Send(0, "/v1/completions", http.Header{}, body, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -110,22 +110,7 @@ func TestKVEventsArriveAfterTheModelledDelay(t *testing.T) {
 func TestReceiptsChangeNoDecision(t *testing.T) {
 	for _, pol := range []string{"precise_prefix", "cache_aware"} {
 		run := func(receipts bool) ([]byte, int) {
-			prof, err := sim.LookupProfile("fast")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := routerconfig.Default()
-			cfg.Policy = pol
-			var ws []virtual.Worker
-			for _, u := range []string{"http://virtual-a", "http://virtual-b", "http://virtual-c"} {
-				ws = append(ws, virtual.Worker{URL: u, Options: sim.Options{Engine: kvEngine, Profile: prof}})
-				cfg.WorkerURLs = append(cfg.WorkerURLs, u)
-			}
-			rc := router.Config(cfg)
-			d, err := virtual.New(ws, &rc, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := kvDeployment(t, pol, 3)
 			n := 0
 			if receipts {
 				d.RecordReceipts()
