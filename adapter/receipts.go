@@ -54,18 +54,30 @@ func receiptsOf(ds []virtual.Decision) map[int]*router.Receipt {
 	return out
 }
 
+// receiptIDPrefix is the request id prefix the driver sends when an
+// embedded router reports receipts and the workload names none: request ids
+// are headers, in neither the stream hash, the sent hash nor the workload's
+// identity, so sending them changes no figure and joins every receipt to
+// its record.
+const receiptIDPrefix = "autoinfer-"
+
+// requestIDPrefix is the prefix the driver sends request ids with: the
+// workload's, else receiptIDPrefix in front of an embedded router.
+func (tr *trialRun) requestIDPrefix() string {
+	if p := tr.t.Workload.RequestIDPrefix; p != "" || tr.router == nil || tr.router.receipts == nil {
+		return p
+	}
+	return receiptIDPrefix
+}
+
 // attachReceipts stores each request's receipt on its record: on the
 // virtual clock from the deployment's decisions; in real time from the
-// embedded router's log, joined by the request id the driver sends
-// (workload.request_id_prefix + index), so a trial without that prefix,
-// or with a router of another launch mode, records none.
+// embedded router's log, joined by the request id the driver sent
+// (requestIDPrefix + index). A router of another launch mode reports none.
 func (tr *trialRun) attachReceipts(reqs []ledger.Request) error {
 	get := func(i int) *router.Receipt { return tr.receipts[i] }
 	if tr.router != nil && tr.router.receipts != nil {
-		prefix := tr.t.Workload.RequestIDPrefix
-		if prefix == "" {
-			return nil
-		}
+		prefix := tr.requestIDPrefix()
 		get = func(i int) *router.Receipt { return tr.router.receipts.get(tr.runID, prefix+strconv.Itoa(i)) }
 	}
 	for i := range reqs {

@@ -359,6 +359,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		Label:          tr.t.Name,
 		APIKey:         tr.key, // "" keeps the workload's api_key_env
 	}
+	cfg.Workload.RequestIDPrefix = tr.requestIDPrefix()
 	if tr.t.Virtual() {
 		cfg.HTTPOverhead = time.Duration(s.HTTPOverheadMs * float64(time.Millisecond))
 		cfg.HTTPInbound = time.Duration(s.HTTPInboundMs * float64(time.Millisecond))

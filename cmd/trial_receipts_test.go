@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
-// receiptSpec is precisePrefixSpec whose requests carry X-Request-Id (the
-// join key of an embedded router's receipts).
-var receiptSpec = strings.Replace(precisePrefixSpec, "  kind: random\n", "  kind: random\n  request_id_prefix: \"r-\"\n", 1)
-
 // A real-time trial's requests carry the embedded router's route receipts
-// in the ledger, each naming the chosen worker among scored candidates
+// in the ledger (joined by the request ids the driver sends; the workload
+// names none, so the runner's own), each naming the chosen worker among scored candidates
 // with the policy's predicted tokens (a real router sees no engine, so no
 // held tokens: the misroute basis is the prediction), and precise_prefix
 // predicted what the servers reported as cached_tokens.
@@ -24,8 +20,8 @@ func TestTrialRunRecordsRouteReceipts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ledger.db")
-	spec := filepath.Join(dir, "receipts.yaml")
-	writeFile(t, spec, receiptSpec)
+	spec := filepath.Join(dir, "precise.yaml")
+	writeFile(t, spec, precisePrefixSpec)
 	if code, out, errs := run(t, "trial", "run", spec, "--ledger", db, "--max-schedule-delay", noOverload, "--max-engine-lag-ratio", noLag); code != ExitOK {
 		t.Fatalf("trial run: exit %d\n%s\n%s", code, out, errs)
 	}
