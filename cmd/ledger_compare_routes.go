@@ -21,7 +21,12 @@ func printRoutes(w io.Writer, r *ledger.RouteComparison) {
 			fmt.Fprintf(w, "route receipts %s: none\n", s.name)
 			continue
 		}
-		fmt.Fprintf(w, "route receipts %s: %d, misrouted %d (%.1f %%, by %s tokens)", s.name, s.f.Receipts, s.f.Misrouted, 100*s.f.MisrouteRate, s.f.Basis)
+		fmt.Fprintf(w, "route receipts %s: %d", s.name, s.f.Receipts)
+		if s.f.MisrouteRate != nil {
+			fmt.Fprintf(w, ", misrouted %d of %d judged (%.1f %%, by %s tokens)", s.f.Misrouted, s.f.Judged, 100**s.f.MisrouteRate, s.f.Basis)
+		} else {
+			fmt.Fprintf(w, ", no misroute rate (no candidate figures by %s tokens)", s.f.Basis)
+		}
 		if s.f.PredictedHitRate != nil {
 			fmt.Fprintf(w, ", hit rate predicted %.1f %% / served %.1f %%, exact %.1f %%", 100**s.f.PredictedHitRate, 100**s.f.ServedHitRate, 100**s.f.Exact)
 		}

@@ -38,7 +38,7 @@ func TestPrecisePrefixMisroutesLessOnMooncakeTrace(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	r := got.Routes
-	if r == nil || r.A.Receipts != got.A.Requests || r.B.Receipts != got.A.Requests || r.A.Basis != ledger.BasisHeld || r.B.Basis != ledger.BasisHeld {
+	if r == nil || r.A.Judged != got.A.Requests || r.B.Judged != got.A.Requests || r.A.Basis != ledger.BasisHeld || r.B.Basis != ledger.BasisHeld {
 		t.Fatalf("routes %+v: want a receipt with held tokens on each of the %d requests per side", r, got.A.Requests)
 	}
 	var iv *ledger.Interval
@@ -51,9 +51,9 @@ func TestPrecisePrefixMisroutesLessOnMooncakeTrace(t *testing.T) {
 		t.Fatalf("no misroute_rate interval in %+v", got.Intervals)
 	}
 	t.Logf("misroute rate cache_aware %.3f (%d), precise_prefix %.3f (%d), diff %.3f [%.3f, %.3f]; hit predicted/served: cache_aware %.3f/%.3f, precise_prefix %.3f/%.3f (exact %.3f)",
-		r.A.MisrouteRate, r.A.Misrouted, r.B.MisrouteRate, r.B.Misrouted, iv.Diff, iv.Lo, iv.Hi,
+		*r.A.MisrouteRate, r.A.Misrouted, *r.B.MisrouteRate, r.B.Misrouted, iv.Diff, iv.Lo, iv.Hi,
 		*r.A.PredictedHitRate, *r.A.ServedHitRate, *r.B.PredictedHitRate, *r.B.ServedHitRate, *r.B.Exact)
-	if !(r.B.MisrouteRate < r.A.MisrouteRate) || !(iv.Hi < 0) || iv.Better != "B" {
+	if !(*r.B.MisrouteRate < *r.A.MisrouteRate) || !(iv.Hi < 0) || iv.Better != "B" {
 		t.Errorf("misroute_rate interval %+v: want precise_prefix (B) lower with the interval below zero", *iv)
 	}
 	if *r.B.Exact < 0.95 || *r.A.PredictedHitRate <= *r.A.ServedHitRate {

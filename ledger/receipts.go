@@ -40,11 +40,14 @@ type RouteFigures struct {
 	// Basis is BasisHeld when every receipt carries each candidate's held
 	// tokens, else BasisPredicted ("" without receipts).
 	Basis string `json:"basis"`
-	// Misrouted requests went to a candidate holding fewer of the prompt's
-	// tokens than another candidate did (by Basis); MisrouteRate is their
-	// share of Receipts.
-	Misrouted    int     `json:"misrouted"`
-	MisrouteRate float64 `json:"misroute_rate"`
+	// Judged is how many receipts give every candidate a figure on Basis
+	// (a policy that predicts nothing, round_robin, is never judged by its
+	// predictions). Misrouted requests went to a candidate holding fewer of
+	// the prompt's tokens than another candidate did; MisrouteRate is
+	// their share of Judged (nil when none is judged).
+	Judged       int      `json:"judged"`
+	Misrouted    int      `json:"misrouted"`
+	MisrouteRate *float64 `json:"misroute_rate"`
 	// PredictedHitRate is the chosen candidates' predicted tokens over the
 	// prompt tokens, ServedHitRate the servers' cached_tokens over the
 	// same, both over the completed requests whose receipt predicts (nil
@@ -57,7 +60,7 @@ type RouteFigures struct {
 }
 
 // routeSample is one side's per-request misroute indicators (1 misrouted,
-// 0 not) and its figures.
+// 0 not; judged requests only) and its figures.
 type routeSample struct {
 	misrouted []float64
 	figures   RouteFigures
@@ -97,13 +100,14 @@ func routeSampleOf(reqs []Request) (routeSample, error) {
 	}
 	var predicted, served, prompt, exact, scored int
 	for k, rc := range rcs {
-		chosen, best, ok := rc.tokens(f.Basis)
-		m := 0.0
-		if ok && chosen < best {
-			f.Misrouted++
-			m = 1
+		if chosen, best, ok := rc.tokens(f.Basis); ok {
+			m := 0.0
+			if chosen < best {
+				f.Misrouted++
+				m = 1
+			}
+			s.misrouted = append(s.misrouted, m)
 		}
-		s.misrouted = append(s.misrouted, m)
 		q := reqs[idx[k]]
 		p, pok := rc.predicted()
 		if q.Status != RequestOK || !pok {
@@ -115,7 +119,10 @@ func routeSampleOf(reqs []Request) (routeSample, error) {
 			exact++
 		}
 	}
-	f.MisrouteRate = float64(f.Misrouted) / float64(f.Receipts)
+	if f.Judged = len(s.misrouted); f.Judged > 0 {
+		rate := float64(f.Misrouted) / float64(f.Judged)
+		f.MisrouteRate = &rate
+	}
 	if scored > 0 && prompt > 0 {
 		ph, sh, ex := float64(predicted)/float64(prompt), float64(served)/float64(prompt), float64(exact)/float64(scored)
 		f.PredictedHitRate, f.ServedHitRate, f.Exact = &ph, &sh, &ex
@@ -194,8 +201,8 @@ func (l *Ledger) compareRoutes(ctx context.Context, c *Comparison) error {
 	// Its own stream, after the latency intervals' (streams 0 and 1).
 	rng := rand.New(rand.NewPCG(c.Seed, 2))
 	lo, hi := bootstrapMeanDiff(a.misrouted, b.misrouted, c.Resamples, c.Confidence, rng)
-	iv := Interval{Metric: "misroute_rate", A: a.figures.MisrouteRate, B: b.figures.MisrouteRate,
-		Diff: b.figures.MisrouteRate - a.figures.MisrouteRate, Lo: lo, Hi: hi, NA: len(a.misrouted), NB: len(b.misrouted)}
+	ra, rb := *a.figures.MisrouteRate, *b.figures.MisrouteRate
+	iv := Interval{Metric: "misroute_rate", A: ra, B: rb, Diff: rb - ra, Lo: lo, Hi: hi, NA: len(a.misrouted), NB: len(b.misrouted)}
 	iv.Significant = lo > 0 || hi < 0
 	if iv.Significant {
 		iv.Better = "A"

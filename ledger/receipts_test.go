@@ -34,8 +34,8 @@ func TestRouteFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Receipts != 3 || f.Basis != BasisHeld || f.Misrouted != 2 || f.MisrouteRate != 2.0/3 {
-		t.Errorf("figures %+v: want 3 receipts, basis held, 2 misrouted", f)
+	if f.Receipts != 3 || f.Basis != BasisHeld || f.Judged != 3 || f.Misrouted != 2 || *f.MisrouteRate != 2.0/3 {
+		t.Errorf("figures %+v: want 3 receipts, basis held, 3 judged, 2 misrouted", f)
 	}
 	if f.PredictedHitRate == nil || *f.PredictedHitRate != 0.48 || *f.ServedHitRate != 0.32 || *f.Exact != 0.5 {
 		t.Errorf("predicted %v served %v exact %v: want 0.48, 0.32, 0.5", *f.PredictedHitRate, *f.ServedHitRate, *f.Exact)
@@ -43,8 +43,16 @@ func TestRouteFigures(t *testing.T) {
 	// Without held tokens on one receipt, the predictions judge: request 1
 	// went to the candidate predicted to hold the most.
 	reqs[1].Receipt = rcpt("a", [2]int{32, 0}, nil)
-	if f, err = RouteFiguresOf(reqs); err != nil || f.Basis != BasisPredicted || f.Misrouted != 0 {
-		t.Errorf("figures %+v (%v): want basis predicted, none misrouted", f, err)
+	if f, err = RouteFiguresOf(reqs); err != nil || f.Basis != BasisPredicted || f.Judged != 3 || f.Misrouted != 0 {
+		t.Errorf("figures %+v (%v): want basis predicted, 3 judged, none misrouted", f, err)
+	}
+	// A policy that predicts nothing (round_robin) is not judged by
+	// predictions: no misroute rate, rather than a rate of zero.
+	for i := range 3 {
+		reqs[i].Receipt = JSON(`{"policy":"round_robin","worker":"a","candidates":[{"id":"a","in_flight":0},{"id":"b","in_flight":1}]}`)
+	}
+	if f, err = RouteFiguresOf(reqs); err != nil || f.Judged != 0 || f.MisrouteRate != nil || f.PredictedHitRate != nil {
+		t.Errorf("figures %+v (%v): want nothing judged, no rates", f, err)
 	}
 	reqs[0].Receipt = JSON(`{`)
 	if _, err := RouteFiguresOf(reqs); err == nil {

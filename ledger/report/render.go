@@ -40,7 +40,6 @@ func Render(w io.Writer, r Report) error {
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"num": func(v float64) string { return fmt.Sprintf("%.4g", v) },
 		"pct": pct,
-		"ptr": func(v float64) *float64 { return &v },
 		"ratio": func(r *float64) string {
 			if r == nil {
 				return "n/a"
