@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/autoinfer/autoinfer/ledger"
 )
@@ -30,4 +31,17 @@ func pct(v *float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f %%", 100**v)
+}
+
+// latencyIntervals are the comparison's latency intervals, which the
+// page's bootstrap chart draws in milliseconds (B faster or slower); the
+// misroute_rate interval, a share, is left to the Route receipts section.
+func latencyIntervals(ivs []ledger.Interval) []ledger.Interval {
+	out := []ledger.Interval{}
+	for _, iv := range ivs {
+		if strings.HasSuffix(iv.Metric, "_ms") {
+			out = append(out, iv)
+		}
+	}
+	return out
 }

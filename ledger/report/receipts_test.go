@@ -14,7 +14,8 @@ import (
 // A row whose requests carry route receipts gets a line in the page's
 // "Route receipts" section with its misroute rate and predicted against
 // served hit rate; a row without receipts gets none, and a page without
-// any has no such section.
+// any has no such section. The bootstrap chart, drawn in milliseconds,
+// keeps the latency intervals only, not the misroute_rate one.
 func TestRouteReceiptsSection(t *testing.T) {
 	ctx := context.Background()
 	l := openLedger(t)
@@ -42,7 +43,7 @@ func TestRouteReceiptsSection(t *testing.T) {
 		}
 		return got.ID
 	}
-	with, without := rec("with", true), rec("without", false)
+	with, without, again := rec("with", true), rec("without", false), rec("again", true)
 	render := func(ids ...int64) (Report, string) {
 		r, err := Build(ctx, l, Selection{IDs: ids}, Options{})
 		if err != nil {
@@ -57,6 +58,15 @@ func TestRouteReceiptsSection(t *testing.T) {
 	r, page := render(with, without)
 	if len(r.Routes) != 1 || r.Routes[0].ID != with || r.Routes[0].Misrouted != 1 || r.Routes[0].Basis != ledger.BasisHeld {
 		t.Fatalf("routes %+v: want row %d alone, 1 misrouted by held tokens", r.Routes, with)
+	}
+	both, _ := render(with, again)
+	if len(both.Pairs) != 1 || len(both.Pairs[0].Intervals) == 0 {
+		t.Fatalf("pairs %+v: want one with latency intervals", both.Pairs)
+	}
+	for _, iv := range both.Pairs[0].Intervals {
+		if !strings.HasSuffix(iv.Metric, "_ms") {
+			t.Errorf("the bootstrap chart got interval %s", iv.Metric)
+		}
 	}
 	for _, want := range []string{`id="routes-table"`, "<td>with</td>", "25.0 %", "<td>held</td>", "32.0 %", "100.0 %"} {
 		if !strings.Contains(page, want) {
