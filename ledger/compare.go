@@ -50,9 +50,10 @@ type MetricDelta struct {
 }
 
 // Interval is a bootstrap confidence interval on B − A of one latency
-// percentile, computed from the per-request records.
+// percentile, or of the misroute rate (receipts.go), computed from the
+// per-request records.
 type Interval struct {
-	Metric      string  `json:"metric"` // p50_ttft_ms, p99_ttft_ms, p50_tpot_ms, p99_tpot_ms
+	Metric      string  `json:"metric"` // p50_ttft_ms, p99_ttft_ms, p50_tpot_ms, p99_tpot_ms, misroute_rate
 	A           float64 `json:"a"`
 	B           float64 `json:"b"`
 	Diff        float64 `json:"diff"`
