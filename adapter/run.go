@@ -234,12 +234,12 @@ type trialRun struct {
 	window    *window
 	warmup    driver.WarmupOutcome
 	probe     *splitProbe // nil: the engines' timings are not collected
+	// receipts are a virtual run's route receipts by measured request.
+	receipts map[int]*router.Receipt
 	// replayRow is the virtual row of the trial's replay, 0 for none;
 	// replayFigs pair its figures with the measured ones.
 	replayRow  int64
 	replayFigs []failure.ReplayFigure
-	// receipts are a virtual run's route receipts by measured request.
-	receipts map[int]*router.Receipt
 }
 
 // execute provisions, drives, gates and observes; every error ends up in

@@ -182,6 +182,7 @@ func (r *Router) backoff(ctx context.Context, n int) bool {
 // routing decision — collocated, both PD legs, retries, and the virtual-time
 // path (virtual.go) — is made here.
 func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request, skip ...*Worker) (target, policy.Decision, bool) {
+	req.Explain = r.rcpt.on // receipt.go
 	t, d, ok := pool.pick(pol, req, r.cfg.LoadSignal == LoadSignalInFlightQueue, skip...)
 	if ok && pol == nil {
 		r.recordDecision(pool, t, d)

@@ -20,6 +20,9 @@ func (r *Router) policyNeeds() policy.Needs {
 			n.Text, n.HashKey, n.SLO, n.Latency = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO, n.Latency || x.Latency
 		}
 	}
+	// A receipt with the engines' held tokens keys the prompt as
+	// precise_prefix does, whatever the policies read.
+	n.Text = n.Text || r.rcpt.held != nil
 	return n
 }
 
@@ -31,10 +34,6 @@ func (r *Router) policyNeeds() policy.Needs {
 func (r *Router) describe(req *http.Request, body []byte, kind routeKind) (policy.Request, *apiError) {
 	var pr policy.Request
 	need := r.policyNeeds()
-	// A receipt with the engines' held tokens keys the prompt as
-	// precise_prefix does, whatever the policy reads.
-	need.Text = need.Text || r.rcpt.held != nil
-	pr.Explain = r.rcpt.on && kind == kindInference
 	if kind == kindInference {
 		if need.Text {
 			if !startsObject(body) { // json.Unmarshal takes a bare null

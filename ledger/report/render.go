@@ -17,7 +17,9 @@ var assets embed.FS
 // page is what the template fills in; the scripts and the data go in
 // verbatim (they are trusted, checked in Render).
 type page struct {
-	Title      string
+	Title string
+	// Routes are drawn by the template itself (receipts.go).
+	Routes     []RouteRow
 	CSS        template.CSS
 	ChartJS    template.JS
 	DataLabels template.JS
@@ -25,8 +27,6 @@ type page struct {
 	Data       template.JS
 	// Predictions are drawn by the template itself (no script needed).
 	Predictions []Prediction
-	// Routes likewise (receipts.go).
-	Routes []RouteRow
 }
 
 // sourceMapRE matches a trailing source map comment, which would make a
@@ -61,7 +61,7 @@ func Render(w io.Writer, r Report) error {
 		}
 		return sourceMapRE.ReplaceAllString(string(b), ""), nil
 	}
-	p := page{Title: r.Title, Predictions: r.Predictions, Routes: r.Routes}
+	p := page{Title: r.Title, Predictions: r.Predictions}
 	for _, f := range []struct {
 		name string
 		set  func(string)
@@ -77,6 +77,7 @@ func Render(w io.Writer, r Report) error {
 		}
 		f.set(s)
 	}
+	p.Routes = r.Routes
 	// encoding/json escapes <, > and & in strings, so the data cannot
 	// close its script element whatever trial names hold.
 	data, err := json.Marshal(r)
