@@ -87,10 +87,11 @@ func (r *Router) Route(route string, header http.Header, body []byte) (*Routed, 
 	if s.local {
 		return x.start(pr)
 	}
+	x.Receipt = s.receipt
 	if !ok {
 		return nil, errNoWorkers
 	}
-	x.worker, x.Outcome, x.Receipt = s.decode, s.outcome, s.receipt
+	x.worker, x.Outcome = s.decode, s.outcome
 	if x.prefill, _, ok = r.choose(dis.prefill, nil, pr); !ok {
 		return nil, errNoWorkers
 	}
