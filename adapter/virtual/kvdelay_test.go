@@ -142,3 +142,40 @@ func TestReceiptsChangeNoDecision(t *testing.T) {
 		}
 	}
 }
+
+// Under prefill/decode every decision's receipt is the decode pool's: a
+// random workload (whatever path a request takes into the deployment)
+// through cache_aware decode and power_of_two prefill gives every
+// decision a receipt naming its decode worker.
+func TestPDDecisionsCarryReceipts(t *testing.T) {
+	ws := append(workers(t, 2, sim.RolePrefill), workers(t, 2, sim.RoleDecode)...)
+	cfg := routerconfig.Default()
+	cfg.PDDisaggregation, cfg.KVConnector = true, "nixl"
+	cfg.PrefillPolicy, cfg.DecodePolicy = "power_of_two", "cache_aware"
+	cfg.PrefillURLs, cfg.DecodeURLs = []string{ws[0].URL, ws[1].URL}, []string{ws[2].URL, ws[3].URL}
+	rc := router.Config(cfg)
+	d, err := virtual.New(ws, &rc, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.RecordReceipts()
+	var decs []virtual.Decision
+	d.RecordDecisions(func(dec virtual.Decision) { decs = append(decs, dec) })
+	dc := driver.Config{BaseURL: "http://virtual:1", Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 2, WarmupRequests: -1,
+		Workload: driver.Workload{Kind: "random", InputLen: 256, OutputLen: 8}, NumPrompts: 20, Arrival: driver.Arrival{RequestRate: 50}}
+	if _, err := driver.Simulate(t.Context(), dc, d); err != nil {
+		t.Fatal(err)
+	}
+	pd := 0
+	for _, dec := range decs {
+		if dec.Receipt == nil || dec.Receipt.Worker != dec.Worker.URL || len(dec.Receipt.Candidates) != 2 {
+			t.Fatalf("decision %+v: want a receipt naming its decode worker among 2 candidates", dec)
+		}
+		if dec.PD {
+			pd++
+		}
+	}
+	if len(decs) < 20 || pd == 0 {
+		t.Fatalf("%d decisions, %d with a prefill leg: want 20 or more, some PD", len(decs), pd)
+	}
+}
