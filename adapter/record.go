@@ -139,6 +139,9 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 		}
 		reqs = requestsOf(tr.result.Requests)
 		row.ShedRate = ledger.ShedRate(reqs)
+		if err := tr.attachReceipts(reqs); err != nil {
+			return ledger.Trial{}, nil, err
+		}
 	}
 	return row, reqs, nil
 }

@@ -32,6 +32,8 @@ type runningRouter struct {
 	Launch string
 	Config router.Config
 	close  func(context.Context) error
+	// receipts are the route receipts an embedded router reported.
+	receipts *receiptLog
 }
 
 // MetricsURL is where the router serves its Prometheus metrics.
@@ -97,7 +99,8 @@ func launchRouter(ctx context.Context, spec trials.Router, cfg router.Config, bi
 }
 
 func launchEmbedded(ctx context.Context, cfg router.Config, log *slog.Logger) (*runningRouter, error) {
-	r, err := router.New(cfg, router.WithLogger(log))
+	receipts := newReceiptLog()
+	r, err := router.New(cfg, router.WithLogger(log), router.WithReceipts(receipts.add))
 	if err != nil {
 		return nil, &routerStartError{failure.ProcessStart{Err: err, ExitCode: 2}}
 	}
@@ -110,7 +113,7 @@ func launchEmbedded(ctx context.Context, cfg router.Config, log *slog.Logger) (*
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- r.Serve(sctx, ln) }()
-	rr := &runningRouter{URL: "http://" + ln.Addr().String(), Launch: trials.LaunchEmbedded, Config: cfg,
+	rr := &runningRouter{URL: "http://" + ln.Addr().String(), Launch: trials.LaunchEmbedded, Config: cfg, receipts: receipts,
 		close: func(cctx context.Context) error {
 			stop()
 			select {

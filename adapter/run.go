@@ -15,6 +15,7 @@ import (
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
+	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/stale"
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/sim/calibrate"
@@ -246,6 +247,8 @@ type trialRun struct {
 	window    *window
 	warmup    driver.WarmupOutcome
 	probe     *splitProbe // nil: the engines' timings are not collected
+	// receipts are a virtual run's route receipts by measured request.
+	receipts map[int]*router.Receipt
 	// replayRow is the virtual row of the trial's replay, 0 for none;
 	// replayFigs pair its figures with the measured ones.
 	replayRow  int64
@@ -377,6 +380,7 @@ func (tr *trialRun) driverConfig(baseURL string) driver.Config {
 		Label:          tr.t.Name,
 		APIKey:         tr.key, // "" keeps the workload's api_key_env
 	}
+	cfg.Workload.RequestIDPrefix = tr.requestIDPrefix()
 	if tr.t.Virtual() {
 		cfg.HTTPOverhead = time.Duration(s.HTTPOverheadMs * float64(time.Millisecond))
 		cfg.HTTPInbound = time.Duration(s.HTTPInboundMs * float64(time.Millisecond))

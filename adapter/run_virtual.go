@@ -24,7 +24,12 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 	}
 	tr.log.Info("running on the virtual clock", "trial", tr.t.Name, "target", tr.t.Target.Kind)
 	var decisions []virtual.Decision
-	if tr.opts.Decisions != nil {
+	// Receipts go on the request records, which a streamed run keeps none of.
+	receipts := !tr.opts.StreamVirtual
+	if receipts {
+		dep.RecordReceipts()
+	}
+	if tr.opts.Decisions != nil || receipts {
 		dep.RecordDecisions(func(d virtual.Decision) { decisions = append(decisions, d) })
 	}
 	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep,
@@ -42,6 +47,9 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 			tr.obs.Err = err
 			return
 		}
+	}
+	if receipts {
+		tr.receipts = receiptsOf(decisions)
 	}
 	tr.observeDriver()
 	tr.seen.Window = virtualFigures(dep.Window())

@@ -149,12 +149,13 @@ func ledgerRenderComparison(c *cobra.Command, format string, cmp ledger.Comparis
 			fmt.Fprintf(w, "control of %s: %s (zero_reuse; rows control_%s: a the control, b %s, diff the gain over control)\n",
 				g.Side, strings.Join(g.Control.Names, ", "), strings.ToLower(g.Side), g.Side)
 		}
+		printRoutes(w, cmp.Routes)
 		fmt.Fprintln(w)
 	}
 	return ledgerRender(w, format, tbl, map[string]any{
 		"a": cmp.A, "b": cmp.B, "resamples": cmp.Resamples, "confidence": cmp.Confidence, "seed": cmp.Seed,
 		"intervals": cmp.Intervals, "metrics": cmp.Metrics, "a_shed": cmp.AShed, "b_shed": cmp.BShed, "shed_flag": cmp.ShedFlag,
-		"controls": cmp.Controls,
+		"controls": cmp.Controls, "routes": cmp.Routes,
 	})
 }
 

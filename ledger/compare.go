@@ -50,9 +50,10 @@ type MetricDelta struct {
 }
 
 // Interval is a bootstrap confidence interval on B − A of one latency
-// percentile, computed from the per-request records.
+// percentile, or of the misroute rate (receipts.go), computed from the
+// per-request records.
 type Interval struct {
-	Metric      string  `json:"metric"` // p50_ttft_ms, p99_ttft_ms, p50_tpot_ms, p99_tpot_ms
+	Metric      string  `json:"metric"` // p50_ttft_ms, p99_ttft_ms, p50_tpot_ms, p99_tpot_ms, misroute_rate
 	A           float64 `json:"a"`
 	B           float64 `json:"b"`
 	Diff        float64 `json:"diff"`
@@ -75,7 +76,10 @@ type Comparison struct {
 	ShedFlag     string
 	// Controls are each side's gain over its zero-reuse control arms
 	// (control.go), for the sides that have them.
-	Controls   []ControlGain
+	Controls []ControlGain
+	// Routes are the sides' route-receipt figures (receipts.go), nil when
+	// neither side has receipts.
+	Routes     *RouteComparison
 	Resamples  int
 	Confidence float64
 	Seed       uint64
@@ -141,6 +145,9 @@ func (l *Ledger) Compare(ctx context.Context, refA, refB string, opt CompareOpti
 		return Comparison{}, err
 	}
 	if c.BShed, err = l.shedding(ctx, c.B); err != nil {
+		return Comparison{}, err
+	}
+	if err := l.compareRoutes(ctx, &c); err != nil {
 		return Comparison{}, err
 	}
 	c.ShedFlag = shedFlag(c, c.AShed, c.BShed)

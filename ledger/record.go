@@ -135,7 +135,7 @@ func insertTrial(ctx context.Context, tx *sqlx.Tx, row trialRow, keepID bool) (i
 	return id, nil
 }
 
-// requestBatch is how many request records one INSERT carries: 15
+// requestBatch is how many request records one INSERT carries: 16
 // columns each stay under both databases' limit on bound parameters
 // (SQLite 32766, PostgreSQL 65535), and a batch is one round trip to a
 // remote PostgreSQL instead of a thousand.

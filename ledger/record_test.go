@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,6 +26,9 @@ func testEveryColumnRoundTrips(t *testing.T, be backend) {
 		"Prefill", "Decode", "PredictedBy")
 	reqs := requests(5, func(i int) float64 { return 10 + float64(i) })
 	reqs[4].Status, reqs[4].ErrorType, reqs[4].Error = "error", "pool_exhausted", "503 pool exhausted"
+	for i := range reqs {
+		reqs[i].Receipt = JSON(fmt.Sprintf(`{"policy":"precise_prefix","worker":"w%d","candidates":[]}`, i))
+	}
 	assertNoZeroFields(t, reflect.ValueOf(reqs[4]), "Request", "Index")
 
 	rec, err := l.Record(ctx, in, reqs)

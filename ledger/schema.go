@@ -20,6 +20,7 @@ func migrations() []migration {
 		{"clock", schemaClock},
 		{"predicted_by", schemaPredictedBy},
 		{"shed_rate", schemaShedRate},
+		{"request_receipts", schemaReceipts},
 	}
 }
 
@@ -210,4 +211,12 @@ CREATE INDEX trials_predicted_by ON trials (predicted_by) WHERE predicted_by IS 
 // request records.
 const schemaShedRate = `
 ALTER TABLE trials ADD COLUMN shed_rate REAL;
+`
+
+// schemaReceipts stores each request's route receipt (receipts.go): the
+// router's decision with every candidate's scores and predicted (and, on
+// the virtual clock, held) prefix-cache tokens, as JSON; ” for a request
+// without one (no router, or a router that reports none).
+const schemaReceipts = `
+ALTER TABLE requests ADD COLUMN receipt TEXT NOT NULL DEFAULT '';
 `

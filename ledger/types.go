@@ -229,6 +229,9 @@ type Request struct {
 	Status         string  `db:"status" json:"status"`
 	ErrorType      string  `db:"error_type" json:"error_type"`
 	Error          string  `db:"error" json:"error"`
+	// Receipt is the request's route receipt (JSON, receipts.go); empty
+	// when none was recorded.
+	Receipt JSON `db:"receipt" json:"receipt,omitempty"`
 }
 
 // RequestOK is the Request.Status of a completed request.

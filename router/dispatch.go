@@ -79,8 +79,12 @@ func (r *Router) tryTargets(ctx context.Context, in *inbound, pool *Pool, pol po
 			t = *first
 		} else {
 			var ok bool
-			if t, _, ok = r.choose(pool, pol, in.policy, spoiled...); !ok {
+			var d policy.Decision
+			if t, d, ok = r.choose(pool, pol, in.policy, spoiled...); !ok {
 				break
+			}
+			if pool == r.pool {
+				r.noteReceipt(in, d.Receipt)
 			}
 		}
 		o.n++
@@ -178,9 +182,13 @@ func (r *Router) backoff(ctx context.Context, n int) bool {
 // routing decision — collocated, both PD legs, retries, and the virtual-time
 // path (virtual.go) — is made here.
 func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request, skip ...*Worker) (target, policy.Decision, bool) {
+	req.Explain = r.rcpt.on // receipt.go
 	t, d, ok := pool.pick(pol, req, r.cfg.LoadSignal == LoadSignalInFlightQueue, skip...)
 	if ok && pol == nil {
 		r.recordDecision(pool, t, d)
+	}
+	if ok {
+		r.explain(req, &d)
 	}
 	return t, d, ok
 }

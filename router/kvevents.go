@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -30,15 +31,24 @@ func newKVFeed(cfg Config, log *slog.Logger) *kvFeed {
 	dp := max(cfg.IntraNodeDataParallelSize, 1)
 	for _, s := range cfg.KVEvents {
 		for rank := range dp {
-			src := kvsub.Source{ID: targetID(s.Worker, rank, dp), Endpoint: s.Endpoint, Replay: s.ReplayEndpoint, Topic: s.Topic}
-			if dp > 1 {
-				src.Rank = &rank
-			}
+			src := kvSource(s.Worker, rank, dp)
+			src.Endpoint, src.Replay, src.Topic = s.Endpoint, s.ReplayEndpoint, s.Topic
 			f.subs = append(f.subs, kvsub.New(src, f.idx, log))
 			f.ids = append(f.ids, src.ID)
 		}
 	}
 	return f
+}
+
+// kvSource is the source of worker's rank among dp ranks the router
+// addresses: the candidate "url@rank" keeping the batches naming its rank,
+// or with one rank the worker's every batch.
+func kvSource(worker string, rank, dp int) kvsub.Source {
+	src := kvsub.Source{ID: targetID(worker, rank, dp)}
+	if dp > 1 {
+		src.Rank = &rank
+	}
+	return src
 }
 
 // run starts the subscribers, owned by wg, until ctx is done.
@@ -100,3 +110,15 @@ type KVEventsSource = routerconfig.KVEventsSource
 
 // Scorer is one weighted term of the weighted policy (router.scorers).
 type Scorer = routerconfig.Scorer
+
+// WaitKVEvents blocks until the router's subscriber of worker (its
+// candidate id) has applied every batch below seq, or ctx is done: a caller
+// that knows what a worker published can then rely on the index holding it.
+func (r *Router) WaitKVEvents(ctx context.Context, worker string, seq uint64) error {
+	for i, id := range r.kv.ids {
+		if id == worker {
+			return r.kv.subs[i].WaitNext(ctx, seq)
+		}
+	}
+	return fmt.Errorf("kv events: the router follows no stream of %q", worker)
+}

@@ -154,13 +154,11 @@ func (c *sloCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // httpOnlyPolicy names what of the router's policies learns from workers
-// over the network, which the virtual clock does not model yet: KV event
-// streams and latency scrapes ("" when nothing does).
+// over the network in a way the virtual clock does not model yet: latency
+// scrapes ("" when nothing does). KV event streams it does model: the
+// deployment delivers the engines' batches (ApplyKVEvents).
 func (r *Router) httpOnlyPolicy() string {
-	switch {
-	case r.cfg.FollowsKVEvents():
-		return "policy " + r.cfg.Policy + " follows the workers' KV events over ZMQ"
-	case r.observes():
+	if r.observes() {
 		return "policy " + r.cfg.Policy + " learns latencies from the workers' /metrics"
 	}
 	return ""

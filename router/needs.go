@@ -20,6 +20,9 @@ func (r *Router) policyNeeds() policy.Needs {
 			n.Text, n.HashKey, n.SLO, n.Latency = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO, n.Latency || x.Latency
 		}
 	}
+	// A receipt with the engines' held tokens keys the prompt as
+	// precise_prefix does, whatever the policies read.
+	n.Text = n.Text || r.rcpt.held != nil
 	return n
 }
 

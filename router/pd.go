@@ -107,6 +107,7 @@ func (r *Router) servePD(ctx context.Context, w http.ResponseWriter, in *inbound
 func (r *Router) disaggregate(ctx context.Context, w http.ResponseWriter, in *inbound) string {
 	dis := r.pd
 	s, ok, apiErr := dis.start(r, in.body, in.policy)
+	r.noteReceipt(in, s.receipt)
 	switch {
 	case apiErr != nil:
 		return reject(w, apiErr)

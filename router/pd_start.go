@@ -19,6 +19,7 @@ type pdStart struct {
 	// before a prefill is wasted. The prefill worker is chosen next.
 	decode  target
 	outcome policy.Outcome
+	receipt *policy.Receipt // the decode decision's, when asked
 }
 
 // start parses raw, applies routing_threshold and chooses the decode
@@ -35,6 +36,6 @@ func (dis *pdRouter) start(r *Router, raw []byte, pr policy.Request) (s pdStart,
 	}
 	var d policy.Decision
 	s.decode, d, ok = r.choose(dis.decode, nil, pr)
-	s.outcome = d.Outcome
+	s.outcome, s.receipt = d.Outcome, d.Receipt
 	return s, ok, nil
 }

@@ -191,6 +191,9 @@ func (p *Pool) pick(pol policy.Policy, req policy.Request, withQueue bool, skip 
 	if !ok || d.Index < 0 || d.Index >= len(s.targets) {
 		return target{}, d, false
 	}
+	if req.Explain {
+		d.Receipt = policy.NewReceipt(pol.Name(), s.cands, d)
+	}
 	return s.targets[d.Index], d, true
 }
 

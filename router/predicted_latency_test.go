@@ -115,8 +115,9 @@ func TestSLOHeaderValidated(t *testing.T) {
 	}
 }
 
-// The virtual clock carries neither KV events nor latency scrapes yet: a
-// policy that needs them is refused there rather than left guessing.
+// The virtual clock carries no latency scrapes yet: a policy that needs
+// them is refused there rather than left guessing. KV events it delivers
+// (adapter/virtual), so the policies following them run.
 func TestVirtualRefusesNetworkLearningPolicies(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -124,9 +125,9 @@ func TestVirtualRefusesNetworkLearningPolicies(t *testing.T) {
 		scorers []Scorer
 		refused bool
 	}{
-		{"precise_prefix", nil, true},
+		{"precise_prefix", nil, false},
 		{"predicted_latency", nil, true},
-		{"weighted", nil, true}, // default scorers include precise_prefix
+		{"weighted", nil, false}, // default scorers: precise_prefix and load
 		{"weighted", []Scorer{{Name: "predicted_latency", Weight: 1}}, true},
 		{"weighted", []Scorer{{Name: "load", Weight: 1}, {Name: "prefix", Weight: 1}}, false},
 		{"cache_aware", nil, false},

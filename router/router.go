@@ -47,6 +47,7 @@ type Router struct {
 	pools     []*Pool       // every pool, for health checks and metrics
 	pd        *pdRouter     // prefill/decode mode; nil when collocated
 	kv        *kvFeed       // KV events for precise_prefix (kvevents.go)
+	rcpt      receipts      // route receipts (receipt.go)
 
 	reqIDHeaders []string // request_id_headers, resolved
 
@@ -70,6 +71,8 @@ type options struct {
 	seed    *uint64
 	dial    Dialer
 	secrets Secrets
+	// receipts hears every request's route receipt (WithReceipts).
+	receipts func(ReceiptRecord)
 }
 
 // WithLogger sets the logger (default: discard).
@@ -132,6 +135,7 @@ func New(cfg Config, opts ...Option) (*Router, error) {
 		keys:     newKeyring(keys),
 		pass:     newPassthrough(cfg.PassthroughRoutes),
 		bodies:   newBodyBudget(cfg.MaxBodyMemory, cfg.QueueSize, secs(cfg.QueueTimeoutSecs)),
+		rcpt:     receipts{on: o.receipts != nil, fn: o.receipts},
 	}
 	// Canonical once here, so each request looks them up without
 	// canonicalising (http.Header's own keys are canonical).

@@ -32,6 +32,9 @@ type Routed struct {
 	// Outcome is the serving pool's policy outcome (cache_aware's hit,
 	// miss or balance).
 	Outcome policy.Outcome
+	// Receipt is the serving pool's route receipt (nil unless Receipts
+	// turned them on).
+	Receipt *Receipt
 
 	r               *Router
 	worker, prefill target
@@ -78,6 +81,7 @@ func (r *Router) Route(route string, header http.Header, body []byte) (*Routed, 
 	if s.local {
 		return x.local(pr)
 	}
+	x.Receipt = s.receipt
 	if !ok {
 		return nil, errNoWorkers
 	}
@@ -94,7 +98,7 @@ func (x *Routed) start(pr policy.Request) (*Routed, error) {
 	if !ok {
 		return nil, errNoWorkers
 	}
-	x.worker, x.Outcome = t, d.Outcome
+	x.worker, x.Outcome, x.Receipt = t, d.Outcome, d.Receipt
 	x.Worker = t.public()
 	x.wg = x.pool.acquire(t)
 	return x, nil

@@ -96,14 +96,7 @@ func TestVirtualRoutingParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			realLog := recordDecisions(live)
-			base := routertest.Serve(t, live)
-			client := routertest.NewClient(t)
-			for i, body := range parityPrompts() {
-				if res := client.Post(base+"/v1/completions", body); res.Status != http.StatusOK {
-					t.Fatalf("request %d: %d %s", i, res.Status, res.Body)
-				}
-				waitIdle(t, live)
-			}
+			serveOneByOne(t, live)
 
 			virt, err := New(cfg, WithSeed(9))
 			if err != nil {
@@ -138,6 +131,20 @@ func TestVirtualRoutingParity(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// serveOneByOne serves live and sends it the parity prompts over HTTP, each
+// after the loads of the one before are back to zero.
+func serveOneByOne(t *testing.T, live *Router) {
+	t.Helper()
+	base := routertest.Serve(t, live)
+	client := routertest.NewClient(t)
+	for i, body := range parityPrompts() {
+		if res := client.Post(base+"/v1/completions", body); res.Status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, res.Status, res.Body)
+		}
+		waitIdle(t, live)
 	}
 }
 

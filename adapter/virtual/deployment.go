@@ -36,6 +36,7 @@ type Deployment struct {
 	nextID    int
 	shapes    map[string]*shapes // the token path's, by shell
 
+	kv         *kvFeed       // KV event batches (kvevents.go)
 	evictEvery time.Duration // 0: no stateful policy to trim
 	nextEvict  time.Duration
 
@@ -84,6 +85,7 @@ func New(workers []Worker, rcfg *router.Config, seed uint64) (*Deployment, error
 		if len(workers) != 1 {
 			return nil, fmt.Errorf("virtual deployment: %d workers need a router", len(workers))
 		}
+		d.followKVEvents(workers)
 		return d, nil
 	}
 	r, err := router.New(*rcfg, router.WithSeed(seed))
@@ -96,6 +98,7 @@ func New(workers []Worker, rcfg *router.Config, seed uint64) (*Deployment, error
 	d.router, d.dp = r, max(rcfg.IntraNodeDataParallelSize, 1)
 	d.evictEvery = r.EvictionInterval()
 	d.nextEvict = d.evictEvery
+	d.followKVEvents(workers)
 	return d, nil
 }
 
@@ -126,17 +129,19 @@ func (d *Deployment) Router() *router.Router { return d.router }
 // Fleet is the deployment's engines.
 func (d *Deployment) Fleet() *sim.Fleet { return d.fleet }
 
-// Next is the earliest engine step end or KV transfer completion.
+// Next is the earliest engine step end, KV transfer completion or KV event
+// batch arrival at the router.
 func (d *Deployment) Next() (time.Duration, bool) {
 	at, ok := d.fleet.Next()
 	if len(d.transfers) > 0 && (!ok || d.transfers[0].at < at) {
 		at, ok = d.transfers[0].at, true
 	}
-	return at, ok
+	return d.kv.next(at, ok)
 }
 
-// Complete applies the events at at: policy eviction ticks up to at, step
-// ends (in rank order), then finished KV transfers (in start order).
+// Complete applies the events at at: policy eviction ticks up to at, KV
+// event batches due at the router (in publish order), step ends (in rank
+// order), then finished KV transfers (in start order).
 func (d *Deployment) Complete(at time.Duration, done func(driver.Answer)) error {
 	d.done = done
 	defer func() { d.done = nil }()
@@ -144,6 +149,7 @@ func (d *Deployment) Complete(at time.Duration, done func(driver.Answer)) error 
 		d.router.Evict()
 		d.nextEvict += d.evictEvery
 	}
+	d.kv.arrive(d.router, at)
 	if err := d.fleet.Complete(at); err != nil {
 		return err
 	}

@@ -74,6 +74,11 @@ func Build(ctx context.Context, src Source, sel Selection, opt Options) (Report,
 		}
 		curveRows = append(curveRows, curveRow{row: row, reqs: reqs})
 		ok = append(ok, t)
+		if rr, has, err := routeRowOf(t, reqs); err != nil {
+			return Report{}, err
+		} else if has {
+			r.Routes = append(r.Routes, rr)
+		}
 	}
 	markVaries(r.Rows)
 	opt, noSLO, err := withRecordedSLO(opt, ok)

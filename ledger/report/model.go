@@ -26,6 +26,9 @@ type Report struct {
 	// PairsNote explains an empty or partial comparison section.
 	PairsNote string        `json:"pairs_note,omitempty"`
 	Bootstrap BootstrapInfo `json:"bootstrap"`
+	// Routes are the selected ok rows whose requests carry route
+	// receipts; the page shows them as "Route receipts".
+	Routes []RouteRow `json:"routes,omitempty"`
 	// Predictions are the selected real-time rows that confirm a virtual
 	// prediction; the page shows them as "Predicted vs measured".
 	Predictions []Prediction `json:"predictions,omitempty"`

@@ -73,10 +73,7 @@ func comparePairs(ctx context.Context, src Source, pairs [][2]int64, opt ledger.
 		if err != nil {
 			return nil, fmt.Errorf("comparing trials %d and %d: %w", p[0], p[1], err)
 		}
-		pair := Pair{A: p[0], B: p[1], NA: c.A.Requests, NB: c.B.Requests, Intervals: c.Intervals, Controls: c.Controls}
-		if pair.Intervals == nil {
-			pair.Intervals = []ledger.Interval{}
-		}
+		pair := Pair{A: p[0], B: p[1], NA: c.A.Requests, NB: c.B.Requests, Intervals: latencyIntervals(c.Intervals), Controls: c.Controls}
 		for _, d := range c.Metrics {
 			if slices.Contains(headline, d.Metric) {
 				pair.Metrics = append(pair.Metrics, d)

@@ -19,7 +19,9 @@ var assets embed.FS
 // page is what the template fills in; the scripts and the data go in
 // verbatim (they are trusted, checked in Render).
 type page struct {
-	Title      string
+	Title string
+	// Routes are drawn by the template itself (receipts.go).
+	Routes     []RouteRow
 	CSS        template.CSS
 	ChartJS    template.JS
 	DataLabels template.JS
@@ -43,6 +45,7 @@ var sourceMapRE = regexp.MustCompile(`(?m)^//# sourceMappingURL=\S+\s*$`)
 func Render(w io.Writer, r Report) error {
 	tmpl, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"num": func(v float64) string { return fmt.Sprintf("%.4g", v) },
+		"pct": pct,
 		"ratio": func(r *float64) string {
 			if r == nil {
 				return "n/a"
@@ -80,6 +83,7 @@ func Render(w io.Writer, r Report) error {
 		}
 		f.set(s)
 	}
+	p.Routes = r.Routes
 	// encoding/json escapes <, > and & in strings, so the data cannot
 	// close its script element whatever trial names hold.
 	data, err := json.Marshal(r)

@@ -42,6 +42,12 @@ type Source struct {
 	Rank *int
 }
 
+// Accepts reports whether b describes the source's target: every batch,
+// or with Rank set only those naming that rank.
+func (src Source) Accepts(b kvevents.Batch) bool {
+	return src.Rank == nil || b.DPRank != nil && *b.DPRank == *src.Rank
+}
+
 // Stats counts what a subscriber saw.
 type Stats struct {
 	Batches  uint64 // applied, live or replayed
@@ -206,7 +212,7 @@ func (s *Subscriber) follow(ctx context.Context) error {
 
 func (s *Subscriber) apply(b kvevents.Batch) {
 	s.lastTS = max(s.lastTS, b.TS)
-	if s.src.Rank != nil && (b.DPRank == nil || *b.DPRank != *s.src.Rank) {
+	if !s.src.Accepts(b) {
 		return
 	}
 	s.batches.Add(1)

@@ -61,14 +61,17 @@ func (p *cacheAware) Pick(req Request, cands []Candidate) (Decision, bool) {
 	}
 
 	var d Decision
+	if req.Explain {
+		d.Explained = p.explain(req, cands)
+	}
 	if imbalanced(cands, p.p) {
-		d = Decision{Index: p.leastLoaded(cands), Outcome: OutcomeLoadBalance}
+		d.Index, d.Outcome = p.leastLoaded(cands), OutcomeLoadBalance
 	} else {
 		matched, holder := p.tree.match(req.Model, req.Text, p.epoch)
 		if len(req.Text) > 0 && float64(matched)/float64(len(req.Text)) > p.p.CacheThreshold {
-			d = Decision{Index: p.leastLoadedHolder(cands, holder), Outcome: OutcomeCacheHit}
+			d.Index, d.Outcome = p.leastLoadedHolder(cands, holder), OutcomeCacheHit
 		} else {
-			d = Decision{Index: p.leastLoaded(cands), Outcome: OutcomeCacheMiss}
+			d.Index, d.Outcome = p.leastLoaded(cands), OutcomeCacheMiss
 		}
 	}
 	// The tree never holds more than MaxTreeSize bytes, so more of a text

@@ -29,6 +29,10 @@ type Request struct {
 	HashKey string
 	// SLO is the request's latency objective (predicted_latency).
 	SLO SLO
+	// Explain asks the policy for each candidate's scores and predicted
+	// prefix-cache hit (Decision.Explained), for the request's route
+	// receipt; without it a policy does not pay for them.
+	Explain bool
 }
 
 // Outcome tells the router why a policy chose, for its metrics.
@@ -52,6 +56,13 @@ type Decision struct {
 	// MatchedTokens is precise_prefix's prediction of the prompt tokens the
 	// chosen target serves from its prefix cache (0 from other policies).
 	MatchedTokens int
+	// Explained is, when the request asked (Request.Explain), each
+	// candidate's scores and predicted hit, in the candidates' order
+	// (nil from a policy that compares nothing but load).
+	Explained []Explained
+	// Receipt is the decision's route receipt, which the router (not the
+	// policy) builds from Explained when the request asked for one.
+	Receipt *Receipt
 }
 
 // Policy chooses one candidate per request.

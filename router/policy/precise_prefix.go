@@ -92,7 +92,20 @@ func (p *precisePrefix) Pick(req Request, cands []Candidate) (Decision, bool) {
 		d = Decision{Index: p.leastLoaded(cands, func(int) bool { return true }), Outcome: OutcomeCacheMiss}
 	}
 	p.chose(m, cands, &d)
+	if req.Explain {
+		d.Explained = m.explain(cands)
+	}
 	return d, true
+}
+
+// explain is each candidate's matched blocks, load and predicted hit.
+func (m prefixMatch) explain(cands []Candidate) []Explained {
+	out := explained(len(cands))
+	for i, n := range m.blocks {
+		out[i].Scores["matched_blocks"] = float64(n)
+		out[i].Matched, out[i].Approx = n*m.bs, m.approx[i]
+	}
+	return out
 }
 
 // prefixMatch is how much of a request's prompt each candidate holds.
@@ -109,11 +122,8 @@ type prefixMatch struct {
 // only. The caller holds p.mu.
 func (p *precisePrefix) match(req Request, cands []Candidate, precise bool) prefixMatch {
 	tokens := p.tokenize(req.Text)
-	m := prefixMatch{bs: p.idx.BlockSize(), tokens: len(tokens), blocks: make([]int, len(cands)), approx: make([]bool, len(cands))}
-	m.keys = Keys(tokens, m.bs)
-	if limit := max(len(tokens)-1, 0) / m.bs; len(m.keys) > limit {
-		m.keys = m.keys[:limit]
-	}
+	m := prefixMatch{tokens: len(tokens), blocks: make([]int, len(cands)), approx: make([]bool, len(cands))}
+	m.keys, m.bs = reusableKeys(tokens, p.idx.BlockSize())
 	p.idx.mu.RLock()
 	defer p.idx.mu.RUnlock()
 	for i, c := range cands {

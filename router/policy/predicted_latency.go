@@ -151,7 +151,16 @@ func (p *predictedLatency) Pick(req Request, cands []Candidate) (Decision, bool)
 			feasible, feasibleTTFT = i, ttft
 		}
 	}
-	best := nearBestIndex(cands, pr.score)
+	d, ok := p.decide(hasSLO, feasible, nearBestIndex(cands, pr.score))
+	if req.Explain {
+		d.Explained = pr.explain()
+	}
+	return d, ok
+}
+
+// decide counts and returns the choice: best without an SLO, else the
+// feasible candidate, else a refusal or best (deprioritised).
+func (p *predictedLatency) decide(hasSLO bool, feasible, best int) (Decision, bool) {
 	switch {
 	case !hasSLO:
 		return Decision{Index: best}, true
@@ -164,6 +173,15 @@ func (p *predictedLatency) Pick(req Request, cands []Candidate) (Decision, bool)
 	}
 	p.stats.Missed++
 	return Decision{Index: best, Outcome: OutcomeSLOMissed}, true
+}
+
+// explain is each candidate's predicted TTFT, TPOT and score (seconds).
+func (pr predictions) explain() []Explained {
+	out := explained(len(pr.score))
+	for i := range out {
+		out[i].Scores["ttft_s"], out[i].Scores["tpot_s"], out[i].Scores["score_s"] = pr.ttft[i], pr.tpot[i], pr.score[i]
+	}
+	return out
 }
 
 // predictions are each candidate's predicted TTFT, TPOT (seconds) and

@@ -96,6 +96,10 @@ func (w *weighted) Pick(req Request, cands []Candidate) (Decision, bool) {
 	defer w.prefix.mu.Unlock()
 	total := make([]float64, len(cands))
 	var precise, approx *prefixMatch
+	var ex []Explained
+	if req.Explain {
+		ex = explained(len(cands))
+	}
 	for _, s := range w.scorers {
 		var part []float64
 		switch s.Name {
@@ -130,6 +134,9 @@ func (w *weighted) Pick(req Request, cands []Candidate) (Decision, bool) {
 		for i := range total {
 			total[i] += s.Weight * part[i]
 		}
+		for i := range ex {
+			ex[i].Scores[s.Name] = part[i]
+		}
 	}
 	best := 0
 	for i, c := range cands {
@@ -137,12 +144,19 @@ func (w *weighted) Pick(req Request, cands []Candidate) (Decision, bool) {
 			best = i
 		}
 	}
-	d := Decision{Index: best}
-	switch {
-	case precise != nil:
-		w.prefix.chose(*precise, cands, &d)
-	case approx != nil:
-		w.prefix.chose(*approx, cands, &d)
+	d := Decision{Index: best, Explained: ex}
+	m := precise
+	if m == nil {
+		m = approx
+	}
+	if m != nil {
+		w.prefix.chose(*m, cands, &d)
+	}
+	for i := range ex {
+		ex[i].Scores["total"] = total[i]
+		if m != nil {
+			ex[i].Matched, ex[i].Approx = m.blocks[i]*m.bs, m.approx[i]
+		}
 	}
 	return d, true
 }

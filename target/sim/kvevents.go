@@ -20,6 +20,9 @@ type kvEventLog struct {
 	// its last block, so consecutive blocks of one sequence share an event.
 	lastSeq  *seq
 	lastNext int
+	// sink, when set, takes every batch instead of the publisher (a
+	// Fleet's engines: ObserveKVEvents).
+	sink func(kvevents.Batch)
 }
 
 // stored records that block i of s entered the cache.
@@ -79,6 +82,10 @@ func (l *kvEventLog) flush(e *engine) {
 		b.DPRank = &l.rank
 	}
 	l.events, l.lastSeq = nil, nil
+	if l.sink != nil {
+		l.sink(b)
+		return
+	}
 	if err := l.srv.publishKV(b); err != nil {
 		l.srv.logger.Warn("kv events: batch not published", "err", err)
 	}

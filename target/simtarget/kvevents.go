@@ -14,14 +14,10 @@ import (
 // deployment publishes on fresh 127.0.0.1 ports, with a replay socket so a
 // router can repair a lost message.
 func kvEventsArg(e engine.Config) (kvevents.Config, error) {
-	raw, ok := e.ExtraArgs["kv_events_config"]
-	if !ok {
-		raw, ok = e.ExtraArgs["kv-events-config"]
-	}
+	c, ok, err := kvevents.FromExtraArgs(e.ExtraArgs)
 	if !ok {
 		return kvevents.Config{}, nil
 	}
-	c, err := kvevents.ParseConfig(raw)
 	if err != nil {
 		return kvevents.Config{}, fmt.Errorf("engine.extra_args.kv_events_config: %w", err)
 	}
