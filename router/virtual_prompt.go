@@ -58,7 +58,7 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 	if !ok {
 		return nil, errNoWorkers
 	}
-	x.worker, x.Outcome = t, d.Outcome
+	x.worker, x.Outcome, x.Receipt = t, d.Outcome, d.Receipt
 	return x.withPrefill(pr)
 }
 
