@@ -7,13 +7,13 @@ package sim
 // cached content (its hash is in the cache map) and can be revived by a
 // prefix hit until allocation evicts it from the head of the list. Blocks are
 // identified by index; the list links are indices too, so the pool allocates
-// nothing after construction except cache map growth.
+// nothing after construction.
 type blockPool struct {
 	blocks []block
 	// head is the sentinel of the circular free list, at index len(blocks)-1.
 	head  int32
 	nfree int
-	cache map[uint64]int32 // content hash → block holding it
+	cache blockIndex // content hash → block holding it
 	// evicted, when set, receives the hash of each cached block that
 	// allocation evicts (the CPU tier stores it).
 	evicted func(hash uint64)
@@ -27,7 +27,7 @@ type block struct {
 }
 
 func newBlockPool(n int) *blockPool {
-	p := &blockPool{blocks: make([]block, n+1), head: int32(n), cache: make(map[uint64]int32, n)}
+	p := &blockPool{blocks: make([]block, n+1), head: int32(n), cache: newBlockIndex(n)}
 	s := &p.blocks[p.head]
 	s.prev, s.next = p.head, p.head
 	for i := range n {
@@ -59,7 +59,7 @@ func (p *blockPool) unlink(id int32) {
 func (p *blockPool) hits(hashes []uint64, limit int) int {
 	n := 0
 	for n < len(hashes) && n < limit {
-		if _, ok := p.cache[hashes[n]]; !ok {
+		if _, ok := p.cache.get(hashes[n], p.blocks); !ok {
 			break
 		}
 		n++
@@ -72,7 +72,7 @@ func (p *blockPool) hits(hashes []uint64, limit int) int {
 func (p *blockPool) freeNeeded(hashes []uint64, hit, fresh int) int {
 	need := fresh
 	for _, h := range hashes[:hit] {
-		if p.blocks[p.cache[h]].ref == 0 {
+		if id, _ := p.cache.get(h, p.blocks); p.blocks[id].ref == 0 {
 			need++
 		}
 	}
@@ -81,7 +81,7 @@ func (p *blockPool) freeNeeded(hashes []uint64, hit, fresh int) int {
 
 // acquire takes a reference on the cached block holding hash h.
 func (p *blockPool) acquire(h uint64) int32 {
-	id := p.cache[h]
+	id, _ := p.cache.get(h, p.blocks)
 	if p.blocks[id].ref == 0 {
 		p.unlink(id)
 	}
@@ -96,7 +96,7 @@ func (p *blockPool) alloc() int32 {
 	p.unlink(id)
 	b := &p.blocks[id]
 	if b.cached {
-		delete(p.cache, b.hash)
+		p.cache.remove(b.hash, id)
 		b.cached = false
 		if p.evicted != nil {
 			p.evicted(b.hash)
@@ -124,11 +124,10 @@ func (p *blockPool) register(id int32, h uint64) bool {
 	if b.cached {
 		return false
 	}
-	if _, ok := p.cache[h]; ok {
+	if !p.cache.add(h, id, p.blocks) {
 		return false
 	}
 	b.hash, b.cached = h, true
-	p.cache[h] = id
 	return true
 }
 
