@@ -131,15 +131,6 @@ func (s *sampling) naturalLength() int {
 // unit maps a hash to [0, 1).
 func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 
-// hashTokens chains ids onto seed.
-func hashTokens(seed uint64, ids []int) uint64 {
-	h := seed
-	for _, id := range ids {
-		h = mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
-	}
-	return h
-}
-
 func gcd(a, b int) int {
 	for b != 0 {
 		a, b = b, a%b
