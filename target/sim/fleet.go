@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -273,7 +272,7 @@ func (f *Fleet) Complete(at time.Duration) error {
 		return err
 	}
 	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
-		g := heap.Pop(&f.ends).(event).key
+		g := f.ends.pop().key
 		e := f.ranks[g]
 		e.mu.Lock()
 		e.complete(f.now)
@@ -321,7 +320,7 @@ func (f *Fleet) Plan() {
 		if end.After(f.now) {
 			done = end.Add(late)
 		}
-		heap.Push(&f.ends, event{at: done, key: g})
+		f.ends.push(event{at: done, key: g})
 		f.steps++
 		f.busyTime += dur
 	}
@@ -378,6 +377,45 @@ func (h *events) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// push and pop are heap.Push and heap.Pop without boxing an event in an
+// interface (an allocation per step on the fleet's hot path); the order
+// is the same total order, so any heap pops the same sequence.
+func (h *events) push(e event) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.Less(i, p) {
+			break
+		}
+		q.Swap(i, p)
+		i = p
+	}
+}
+
+func (h *events) pop() event {
+	q := *h
+	top, n := q[0], len(q)-1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < n && q.Less(l, m) {
+			m = l
+		}
+		if r < n && q.Less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.Swap(i, m)
+		i = m
+	}
+	*h = q
+	return top
 }
 
 // fleetClock is the fleet's virtual time. Nothing waits on it: engines in a
