@@ -164,7 +164,13 @@ func chainToken(h uint64, id int) uint64 {
 	return mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
 }
 
+// signal wakes s's handler. A fleet's sequence has none (the fleet hears
+// of its tokens directly), and a send attempt locks the channel: skipped,
+// as it comes once per generated token.
 func (s *seq) signal() {
+	if s.fleet != nil {
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:
