@@ -35,7 +35,8 @@ func BenchmarkBlockPoolChurn(b *testing.B) {
 		if n%4 == 0 && len(live[r]) > 0 {
 			for _, id := range live[r][len(live[r])-1][:prefix] {
 				if p.blocks[id].cached {
-					s = append(s, p.acquire(p.blocks[id].hash))
+					p.acquire(id)
+					s = append(s, id)
 				}
 			}
 		}

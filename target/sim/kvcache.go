@@ -36,39 +36,39 @@ func newBlockPool(n int) *blockPool {
 
 func (p *blockPool) size() int { return len(p.blocks) }
 
-// hits returns how many leading hashes are resident, at most limit.
-func (p *blockPool) hits(hashes []uint64, limit int) int {
-	n := 0
-	for n < len(hashes) && n < limit {
-		if _, ok := p.cache.get(hashes[n], p.blocks); !ok {
+// lookup appends to ids the blocks holding the leading hashes that are
+// resident, at most limit of them: an admission's prefix hit, looked up
+// once for counting, checking the free blocks it needs and acquiring.
+func (p *blockPool) lookup(hashes []uint64, limit int, ids []int32) []int32 {
+	for _, h := range hashes[:min(limit, len(hashes))] {
+		id, ok := p.cache.get(h, p.blocks)
+		if !ok {
 			break
 		}
-		n++
+		ids = append(ids, id)
 	}
-	return n
+	return ids
 }
 
-// freeNeeded is how many free blocks an allocation of fresh blocks
-// plus the first hit cached blocks would consume.
-func (p *blockPool) freeNeeded(hashes []uint64, hit, fresh int) int {
+// freeNeeded is how many free blocks an allocation of fresh blocks plus
+// the cached blocks hit would consume.
+func (p *blockPool) freeNeeded(hit []int32, fresh int) int {
 	need := fresh
-	for _, h := range hashes[:hit] {
-		if id, _ := p.cache.get(h, p.blocks); p.blocks[id].ref == 0 {
+	for _, id := range hit {
+		if p.blocks[id].ref == 0 {
 			need++
 		}
 	}
 	return need
 }
 
-// acquire takes a reference on the cached block holding hash h (a free
-// one's entry on the free queue goes stale).
-func (p *blockPool) acquire(h uint64) int32 {
-	id, _ := p.cache.get(h, p.blocks)
+// acquire takes a reference on cached block id (a free one's entry on
+// the free queue goes stale).
+func (p *blockPool) acquire(id int32) {
 	if p.blocks[id].ref == 0 {
 		p.nfree--
 	}
 	p.blocks[id].ref++
-	return id
 }
 
 // alloc takes the least recently freed block, evicting its cached content.

@@ -66,7 +66,7 @@ func TestBlockPoolFreeOrderMatchesAPlainLRU(t *testing.T) {
 					m.free = slices.DeleteFunc(m.free, func(b int32) bool { return b == id })
 				}
 				m.ref[id]++
-				if got := p.acquire(h); got != id {
+				if got := acquireHash(p, h); got != id {
 					t.Fatalf("n %d op %d: acquire %d, want %d", n, op, got, id)
 				}
 				held = append(held, id)
