@@ -107,6 +107,11 @@ func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	if e.pool.freeNeeded(e.hitIDs[:hit], fresh) > e.pool.nfree {
 		return 0, false
 	}
+	if s.blocks == nil {
+		// Room for every block the sequence can need, so that neither this
+		// admission nor its later chunks and decode steps grow the slice.
+		s.blocks = make([]int32, 0, ceilDiv(s.promptLen+s.target, bs))
+	}
 	for _, id := range e.hitIDs[:hit] {
 		e.pool.acquire(id)
 		s.blocks = append(s.blocks, id)
