@@ -75,8 +75,8 @@ type Fleet struct {
 	now   time.Time
 	busy  []bool // a step runs
 	dirty []bool
-	todo  []int  // ranks marked dirty, to plan
-	ends  events // running steps' ends, keyed by rank
+	todo  []int    // ranks marked dirty, to plan
+	ends  stepEnds // running steps' ends
 
 	lag     time.Duration // modelled step lateness (SetLag)
 	wake    time.Duration // modelled lateness of a step planned on waking (SetLag)
@@ -261,7 +261,7 @@ func (f *Fleet) Next() (time.Duration, bool) {
 	if len(f.ends) == 0 {
 		return 0, false
 	}
-	return f.ends[0].at.Sub(fleetBase), true
+	return f.ends[0].at, true
 }
 
 // Complete applies every step that ends at at (its planned end plus the
@@ -271,8 +271,8 @@ func (f *Fleet) Complete(at time.Duration) error {
 	if err := f.advance(at); err != nil {
 		return err
 	}
-	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
-		g := f.ends.pop().key
+	for len(f.ends) > 0 && f.ends[0].at <= at {
+		g := f.ends.pop().rank
 		e := f.ranks[g]
 		e.mu.Lock()
 		e.complete(f.now)
@@ -320,7 +320,7 @@ func (f *Fleet) Plan() {
 		if end.After(f.now) {
 			done = end.Add(late)
 		}
-		f.ends.push(event{at: done, key: g})
+		f.ends.push(stepEnd{at: done.Sub(fleetBase), rank: g})
 		f.steps++
 		f.busyTime += dur
 	}
@@ -356,9 +356,8 @@ func (f *Fleet) finished(s *seq, now time.Time) {
 		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
 }
 
-// event is something due at a virtual time: a running step's completion
-// (key: its rank, which has one at most) or a Replay arrival (key: its
-// trace index). Events order by time, then key.
+// event is a Replay arrival due at a virtual time (key: its trace
+// index). Events order by time, then key.
 type event struct {
 	at  time.Time
 	key int
@@ -377,45 +376,6 @@ func (h *events) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-// push and pop are heap.Push and heap.Pop without boxing an event in an
-// interface (an allocation per step on the fleet's hot path); the order
-// is the same total order, so any heap pops the same sequence.
-func (h *events) push(e event) {
-	*h = append(*h, e)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !q.Less(i, p) {
-			break
-		}
-		q.Swap(i, p)
-		i = p
-	}
-}
-
-func (h *events) pop() event {
-	q := *h
-	top, n := q[0], len(q)-1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		m, l, r := i, 2*i+1, 2*i+2
-		if l < n && q.Less(l, m) {
-			m = l
-		}
-		if r < n && q.Less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		q.Swap(i, m)
-		i = m
-	}
-	*h = q
-	return top
 }
 
 // fleetClock is the fleet's virtual time. Nothing waits on it: engines in a
