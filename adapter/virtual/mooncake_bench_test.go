@@ -169,6 +169,7 @@ func BenchmarkMooncakeScale(b *testing.B) {
 	var reqs int
 	var simulated, cpu time.Duration
 	var peak uint64
+	var steps int
 	for b.Loop() {
 		runtime.GC()
 		cfg := routerconfig.Default()
@@ -199,7 +200,10 @@ func BenchmarkMooncakeScale(b *testing.B) {
 		reqs += res.Summary.Completed
 		simulated += time.Duration(res.Summary.Duration * float64(time.Second))
 		peak = max(peak, probe.peak)
+		n, _ := d.Fleet().Steps()
+		steps += n
 	}
+	b.ReportMetric(float64(steps)/float64(b.N), "steps")
 	b.ReportMetric(simulated.Seconds()/cpu.Seconds(), "x-realtime")
 	b.ReportMetric(float64(reqs)/cpu.Seconds(), "req/cpu-s")
 	b.ReportMetric(float64(peak)/1e6, "MB-peak-heap")

@@ -45,7 +45,8 @@ func BenchmarkEngineCore(b *testing.B) {
 		var wg sync.WaitGroup
 		for ei, e := range engs {
 			for i := range streams {
-				s := newSeq("b", prompts[i], sampling{key: hashTokens(uint64(ei), prompts[i])}, tokens, "length", time.Now())
+				key, _ := hashPrompt(uint64(ei), prompts[i], 0)
+				s := newSeq("b", prompts[i], sampling{key: key}, tokens, "length", time.Now())
 				e.submit(s)
 				wg.Go(func() {
 					seen := 0

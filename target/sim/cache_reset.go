@@ -124,6 +124,6 @@ func (p *blockPool) resetCache() bool {
 	for i := range p.blocks {
 		p.blocks[i].cached = false
 	}
-	clear(p.cache)
+	p.cache.reset()
 	return true
 }

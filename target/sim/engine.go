@@ -32,6 +32,7 @@ type engine struct {
 	stopped  bool
 	items    []stepItem    // the current step's plan, reused
 	batch    Batch         // the current step's shape, reused
+	hitIDs   []int32       // an admission's prefix-hit blocks, reused
 	tier     *cpuTier      // nil: no CPU tier
 	kv       *kvEventLog   // nil: no KV events published
 	loadTime time.Duration // CPU-tier loads of the step being planned

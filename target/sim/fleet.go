@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"slices"
@@ -83,8 +82,8 @@ type Fleet struct {
 	now   time.Time
 	busy  []bool // a step runs
 	dirty []bool
-	todo  []int  // ranks marked dirty, to plan
-	ends  events // running steps' ends, keyed by rank
+	todo  []int    // ranks marked dirty, to plan
+	ends  stepEnds // running steps' ends
 
 	lag     time.Duration // modelled step lateness (SetLag)
 	wake    time.Duration // modelled lateness of a step planned on waking (SetLag)
@@ -276,7 +275,7 @@ func (f *Fleet) Next() (time.Duration, bool) {
 	if len(f.ends) == 0 {
 		return 0, false
 	}
-	return f.ends[0].at.Sub(fleetBase), true
+	return f.ends[0].at, true
 }
 
 // Complete applies every step that ends at at (its planned end plus the
@@ -286,8 +285,8 @@ func (f *Fleet) Complete(at time.Duration) error {
 	if err := f.advance(at); err != nil {
 		return err
 	}
-	for len(f.ends) > 0 && !f.ends[0].at.After(f.now) {
-		g := heap.Pop(&f.ends).(event).key
+	for len(f.ends) > 0 && f.ends[0].at <= at {
+		g := f.ends.pop().rank
 		e := f.ranks[g]
 		e.mu.Lock()
 		e.complete(f.now)
@@ -335,7 +334,7 @@ func (f *Fleet) Plan() {
 		if end.After(f.now) {
 			done = end.Add(late)
 		}
-		heap.Push(&f.ends, event{at: done, key: g})
+		f.ends.push(stepEnd{at: done.Sub(fleetBase), rank: g})
 		f.steps++
 		f.busyTime += dur
 	}
@@ -371,9 +370,8 @@ func (f *Fleet) finished(s *seq, now time.Time) {
 		PromptTokens: s.promptLen, CachedTokens: int(s.cachedTokens.Load()), Held: s.heldBlocks != nil})
 }
 
-// event is something due at a virtual time: a running step's completion
-// (key: its rank, which has one at most) or a Replay arrival (key: its
-// trace index). Events order by time, then key.
+// event is a Replay arrival due at a virtual time (key: its trace
+// index). Events order by time, then key.
 type event struct {
 	at  time.Time
 	key int

@@ -75,7 +75,12 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 
 // newSeq builds the engine sequence of a validated request.
 func (s *Server) newSeq(id string, req *genRequest) *seq {
-	samp := sampling{key: hashTokens(mixhash.FNV64a(s.cfg.model), req.prompt), temp: req.temperature, prec: s.cfg.precision}
+	bs := 0
+	if s.cfg.prefixCache {
+		bs = s.cfg.blockSize
+	}
+	key, hashes := hashPrompt(mixhash.FNV64a(s.cfg.model), req.prompt, bs)
+	samp := sampling{key: key, temp: req.temperature, prec: s.cfg.precision}
 	if req.temperature > 0 {
 		if req.seed != nil {
 			samp.seedKey = mixhash.Mix64(uint64(*req.seed) ^ 0x51ed5eed)
@@ -89,7 +94,9 @@ func (s *Server) newSeq(id string, req *genRequest) *seq {
 			target, reason = n, "stop"
 		}
 	}
-	return newSeq(id, req.prompt, samp, target, reason, s.cfg.clock.Now())
+	sq := newSeq(id, req.prompt, samp, target, reason, s.cfg.clock.Now())
+	sq.hashes = hashes
+	return sq
 }
 
 // requestID is vLLM's: the X-Request-Id header when given, else random,

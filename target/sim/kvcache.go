@@ -2,101 +2,83 @@ package sim
 
 // blockPool is a paged KV cache with vLLM-style automatic prefix caching.
 //
-// Every block has a reference count. Blocks nobody references sit on one
-// free list in least-recently-freed order; a free block may still hold
-// cached content (its hash is in the cache map) and can be revived by a
-// prefix hit until allocation evicts it from the head of the list. Blocks are
-// identified by index; the list links are indices too, so the pool allocates
-// nothing after construction except cache map growth.
+// Every block has a reference count. Blocks nobody references wait on one
+// free queue in least-recently-freed order; a free block may still hold
+// cached content (its hash is in the index) and can be revived by a
+// prefix hit until allocation evicts it from the head of the queue.
+// Blocks are identified by index, so the pool allocates nothing after
+// construction.
 type blockPool struct {
 	blocks []block
-	// head is the sentinel of the circular free list, at index len(blocks)-1.
-	head  int32
-	nfree int
-	cache map[uint64]int32 // content hash → block holding it
+	free   freeQueue
+	nfree  int
+	cache  blockIndex // content hash → block holding it
 	// evicted, when set, receives the hash of each cached block that
 	// allocation evicts (the CPU tier stores it).
 	evicted func(hash uint64)
 }
 
 type block struct {
-	hash       uint64
-	ref        int32
-	prev, next int32
-	cached     bool
+	hash    uint64
+	freedAt uint64 // position of its latest entry on the free queue
+	ref     int32
+	cached  bool
 }
 
 func newBlockPool(n int) *blockPool {
-	p := &blockPool{blocks: make([]block, n+1), head: int32(n), cache: make(map[uint64]int32, n)}
-	s := &p.blocks[p.head]
-	s.prev, s.next = p.head, p.head
+	p := &blockPool{blocks: make([]block, n), free: newFreeQueue(n), cache: newBlockIndex(n)}
 	for i := range n {
-		p.pushTail(int32(i))
+		p.free.push(int32(i), p.blocks)
 	}
+	p.nfree = n
 	return p
 }
 
-func (p *blockPool) size() int { return len(p.blocks) - 1 }
+func (p *blockPool) size() int { return len(p.blocks) }
 
-func (p *blockPool) pushTail(id int32) {
-	s := &p.blocks[p.head]
-	b := &p.blocks[id]
-	b.prev, b.next = s.prev, p.head
-	p.blocks[s.prev].next = id
-	s.prev = id
-	p.nfree++
-}
-
-func (p *blockPool) unlink(id int32) {
-	b := &p.blocks[id]
-	p.blocks[b.prev].next = b.next
-	p.blocks[b.next].prev = b.prev
-	b.prev, b.next = -1, -1
-	p.nfree--
-}
-
-// hits returns how many leading hashes are resident, at most limit.
-func (p *blockPool) hits(hashes []uint64, limit int) int {
-	n := 0
-	for n < len(hashes) && n < limit {
-		if _, ok := p.cache[hashes[n]]; !ok {
+// lookup appends to ids the blocks holding the leading hashes that are
+// resident, at most limit of them: an admission's prefix hit, looked up
+// once for counting, checking the free blocks it needs and acquiring.
+func (p *blockPool) lookup(hashes []uint64, limit int, ids []int32) []int32 {
+	for _, h := range hashes[:min(limit, len(hashes))] {
+		id, ok := p.cache.get(h, p.blocks)
+		if !ok {
 			break
 		}
-		n++
+		ids = append(ids, id)
 	}
-	return n
+	return ids
 }
 
-// freeNeeded is how many free-list blocks an allocation of fresh blocks
-// plus the first hit cached blocks would consume.
-func (p *blockPool) freeNeeded(hashes []uint64, hit, fresh int) int {
+// freeNeeded is how many free blocks an allocation of fresh blocks plus
+// the cached blocks hit would consume.
+func (p *blockPool) freeNeeded(hit []int32, fresh int) int {
 	need := fresh
-	for _, h := range hashes[:hit] {
-		if p.blocks[p.cache[h]].ref == 0 {
+	for _, id := range hit {
+		if p.blocks[id].ref == 0 {
 			need++
 		}
 	}
 	return need
 }
 
-// acquire takes a reference on the cached block holding hash h.
-func (p *blockPool) acquire(h uint64) int32 {
-	id := p.cache[h]
+// acquire takes a reference on cached block id (a free one's entry on
+// the free queue goes stale).
+func (p *blockPool) acquire(id int32) {
 	if p.blocks[id].ref == 0 {
-		p.unlink(id)
+		p.nfree--
 	}
 	p.blocks[id].ref++
-	return id
 }
 
 // alloc takes the least recently freed block, evicting its cached content.
 // The caller has checked nfree.
 func (p *blockPool) alloc() int32 {
-	id := p.blocks[p.head].next
-	p.unlink(id)
+	id := p.free.pop(p.blocks)
+	p.nfree--
 	b := &p.blocks[id]
 	if b.cached {
-		delete(p.cache, b.hash)
+		p.cache.remove(b.hash, id)
 		b.cached = false
 		if p.evicted != nil {
 			p.evicted(b.hash)
@@ -107,12 +89,13 @@ func (p *blockPool) alloc() int32 {
 }
 
 // release drops one reference; an unreferenced block joins the tail of the
-// free list and keeps its cached content until evicted.
+// free queue and keeps its cached content until evicted.
 func (p *blockPool) release(id int32) {
 	b := &p.blocks[id]
 	b.ref--
 	if b.ref == 0 {
-		p.pushTail(id)
+		p.free.push(id, p.blocks)
+		p.nfree++
 	}
 }
 
@@ -124,11 +107,10 @@ func (p *blockPool) register(id int32, h uint64) bool {
 	if b.cached {
 		return false
 	}
-	if _, ok := p.cache[h]; ok {
+	if !p.cache.add(h, id, p.blocks) {
 		return false
 	}
 	b.hash, b.cached = h, true
-	p.cache[h] = id
 	return true
 }
 

@@ -5,35 +5,42 @@ import (
 	"time"
 )
 
+// acquireHash acquires the block holding h, which is resident.
+func acquireHash(p *blockPool, h uint64) int32 {
+	id := p.lookup([]uint64{h}, 1, nil)[0]
+	p.acquire(id)
+	return id
+}
+
 func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
 	t.Parallel()
 	p := newBlockPool(4)
 	a, b := p.alloc(), p.alloc()
 	p.register(a, 100)
 	p.register(b, 200)
-	if p.nfree != 2 || p.hits([]uint64{100, 200, 300}, 3) != 2 || p.hits([]uint64{200}, 1) != 1 {
+	if p.nfree != 2 || len(p.lookup([]uint64{100, 200, 300}, 3, nil)) != 2 || len(p.lookup([]uint64{200}, 1, nil)) != 1 {
 		t.Fatalf("after two registered blocks: nfree %d, hits wrong", p.nfree)
 	}
-	if p.hits([]uint64{100, 200}, 1) != 1 {
+	if len(p.lookup([]uint64{100, 200}, 1, nil)) != 1 {
 		t.Fatal("hits must respect the limit")
 	}
 	// Free b then a: both stay cached on the free list, a most recent.
 	p.release(b)
 	p.release(a)
-	if p.nfree != 4 || p.hits([]uint64{100, 200}, 2) != 2 {
+	if p.nfree != 4 || len(p.lookup([]uint64{100, 200}, 2, nil)) != 2 {
 		t.Fatalf("freed blocks must stay cached: nfree %d", p.nfree)
 	}
 	// Reviving a cached free block takes it off the free list.
-	if id := p.acquire(100); id != a || p.nfree != 3 {
+	if id := acquireHash(p, 100); id != a || p.nfree != 3 {
 		t.Fatalf("acquire(100) = %d, nfree %d", id, p.nfree)
 	}
 	// Two never-used blocks go first, then the least recently freed cached one (b).
 	p.alloc()
 	p.alloc()
-	if p.hits([]uint64{200}, 1) != 1 {
+	if len(p.lookup([]uint64{200}, 1, nil)) != 1 {
 		t.Fatal("evicted a cached block while never-used blocks were free")
 	}
-	if id := p.alloc(); id != b || p.hits([]uint64{200}, 1) != 0 {
+	if id := p.alloc(); id != b || len(p.lookup([]uint64{200}, 1, nil)) != 0 {
 		t.Fatalf("alloc should evict b (LRU cached), got %d", id)
 	}
 	if p.nfree != 0 || p.usage() != 1 {
@@ -44,8 +51,8 @@ func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
 	if p.nfree != 1 {
 		t.Fatalf("nfree %d after releasing a", p.nfree)
 	}
-	p.acquire(100)
-	p.acquire(100)
+	acquireHash(p, 100)
+	acquireHash(p, 100)
 	p.release(a)
 	if p.nfree != 0 {
 		t.Fatal("a block still referenced went back to the free list")

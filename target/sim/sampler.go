@@ -41,12 +41,21 @@ type frame struct {
 }
 
 func (s *sampling) frame(pos int) frame {
-	h := mixhash.Mix64(s.key ^ (uint64(pos)+1)*0x9e3779b97f4a7c15)
-	f := frame{h: h, base: int(h % uint64(wordSpan))}
-	f.stride = 1 + int((h>>32)%uint64(wordSpan-1))
+	f := s.head(pos)
+	f.stride = 1 + int((f.h>>32)%uint64(wordSpan-1))
 	for gcd(f.stride, wordSpan) != 1 {
 		f.stride = f.stride%(wordSpan-1) + 1
 	}
+	return f
+}
+
+// head is pos's frame without its stride, which only ranks past the first
+// use: the greedy token of a position that does not flip needs no more.
+// The stride's divisions cost more than the rest of the frame, and the
+// engine asks for every generated token (its block hashes).
+func (s *sampling) head(pos int) frame {
+	h := mixhash.Mix64(s.key ^ (uint64(pos)+1)*0x9e3779b97f4a7c15)
+	f := frame{h: h, base: int(h % uint64(wordSpan))}
 	if s.prec.flip > 0 {
 		f.flip = unit(mixhash.Mix64(h^s.prec.salt)) < s.prec.flip
 	}
@@ -64,10 +73,13 @@ func (f frame) id(j int) int {
 
 // token is the output token at position pos (0 = first generated token).
 func (s *sampling) token(pos int) int {
-	f := s.frame(pos)
 	if s.temp == 0 {
-		return f.id(0)
+		if f := s.head(pos); !f.flip {
+			return f.id(0)
+		}
+		return s.frame(pos).id(0)
 	}
+	f := s.frame(pos)
 	var c [maxTopLogprobs]candidate
 	return c[s.fill(pos, f, &c)].id
 }
@@ -130,15 +142,6 @@ func (s *sampling) naturalLength() int {
 
 // unit maps a hash to [0, 1).
 func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
-
-// hashTokens chains ids onto seed.
-func hashTokens(seed uint64, ids []int) uint64 {
-	h := seed
-	for _, id := range ids {
-		h = mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
-	}
-	return h
-}
 
 func gcd(a, b int) int {
 	for b != 0 {

@@ -95,7 +95,8 @@ func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 		// Like vLLM, always recompute at least the last token: its logits
 		// produce the next token.
 		limit = (known - 1) / bs
-		hit = e.pool.hits(s.hashes, limit)
+		e.hitIDs = e.pool.lookup(s.hashes, limit, e.hitIDs[:0])
+		hit = len(e.hitIDs)
 		if e.tier != nil {
 			cpuHit = e.tier.hits(s.hashes[hit:], limit-hit)
 		}
@@ -103,11 +104,17 @@ func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	start := max((hit+cpuHit)*bs, s.remoteKV)
 	n := min(known-start, budget)
 	fresh := ceilDiv(start+n, bs) - hit
-	if e.pool.freeNeeded(s.hashes, hit, fresh) > e.pool.nfree {
+	if e.pool.freeNeeded(e.hitIDs[:hit], fresh) > e.pool.nfree {
 		return 0, false
 	}
-	for _, h := range s.hashes[:hit] {
-		s.blocks = append(s.blocks, e.pool.acquire(h))
+	if s.blocks == nil {
+		// Room for every block the sequence can need, so that neither this
+		// admission nor its later chunks and decode steps grow the slice.
+		s.blocks = make([]int32, 0, ceilDiv(s.promptLen+s.target, bs))
+	}
+	for _, id := range e.hitIDs[:hit] {
+		e.pool.acquire(id)
+		s.blocks = append(s.blocks, id)
 	}
 	loaded := s.hashes[hit : hit+cpuHit]
 	if cpuHit > 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +41,7 @@ type seq struct {
 	fleet *Fleet
 	tag   int
 
-	// loop-owned
+	// loop-owned (hashes holds the prompt's full blocks before submission)
 	hashes     []uint64 // chained hashes of the full blocks of known tokens
 	computed   int      // tokens whose KV is in blocks
 	blocks     []int32
@@ -103,21 +104,73 @@ func (s *seq) tokenID(p int) int {
 	return s.samp.token(p - s.promptLen)
 }
 
-// ensureHashes extends the block hash chain to n full blocks.
+// ensureHashes extends the block hash chain to n full blocks: each
+// block's hash chains its tokens onto the previous block's (the chain
+// root for the first). The prompt's ids are read from the slice and only
+// generated ones asked of the sampler: this runs over every computed
+// token under the virtual clock.
 func (s *seq) ensureHashes(n, blockSize int) {
+	if len(s.hashes) >= n {
+		return
+	}
+	s.hashes = slices.Grow(s.hashes, n-len(s.hashes))
 	for i := len(s.hashes); i < n; i++ {
-		h := uint64(0x6a09e667f3bcc908) // chain root
+		h := uint64(chainRoot)
 		if i > 0 {
 			h = s.hashes[i-1]
 		}
-		for p := i * blockSize; p < (i+1)*blockSize; p++ {
-			h = mixhash.Mix64(h ^ uint64(s.tokenID(p))*0x9e3779b97f4a7c15)
+		p, end := i*blockSize, (i+1)*blockSize
+		for _, id := range s.prompt[min(p, s.promptLen):min(end, s.promptLen)] {
+			h = chainToken(h, id)
+		}
+		for p = max(p, s.promptLen); p < end; p++ {
+			h = chainToken(h, s.samp.token(p-s.promptLen))
 		}
 		s.hashes = append(s.hashes, h)
 	}
 }
 
+// hashPrompt is the sampler's key of prompt, chained onto seed, and the
+// block hash chain of prompt's full blocks of blockSize tokens (none when
+// blockSize is 0: no prefix caching), in one pass over the prompt. The
+// two chains are independent, so the CPU runs them side by side at about
+// the cost of one: under the virtual clock they are a pass over every
+// prompt token.
+func hashPrompt(seed uint64, prompt []int, blockSize int) (uint64, []uint64) {
+	key := seed
+	var hashes []uint64
+	done := 0
+	if blockSize > 0 {
+		hashes = make([]uint64, 0, len(prompt)/blockSize)
+		h := uint64(chainRoot)
+		for ; done+blockSize <= len(prompt); done += blockSize {
+			for _, id := range prompt[done : done+blockSize] {
+				key, h = chainToken(key, id), chainToken(h, id)
+			}
+			hashes = append(hashes, h)
+		}
+	}
+	for _, id := range prompt[done:] {
+		key = chainToken(key, id)
+	}
+	return key, hashes
+}
+
+// chainRoot is the hash the first block's chain starts from.
+const chainRoot = 0x6a09e667f3bcc908
+
+// chainToken chains token id onto hash h.
+func chainToken(h uint64, id int) uint64 {
+	return mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
+}
+
+// signal wakes s's handler. A fleet's sequence has none (the fleet hears
+// of its tokens directly), and a send attempt locks the channel: skipped,
+// as it comes once per generated token.
 func (s *seq) signal() {
+	if s.fleet != nil {
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:
