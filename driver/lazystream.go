@@ -25,8 +25,9 @@ type reqSource interface {
 	// Hash is the stream hash; it produces what is left to produce.
 	Hash() (string, error)
 	// Tokens is produced request i's prompt as token ids (tokenpath.go)
-	// and its text; nil when the source has none for it.
-	Tokens(i int) ([]int, string)
+	// and its text as parts (workload.Join); nil when the source has none
+	// for it.
+	Tokens(i int) ([]int, []string)
 }
 
 // sliceSource is a stream built whole (Generate, a warm-up phase).
@@ -35,7 +36,7 @@ type sliceSource struct {
 	hash string
 	next int
 	// tokens draws request i's ids and prompt (nil: none has them).
-	tokens func(i int) ([]int, string)
+	tokens func(i int) ([]int, []string)
 }
 
 func (s *sliceSource) Len() int   { return len(s.reqs) }
@@ -51,9 +52,9 @@ func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
 func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
-func (s *sliceSource) Tokens(i int) ([]int, string) {
+func (s *sliceSource) Tokens(i int) ([]int, []string) {
 	if s.tokens == nil || !s.reqs[i].own {
-		return nil, ""
+		return nil, nil
 	}
 	return s.tokens(i)
 }
@@ -118,7 +119,7 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 	offs := cfg.Arrival.OffsetSeq(items.Len(), func() *rand.Rand { return s("arrival", 0) })
 	next, stop := iter.Pull(offs)
 	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
-		h: newStreamHash(cfg)}, true, nil
+		h: newStreamHash(cfg, r.template)}, true, nil
 }
 
 // singles reports whether every item is a request of its own (no session
@@ -144,20 +145,10 @@ func (l *lazySource) Next() (int, bool, error) {
 		return 0, false, nil
 	}
 	i := l.next
-	var it workload.Item
-	var ids []int
-	if l.tokens != nil {
-		it, ids = l.tokens.AtTokens(i)
-	} else {
-		it = l.items.At(i)
-	}
 	off, _ := l.offsets()
-	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	req, err := l.request(i, off)
 	if err != nil {
 		return 0, false, err
-	}
-	if req.own && ids != nil {
-		req.ids, req.text = ids, it.Prompt
 	}
 	l.h.add(&req)
 	l.live[i] = &req
@@ -165,13 +156,39 @@ func (l *lazySource) Next() (int, bool, error) {
 	return i, true, nil
 }
 
+// request produces request i, due at off. On the token path it draws the
+// prompt's ids, and keeps a generated prompt as its parts: no body is
+// rendered but to be hashed (wireBody), and no joined prompt at all.
+func (l *lazySource) request(i int, off time.Duration) (Request, error) {
+	if l.tokens == nil {
+		it := l.items.At(i)
+		return l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	}
+	it, ids, parts := l.tokens.AtParts(i)
+	if parts != nil && it.System == "" && l.r.template != nil {
+		// The item's own prompt alone: what cfg.request renders and
+		// counts (countsOwnPrompt) but for the body.
+		req := l.cfg.head(i, it, off)
+		req.own, req.ids, req.parts = true, ids, parts
+		return req, nil
+	}
+	if parts != nil {
+		it.Prompt = workload.Join(parts)
+	}
+	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	if err == nil && req.own && ids != nil {
+		req.ids, req.parts = ids, []string{it.Prompt}
+	}
+	return req, err
+}
+
 func (l *lazySource) At(i int) *Request { return l.live[i] }
 
-func (l *lazySource) Tokens(i int) ([]int, string) {
+func (l *lazySource) Tokens(i int) ([]int, []string) {
 	if r := l.live[i]; r != nil {
-		return r.ids, r.text
+		return r.ids, r.parts
 	}
-	return nil, ""
+	return nil, nil
 }
 func (l *lazySource) Drop(i int) { delete(l.live, i) }
 

@@ -14,22 +14,7 @@ import (
 // same hash and sessions, rendering each prompt from its trace line as it
 // falls due.
 func TestLazyTraceMatchesGenerate(t *testing.T) {
-	var b strings.Builder
-	for i := range 40 {
-		ids := fmt.Sprintf("[%d, %d, %d]", i%3, 10+i%5, 100+i)
-		switch {
-		case i == 7:
-			fmt.Fprintf(&b, `{"timestamp": %d, "prompt": "a verbatim prompt", "output_length": 3}`+"\n", 1000+i*250)
-		case i%4 == 0:
-			fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 40, "output_length": 5, "hash_ids": %s, "session_id": "s%d"}`+"\n", 1000+i*250, ids, i%3)
-		default:
-			fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 4, "hash_ids": %s}`+"\n", 1000+i*250, 30+i%20, ids)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := lazyTrace(t)
 	for _, ignore := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ignore_timestamps=%v", ignore), func(t *testing.T) {
 			cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 9, TrialID: "lazy-trace", SessionHeader: "x-session-id",
@@ -114,4 +99,27 @@ func TestLazyStreamBuiltSingles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lazyTrace writes a 40-line Mooncake-format trace of 16-token blocks,
+// some shared, with sessions and one verbatim prompt.
+func lazyTrace(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range 40 {
+		ids := fmt.Sprintf("[%d, %d, %d]", i%3, 10+i%5, 100+i)
+		switch {
+		case i == 7:
+			fmt.Fprintf(&b, `{"timestamp": %d, "prompt": "a verbatim prompt", "output_length": 3}`+"\n", 1000+i*250)
+		case i%4 == 0:
+			fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 40, "output_length": 5, "hash_ids": %s, "session_id": "s%d"}`+"\n", 1000+i*250, ids, i%3)
+		default:
+			fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 4, "hash_ids": %s}`+"\n", 1000+i*250, 30+i%20, ids)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

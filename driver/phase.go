@@ -86,7 +86,7 @@ func (x pending) before(y pending) bool {
 // once the phase stopped, when every record says how it ended).
 func (p *phase) run(c clock) error {
 	n := p.src.Len()
-	p.recs, p.sent = newRecords(p.src, p.acc), newSentDigest()
+	p.recs, p.sent = newRecords(p.src, p.acc), newSentDigest(p.render.template)
 	p.next, p.convs = map[int]int{}, map[int]conversation{}
 	for range n {
 		if err := p.pull(); err != nil {
@@ -155,7 +155,11 @@ func (p *phase) dispatch(c clock, it pending, now time.Duration) {
 		return
 	}
 	r := p.src.At(i)
-	p.sent.add(i, r.Session, body)
+	w := wireBody{bytes: body}
+	if body == nil {
+		w = r.wire() // a token-path request's prompt parts
+	}
+	p.sent.add(i, r.Session, w)
 	if !c.send(p, i, body, p.headerFor(i, r.Session), now) {
 		p.finished += 1 + p.finish(i, now, "")
 		return
@@ -164,13 +168,14 @@ func (p *phase) dispatch(c clock, it pending, now time.Duration) {
 }
 
 // body is request i's body: kept, rendered again (lazy) or rendered from
-// its session's conversation so far (actual history).
+// its session's conversation so far (actual history); nil for a token-path
+// request held as its prompt's parts (Request.wire).
 func (p *phase) body(i int) ([]byte, error) {
 	r := p.src.At(i)
 	if r.lazy {
 		return p.pre.body(i)
 	}
-	if r.Body != nil {
+	if r.Body != nil || r.parts != nil {
 		if r.conv.turns != nil {
 			p.convs[i] = r.conv
 		}

@@ -92,7 +92,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	cfg = cfg.withDefaults()
 	v := &virtual{ctx: ctx, cfg: cfg, sys: sys, tp: tp, header: cfg.baseHeader(), route: cfg.Endpoint}
 	newPhase := func(name string, src reqSource) *phase {
-		return &phase{cfg: cfg, tok: st.tok, src: src, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
+		return &phase{cfg: cfg, tok: st.tok, render: st.render, src: src, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
 	}
 	res := &Result{}
 	warmup := st.Warmup

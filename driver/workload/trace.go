@@ -126,25 +126,36 @@ func (t *traceItems) Starts() int { return len(t.lines) }
 
 // At renders item i.
 func (t *traceItems) At(i int) Item {
-	it, _ := t.render(i, false)
+	it, _, _ := t.render(i, false)
 	return it
 }
 
 // AtTokens is At with the prompt's ids (TokenItems).
 func (t *traceItems) AtTokens(i int) (Item, []int) {
+	it, ids, parts := t.AtParts(i)
+	if parts != nil {
+		it.Prompt = join(parts...)
+	}
+	return it, ids
+}
+
+// AtParts is AtTokens with a generated prompt as its parts (TokenItems).
+func (t *traceItems) AtParts(i int) (Item, []int, []string) {
 	if _, sim := t.b.tok.(Sim); !sim {
-		return t.At(i), nil
+		return t.At(i), nil, nil
 	}
 	return t.render(i, true)
 }
 
-// render renders item i, and with ids its prompt's sim-tokenizer ids.
-func (t *traceItems) render(i int, ids bool) (Item, []int) {
+// render renders item i, and with ids its prompt's sim-tokenizer ids and,
+// when generated, its prompt as parts (the item's Prompt then "").
+func (t *traceItems) render(i int, ids bool) (Item, []int, []string) {
 	w, l := t.b.w, t.lines[i]
 	it := single(i)
 	it.Session = t.sessions[i]
 	it.OutputTokens, it.Line = l.OutputLength, l.Line
 	var pids []int
+	var parts []string
 	if l.Prompt != "" {
 		it.Prompt = l.Prompt
 		it.InputTokens = t.b.tok.Count(it.Prompt)
@@ -157,8 +168,11 @@ func (t *traceItems) render(i int, ids bool) (Item, []int) {
 			clear(t.blocks)
 		}
 		g := generator{tok: t.b.tok, ids: ids}
-		it.Prompt, pids = g.blockPrompt(l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
+		parts, pids = g.blockPrompt(l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
+		if !ids {
+			it.Prompt, parts = join(parts...), nil
+		}
 		if _, sim := t.b.tok.(Sim); sim {
 			// The sim tokenizer generates each part's count exactly and a
 			// space joins words without a token of its own, so the prompt
@@ -174,7 +188,7 @@ func (t *traceItems) render(i int, ids bool) (Item, []int) {
 		it.Offset = time.Duration(math.Round(ms * float64(time.Millisecond)))
 		it.Timed = true
 	}
-	return it, pids
+	return it, pids, parts
 }
 
 // sessionKey is the session a line belongs to: its session_id, else (with
@@ -248,10 +262,11 @@ func (l TraceLine) validate() error {
 // input_length ends inside it, and line-specific text past the last id.
 // With unique (unique_prefixes) the whole prompt is line-specific text of
 // input_length tokens: no block is shared with another line. With g.ids
-// it also returns the prompt's ids.
-func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src Source, i int, unique bool) (string, []int) {
+// it also returns the prompt's ids. The prompt comes as its parts (join).
+func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src Source, i int, unique bool) ([]string, []int) {
 	if unique {
-		return g.generate(src("unique-trace", i), l.InputLength)
+		text, ids := g.generate(src("unique-trace", i), l.InputLength)
+		return []string{text}, ids
 	}
 	left := l.InputLength
 	parts := []string{}
@@ -288,7 +303,7 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src 
 	if left > 0 {
 		add(g.generate(src("trace", i), left))
 	}
-	return join(parts...), ids
+	return parts, ids
 }
 
 // compact is ids as uint16 (nil for none).
