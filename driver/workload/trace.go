@@ -64,11 +64,9 @@ type traceItems struct {
 	lines    []TraceLine
 	sessions []int // per line: the index of its session's first line
 	timed    bool
-	// blocks caches recent blocks' text (equal ids give equal text, from
-	// the block's own source, so the cache changes no byte); it is emptied
-	// when full, which bounds it.
+	// blocks caches recent blocks' text (blockcache.go).
 	mu     sync.Mutex
-	blocks map[int]block
+	blocks blockCache
 }
 
 // block is one hash id's text and, once a token-path request asked for
@@ -79,8 +77,8 @@ type block struct {
 	ids  []uint16
 }
 
-// maxCachedBlocks bounds traceItems' block cache: about 20 MB of text at
-// 512-token blocks.
+// maxCachedBlocks bounds traceItems' block cache: about 20 MB of text and
+// 8 MB of ids at 512-token blocks.
 const maxCachedBlocks = 8192
 
 func (b builder) traceItems() (*traceItems, error) {
@@ -98,7 +96,7 @@ func (b builder) traceItems() (*traceItems, error) {
 	if b.n > 0 {
 		lines = lines[:b.n]
 	}
-	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps, blocks: map[int]block{}}
+	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps}
 	first := map[string]int{}
 	for i, l := range lines {
 		t.timed = t.timed && l.Timestamp != nil
@@ -164,11 +162,8 @@ func (t *traceItems) render(i int, ids bool) (Item, []int, []string) {
 		}
 	} else {
 		t.mu.Lock()
-		if len(t.blocks) >= maxCachedBlocks {
-			clear(t.blocks)
-		}
 		g := generator{tok: t.b.tok, ids: ids}
-		parts, pids = g.blockPrompt(l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
+		parts, pids = g.blockPrompt(l, w.BlockSize, &t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
 		if !ids {
 			it.Prompt, parts = join(parts...), nil
@@ -263,7 +258,7 @@ func (l TraceLine) validate() error {
 // With unique (unique_prefixes) the whole prompt is line-specific text of
 // input_length tokens: no block is shared with another line. With g.ids
 // it also returns the prompt's ids. The prompt comes as its parts (join).
-func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src Source, i int, unique bool) ([]string, []int) {
+func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src Source, i int, unique bool) ([]string, []int) {
 	if unique {
 		text, ids := g.generate(src("unique-trace", i), l.InputLength)
 		return []string{text}, ids
@@ -287,12 +282,12 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src 
 			left = 0
 			break
 		}
-		b, ok := blocks[id]
+		b, ok := blocks.get(id)
 		if !ok || g.ids && b.ids == nil {
 			var bids []int
 			b.text, bids = g.generate(src("block", id), size)
 			b.ids = compact(bids)
-			blocks[id] = b
+			blocks.put(id, b)
 		}
 		parts = append(parts, b.text)
 		for _, x := range b.ids {
