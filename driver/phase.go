@@ -111,7 +111,8 @@ func (p *phase) run(c clock) error {
 		}
 		for p.q.Len() > 0 && p.free() && p.q[0].intended <= now {
 			it := p.q.pop()
-			if p.src.Lazy() {
+			if p.src.Lazy() && p.src.At(it.index).Prev < 0 {
+				// the source's start queued ahead leaves: queue the next
 				if err := p.pull(); err != nil {
 					return err
 				}
@@ -126,20 +127,27 @@ func (p *phase) run(c clock) error {
 // free reports whether the concurrency cap lets another request go.
 func (p *phase) free() bool { return p.limit == 0 || p.inflight < p.limit }
 
-// pull queues the source's next request; a lazy source's requests start
-// no sessions and come in offset order, so one queued ahead is the
-// earliest due.
+// pull queues the source's next request, or notes it as the turn after
+// its previous one. A lazy source goes on up to its next session start:
+// its starts come in offset order, so the one queued ahead is the earliest
+// due, and a session's later turns come (index order) before the next
+// session's start.
 func (p *phase) pull() error {
-	i, ok, err := p.src.Next()
-	if !ok || err != nil {
-		return err
-	}
-	if r := p.src.At(i); r.Prev < 0 {
-		p.q.push(pending{index: i, intended: r.Offset})
-	} else {
+	for {
+		i, ok, err := p.src.Next()
+		if !ok || err != nil {
+			return err
+		}
+		r := p.src.At(i)
+		if r.Prev < 0 {
+			p.q.push(pending{index: i, intended: r.Offset})
+			return nil
+		}
 		p.next[r.Prev] = i
+		if !p.src.Lazy() {
+			return nil
+		}
 	}
-	return nil
 }
 
 // dispatch sends request it at now. A later turn with actual history gets
@@ -238,6 +246,7 @@ func (p *phase) finish(i int, end time.Duration, text string) int {
 	p.count(i, end)
 	aborted := 0
 	nxt, ok := p.next[i]
+	delete(p.next, i) // a long run's links do not pile up
 	switch {
 	case !ok:
 		delete(p.convs, i) // the session is over
@@ -270,7 +279,7 @@ func (p *phase) count(i int, end time.Duration) {
 // With final, each record is counted at end.
 func (p *phase) abort(first int, end time.Duration, final bool) int {
 	n := 0
-	for i, ok := first, true; ok; i, ok = p.next[i] {
+	for i, ok := first, true; ok; n++ {
 		r := p.recs.at(i)
 		r.ErrorType, r.Error = errSessionAborted, "an earlier turn of the session failed"
 		if p.stopping {
@@ -279,7 +288,9 @@ func (p *phase) abort(first int, end time.Duration, final bool) int {
 		if final {
 			p.count(i, end)
 		}
-		n++
+		nxt, more := p.next[i]
+		delete(p.next, i)
+		i, ok = nxt, more
 	}
 	return n
 }

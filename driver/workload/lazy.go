@@ -3,10 +3,10 @@ package workload
 import "github.com/autoinfer/autoinfer/trials/field"
 
 // Items are a workload's items, built on demand: At(i) always returns the
-// same item. A kind whose items each depend only on their index (random),
-// or on their trace line (trace), holds none of their texts, so a long run
-// need not keep every prompt in memory; the others are built at once, as
-// Build does.
+// same item. A kind whose items each depend only on their index (random,
+// multi_turn), or on their trace line (trace), holds none of their texts,
+// so a long run need not keep every prompt in memory; the others are built
+// at once, as Build does.
 type Items interface {
 	Len() int
 	At(i int) Item
@@ -20,7 +20,7 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if w.Kind != Random && w.Kind != Trace {
+	if w.Kind != Random && w.Kind != Trace && w.Kind != MultiTurn {
 		items, err := Build(w, n, src, tok)
 		return built(items), err
 	}
@@ -31,8 +31,11 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 		tok = Sim{}
 	}
 	b := builder{w: w.WithDefaults(), n: n, src: src, tok: tok}
-	if w.Kind == Trace {
+	switch w.Kind {
+	case Trace:
 		return b.traceItems()
+	case MultiTurn:
+		return b.multiTurnItems()
 	}
 	return b.randomItems()
 }
