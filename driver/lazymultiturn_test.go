@@ -25,24 +25,10 @@ func TestLazyMultiTurnMatchesGenerate(t *testing.T) {
 				}
 				cfg := Config{BaseURL: "http://127.0.0.1:1", Endpoint: endpoint, Model: "m", Seed: 13, TrialID: "lazy-mt",
 					SessionHeader: "x-session-id", NumPrompts: n, Workload: ww, Arrival: Arrival{Kind: "poisson", RequestRate: 4}}
-				eager, err := Generate(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, src, ok, err := lazyStream(cfg, nil)
-				if err != nil || !ok {
-					t.Fatalf("lazy stream: ok %v, %v", ok, err)
-				}
+				eager, _, src := generatedAndLazy(t, cfg)
 				turns := 0
-				for {
-					i, more, err := src.Next()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !more {
-						break
-					}
-					got, want := src.At(i), &eager.Requests[i]
+				eachProduced(t, src, func(i int, got *Request) {
+					want := &eager.Requests[i]
 					if !bytes.Equal(got.Body, want.Body) || got.Offset != want.Offset || got.Prev != want.Prev || got.Turn != want.Turn ||
 						got.Think != want.Think || got.InputTokens != want.InputTokens || got.Session != want.Session || got.MaxTokens != want.MaxTokens {
 						t.Fatalf("request %d: %+v\nGenerate's: %+v", i, *got, *want)
@@ -50,8 +36,7 @@ func TestLazyMultiTurnMatchesGenerate(t *testing.T) {
 					if got.Turn > 0 {
 						turns++
 					}
-					src.Drop(i)
-				}
+				})
 				if src.Len() != len(eager.Requests) || turns == 0 || turns*4 < len(eager.Requests) {
 					t.Fatalf("%d requests (%d later turns), Generate made %d", src.Len(), turns, len(eager.Requests))
 				}

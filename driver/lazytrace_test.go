@@ -20,35 +20,20 @@ func TestLazyTraceMatchesGenerate(t *testing.T) {
 			cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 9, TrialID: "lazy-trace", SessionHeader: "x-session-id",
 				Workload: Workload{Kind: "trace", Path: path, BlockSize: 16, IgnoreTimestamps: ignore},
 				Arrival:  Arrival{RequestRate: 5}}
-			eager, err := Generate(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, src, ok, err := lazyStream(cfg, nil)
-			if err != nil || !ok {
-				t.Fatalf("lazy stream: ok %v, %v", ok, err)
-			}
+			eager, st, src := generatedAndLazy(t, cfg)
 			if len(st.Warmup) != len(eager.Warmup) || !bytes.Equal(st.Ready.Body, eager.Ready.Body) {
 				t.Errorf("warm-up: %d requests (Generate %d), ready bodies equal %v", len(st.Warmup), len(eager.Warmup), bytes.Equal(st.Ready.Body, eager.Ready.Body))
 			}
-			for n := 0; ; n++ {
-				i, more, err := src.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !more {
-					if n != len(eager.Requests) {
-						t.Fatalf("%d requests, Generate made %d", n, len(eager.Requests))
-					}
-					break
-				}
-				got, want := src.At(i), &eager.Requests[i]
+			n := eachProduced(t, src, func(i int, got *Request) {
+				want := &eager.Requests[i]
 				if !bytes.Equal(got.Body, want.Body) || got.Offset != want.Offset || got.InputTokens != want.InputTokens ||
 					got.Session != want.Session || got.MaxTokens != want.MaxTokens {
 					t.Fatalf("request %d: body %q offset %v in %d session %q max %d; Generate: %q %v %d %q %d", i, got.Body, got.Offset,
 						got.InputTokens, got.Session, got.MaxTokens, want.Body, want.Offset, want.InputTokens, want.Session, want.MaxTokens)
 				}
-				src.Drop(i)
+			})
+			if n != len(eager.Requests) {
+				t.Fatalf("%d requests, Generate made %d", n, len(eager.Requests))
 			}
 			if h, err := src.Hash(); err != nil || h != eager.Hash() {
 				t.Errorf("hash %s (%v), Generate's %s", h, err, eager.Hash())
@@ -122,4 +107,35 @@ func lazyTrace(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// generatedAndLazy is cfg's stream from Generate and its lazy stream.
+func generatedAndLazy(t *testing.T, cfg Config) (eager, lazy *Stream, src *lazySource) {
+	t.Helper()
+	eager, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, src, ok, err := lazyStream(cfg, nil)
+	if err != nil || !ok {
+		t.Fatalf("lazy stream: ok %v, %v", ok, err)
+	}
+	return eager, lazy, src
+}
+
+// eachProduced calls fn with every request src produces, in order, and
+// drops it; it returns how many there were.
+func eachProduced(t *testing.T, src *lazySource, fn func(i int, r *Request)) int {
+	t.Helper()
+	for n := 0; ; n++ {
+		i, more, err := src.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			return n
+		}
+		fn(i, src.At(i))
+		src.Drop(i)
+	}
 }

@@ -49,27 +49,13 @@ func TestTokenPathBodiesAreGenerated(t *testing.T) {
 			t.Run(c.name+endpoint, func(t *testing.T) {
 				cfg := Config{BaseURL: "http://127.0.0.1:1", Endpoint: endpoint, Model: "m", Seed: 21, TrialID: "parts",
 					SessionHeader: "x-session-id", NumPrompts: c.n, Workload: c.w, Arrival: Arrival{RequestRate: 8}}
-				eager, err := Generate(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				st, src, ok, err := lazyStream(cfg, nil)
-				if err != nil || !ok {
-					t.Fatalf("lazy stream: ok %v, %v", ok, err)
-				}
+				eager, st, src := generatedAndLazy(t, cfg)
 				src.tokens = st.items.(workload.TokenItems) // the token path's source (tokenSource)
 				bodies, direct := bodyHasher{t: st.render.template}, newSentDigest(nil)
 				sent := newSentDigest(st.render.template)
 				held := 0
-				for {
-					i, more, err := src.Next()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !more {
-						break
-					}
-					got, want := src.At(i), &eager.Requests[i]
+				eachProduced(t, src, func(i int, got *Request) {
+					want := &eager.Requests[i]
 					if got.Body == nil {
 						held++
 					}
@@ -78,8 +64,7 @@ func TestTokenPathBodiesAreGenerated(t *testing.T) {
 					}
 					sent.add(i, got.Session, got.wire())
 					direct.add(i, want.Session, wireBody{bytes: want.Body})
-					src.Drop(i)
-				}
+				})
 				want := len(eager.Requests)
 				if c.name == "trace" {
 					want-- // its verbatim prompt: not generated, rendered whole

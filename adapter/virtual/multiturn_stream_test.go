@@ -2,13 +2,11 @@ package virtual_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
-	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/routerconfig"
-	"github.com/autoinfer/autoinfer/target/sim"
 )
 
 // multiTurn is a synthetic-history multi_turn workload of n sessions of
@@ -21,24 +19,6 @@ func multiTurn(n int) driver.Config {
 		Arrival: driver.Arrival{Kind: "poisson", RequestRate: 40}}
 }
 
-// roundRobin is a round_robin deployment of n engines (no router state
-// that grows with the run).
-func roundRobin(t *testing.T, n int) *virtual.Deployment {
-	t.Helper()
-	ws := workers(t, n, sim.RoleCollocated)
-	cfg := routerconfig.Default()
-	cfg.Policy = "round_robin"
-	for _, w := range ws {
-		cfg.WorkerURLs = append(cfg.WorkerURLs, w.URL)
-	}
-	rc := router.Config(cfg)
-	d, err := virtual.New(ws, &rc, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestLazyMultiTurnMatchesGenerated: a streamed run of multi_turn sessions,
 // whose turns are produced as their sessions start, sends what Generate
 // builds (equal stream and sent hashes) and summarises as the kept run
@@ -49,33 +29,14 @@ func TestLazyMultiTurnMatchesGenerated(t *testing.T) {
 		maxSeconds float64
 		limit      int
 	}{{0, 0}, {0, 6}, {1.2, 0}} {
-		dc := multiTurn(60)
-		dc.Workload.MaxSeconds, dc.Arrival.MaxConcurrency = c.maxSeconds, c.limit
-		kept, err := driver.Simulate(context.Background(), dc, roundRobin(t, 2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lazy, err := driver.SimulateWith(context.Background(), dc, roundRobin(t, 2), driver.SimOptions{Stream: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := driver.Generate(dc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := kept.Summary, lazy.Summary
-		if b.StreamHash != st.Hash() || a.StreamHash != st.Hash() || a.SentHash != b.SentHash {
-			t.Fatalf("%+v: stream hash lazy %s, kept %s, generated %s; sent hash kept %s, lazy %s", c,
-				b.StreamHash, a.StreamHash, st.Hash(), a.SentHash, b.SentHash)
-		}
-		if a.Completed != b.Completed || a.NotSent != b.NotSent || a.Incomplete != b.Incomplete || a.Failed != b.Failed ||
-			a.P99TTFTMs != b.P99TTFTMs || a.P50TPOTMs != b.P50TPOTMs || a.MaxConcurrentRequests != b.MaxConcurrentRequests ||
-			a.Duration != b.Duration || a.TotalInputTokens != b.TotalInputTokens || a.NumPrompts != b.NumPrompts {
-			t.Fatalf("%+v: lazy streamed summary differs:\nkept %+v\nlazy %+v", c, a, b)
-		}
-		if a.Completed == 0 || c.maxSeconds > 0 && (a.NotSent == 0 || a.Completed == a.NumPrompts) {
-			t.Fatalf("%+v: %d of %d completed, %d not sent: max_seconds should stop the run midway", c, a.Completed, a.NumPrompts, a.NotSent)
-		}
+		t.Run(fmt.Sprintf("max_seconds=%v/limit=%d", c.maxSeconds, c.limit), func(t *testing.T) {
+			dc := multiTurn(60)
+			dc.Workload.MaxSeconds, dc.Arrival.MaxConcurrency = c.maxSeconds, c.limit
+			a := keptMatchesLazy(t, dc, func() *virtual.Deployment { return deployed(t, 2, "round_robin") })
+			if a.Completed == 0 || c.maxSeconds > 0 && (a.NotSent == 0 || a.Completed == a.NumPrompts) {
+				t.Fatalf("%d of %d completed, %d not sent: max_seconds should stop the run midway", a.Completed, a.NumPrompts, a.NotSent)
+			}
+		})
 	}
 }
 
@@ -87,7 +48,7 @@ func TestLazyMultiTurnMatchesGenerated(t *testing.T) {
 func TestLazyMultiTurnMemory(t *testing.T) {
 	heap := func(sessions int, stream bool) uint64 {
 		dc := multiTurn(sessions)
-		probe := &heapProbe{Deployment: roundRobin(t, 2), at: sessions * 4 * 9 / 10}
+		probe := &heapProbe{Deployment: deployed(t, 2, "round_robin"), at: sessions * 4 * 9 / 10}
 		// A streamed summary keeps exact values up to a bound, then a
 		// histogram: bound them low, to see what the stream holds.
 		res, err := driver.SimulateWith(context.Background(), dc, probe, driver.SimOptions{Stream: stream, ExactValues: 64})
