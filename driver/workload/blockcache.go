@@ -27,7 +27,7 @@ func (c *blockCache) get(id int) (block, bool) {
 
 func (c *blockCache) put(id int, b block) {
 	if c.cur == nil || len(c.cur) >= maxCachedBlocks/2 {
-		c.old, c.cur = c.cur, make(map[int]block, maxCachedBlocks/2)
+		c.old, c.cur = c.cur, map[int]block{}
 	}
 	c.cur[id] = b
 }
