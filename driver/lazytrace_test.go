@@ -44,7 +44,7 @@ func TestLazyTraceMatchesGenerate(t *testing.T) {
 
 // Workloads of single requests built whole (shared_prefix, with its system
 // prompts) stream their bodies too, sending what Generate builds; sessions
-// of several turns do not.
+// with actual history do not (lazymultiturn_test.go streams synthetic ones).
 func TestLazyStreamBuiltSingles(t *testing.T) {
 	base := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 3, TrialID: "lazy", Arrival: Arrival{RequestRate: 20}}
 	for _, c := range []struct {
