@@ -53,16 +53,38 @@ func (t *bodyTemplate) render(prompt string, maxTokens int) ([]byte, bool) {
 	if !plainJSON(prompt) {
 		return nil, false
 	}
+	parts := [1]string{prompt}
+	return t.appendBody(make([]byte, 0, len(t.parts[0])+len(t.parts[1])+len(t.parts[2])+len(prompt)+20), parts[:], maxTokens), true
+}
+
+// appendBody appends the body of the prompt parts join to (workload.Join:
+// the non-empty parts, one space between two) with maxTokens to dst. Every
+// part must be plain JSON (generated text is: TestGeneratedTextIsPlainJSON).
+func (t *bodyTemplate) appendBody(dst []byte, parts []string, maxTokens int) []byte {
 	var num [20]byte
 	n := strconv.AppendInt(num[:0], int64(maxTokens), 10)
-	b := make([]byte, 0, len(t.parts[0])+len(t.parts[1])+len(t.parts[2])+len(prompt)+len(n))
-	b = append(b, t.parts[0]...)
+	b := append(dst, t.parts[0]...)
 	if t.promptFirst {
-		b = append(append(append(b, prompt...), t.parts[1]...), n...)
+		b = append(append(appendJoined(b, parts), t.parts[1]...), n...)
 	} else {
-		b = append(append(append(b, n...), t.parts[1]...), prompt...)
+		b = appendJoined(append(append(b, n...), t.parts[1]...), parts)
 	}
-	return append(b, t.parts[2]...), true
+	return append(b, t.parts[2]...)
+}
+
+// appendJoined appends workload.Join(parts) to b.
+func appendJoined(b []byte, parts []string) []byte {
+	first := true
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if !first {
+			b = append(b, ' ')
+		}
+		b, first = append(b, p...), false
+	}
+	return b
 }
 
 // plainJSON reports whether encoding/json writes s inside its quotes as it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
@@ -13,8 +14,8 @@ import (
 // index order, held only between their production and their drop.
 type reqSource interface {
 	Len() int
-	// Lazy is true when requests are produced on demand (no sessions):
-	// the driver pulls one ahead instead of all at once.
+	// Lazy is true when requests are produced on demand: the driver pulls
+	// up to the next session start ahead instead of all at once.
 	Lazy() bool
 	// Next produces the next request in index order; false once all are.
 	Next() (int, bool, error)
@@ -25,8 +26,9 @@ type reqSource interface {
 	// Hash is the stream hash; it produces what is left to produce.
 	Hash() (string, error)
 	// Tokens is produced request i's prompt as token ids (tokenpath.go)
-	// and its text; nil when the source has none for it.
-	Tokens(i int) ([]int, string)
+	// and its text as parts (workload.Join); nil when the source has none
+	// for it.
+	Tokens(i int) ([]int, []string)
 }
 
 // sliceSource is a stream built whole (Generate, a warm-up phase).
@@ -35,7 +37,7 @@ type sliceSource struct {
 	hash string
 	next int
 	// tokens draws request i's ids and prompt (nil: none has them).
-	tokens func(i int) ([]int, string)
+	tokens func(i int) ([]int, []string)
 }
 
 func (s *sliceSource) Len() int   { return len(s.reqs) }
@@ -51,9 +53,9 @@ func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
 func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
-func (s *sliceSource) Tokens(i int) ([]int, string) {
+func (s *sliceSource) Tokens(i int) ([]int, []string) {
 	if s.tokens == nil || !s.reqs[i].own {
-		return nil, ""
+		return nil, nil
 	}
 	return s.tokens(i)
 }
@@ -75,21 +77,30 @@ type lazySource struct {
 	h       *streamHash
 	// tokens draws each prompt's ids with its text (tokenpath.go).
 	tokens workload.TokenItems
+	// multi: multi_turn sessions (synthetic history), produced in index
+	// order, so session by session; conv is the conversation of the session
+	// in production so far, answers included, the only one held.
+	multi bool
+	conv  conversation
 }
 
-// lazyStream is Generate for a workload of single requests: the warm-up
-// and ready requests, and the measured requests as a source rendered as
-// they fall due. A random or trace workload's items are built on demand
+// lazyStream is Generate for a workload of single requests or of
+// multi-turn sessions with synthetic history: the warm-up and ready
+// requests, and the measured requests as a source rendered as they fall
+// due. A random, trace or multi_turn workload's items are built on demand
 // too; a dataset or shared_prefix workload's are built whole (its texts
-// are held once, its bodies as they fall due). ok is false for multi-turn
-// sessions, whose later turns wait on earlier ones (Generate's stream).
+// are held once, its bodies as they fall due). A session's turns are
+// rendered when it starts, held until each is answered. ok is false for
+// sessions of built workloads and for actual history, whose later turns
+// carry the server's answers (Generate's stream).
 func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, false, err
 	}
 	cfg = cfg.withDefaults()
-	if cfg.Workload.Kind == workload.MultiTurn {
-		return nil, nil, false, nil
+	multi := cfg.Workload.Kind == workload.MultiTurn
+	if multi && cfg.Workload.History != workload.HistorySynthetic {
+		return nil, nil, false, nil // later turns carry the server's answers
 	}
 	tok, err := cfg.tokenizer()
 	if err != nil {
@@ -100,7 +111,7 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("workload.%w", err)
 	}
-	if !singles(items) {
+	if !multi && !singles(items) {
 		return nil, nil, false, nil
 	}
 	r := newRenderer(cfg)
@@ -113,12 +124,12 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 		return nil, nil, false, fmt.Errorf("ready check request: %w", err)
 	}
 	st.Ready = ready[0]
-	// Every random or trace item arrives on its own: one offset per item
+	// One offset per session start, every item of a workload of singles
 	// (a timed trace item's own offset wins).
-	offs := cfg.Arrival.OffsetSeq(items.Len(), func() *rand.Rand { return s("arrival", 0) })
+	offs := cfg.Arrival.OffsetSeq(items.Starts(), func() *rand.Rand { return s("arrival", 0) })
 	next, stop := iter.Pull(offs)
 	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
-		h: newStreamHash(cfg)}, true, nil
+		h: newStreamHash(cfg, r.template), multi: multi}, true, nil
 }
 
 // singles reports whether every item is a request of its own (no session
@@ -144,20 +155,9 @@ func (l *lazySource) Next() (int, bool, error) {
 		return 0, false, nil
 	}
 	i := l.next
-	var it workload.Item
-	var ids []int
-	if l.tokens != nil {
-		it, ids = l.tokens.AtTokens(i)
-	} else {
-		it = l.items.At(i)
-	}
-	off, _ := l.offsets()
-	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	req, err := l.request(i)
 	if err != nil {
 		return 0, false, err
-	}
-	if req.own && ids != nil {
-		req.ids, req.text = ids, it.Prompt
 	}
 	l.h.add(&req)
 	l.live[i] = &req
@@ -165,13 +165,68 @@ func (l *lazySource) Next() (int, bool, error) {
 	return i, true, nil
 }
 
+// request produces request i. On the token path it draws the prompt's
+// ids, and keeps a generated prompt as its parts: no body is rendered but
+// to be hashed (wireBody), and no joined prompt at all.
+func (l *lazySource) request(i int) (Request, error) {
+	if l.multi {
+		return l.turn(i)
+	}
+	if l.tokens == nil {
+		it := l.items.At(i)
+		return l.cfg.request(i, it, l.offset(it), conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	}
+	it, ids, parts := l.tokens.AtParts(i)
+	off := l.offset(it)
+	if parts != nil && it.System == "" && l.r.template != nil {
+		// The item's own prompt alone: what cfg.request renders and
+		// counts (countsOwnPrompt) but for the body.
+		req := l.cfg.head(i, it, off)
+		req.own, req.ids, req.parts = true, ids, parts
+		return req, nil
+	}
+	if parts != nil {
+		it.Prompt = workload.Join(parts)
+	}
+	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	if err == nil && req.own && ids != nil {
+		req.ids, req.parts = ids, []string{it.Prompt}
+	}
+	return req, err
+}
+
+// turn produces turn i of the session in production (a first turn starts
+// the next one), its body carrying the session's synthetic history as
+// Generate renders it (Config.requests).
+func (l *lazySource) turn(i int) (Request, error) {
+	it := l.items.At(i)
+	conv := conversation{system: it.System, turns: []string{it.Prompt}}
+	if it.Turn > 0 {
+		conv = conversation{system: l.conv.system, turns: append(slices.Clone(l.conv.turns), it.Prompt)}
+	}
+	req, err := l.cfg.request(i, it, l.offset(it), conv, false, l.r, l.tok)
+	conv.turns = append(conv.turns, it.Answer)
+	l.conv = conv
+	return req, err
+}
+
+// offset is the arrival offset of item it when it starts a session (the
+// next the arrival process gives), else 0.
+func (l *lazySource) offset(it workload.Item) time.Duration {
+	if it.Prev >= 0 {
+		return 0
+	}
+	off, _ := l.offsets()
+	return off
+}
+
 func (l *lazySource) At(i int) *Request { return l.live[i] }
 
-func (l *lazySource) Tokens(i int) ([]int, string) {
+func (l *lazySource) Tokens(i int) ([]int, []string) {
 	if r := l.live[i]; r != nil {
-		return r.ids, r.text
+		return r.ids, r.parts
 	}
-	return nil, ""
+	return nil, nil
 }
 func (l *lazySource) Drop(i int) { delete(l.live, i) }
 

@@ -86,7 +86,7 @@ func (x pending) before(y pending) bool {
 // once the phase stopped, when every record says how it ended).
 func (p *phase) run(c clock) error {
 	n := p.src.Len()
-	p.recs, p.sent = newRecords(p.src, p.acc), newSentDigest()
+	p.recs, p.sent = newRecords(p.src, p.acc), newSentDigest(p.render.template)
 	p.next, p.convs = map[int]int{}, map[int]conversation{}
 	for range n {
 		if err := p.pull(); err != nil {
@@ -111,7 +111,8 @@ func (p *phase) run(c clock) error {
 		}
 		for p.q.Len() > 0 && p.free() && p.q[0].intended <= now {
 			it := p.q.pop()
-			if p.src.Lazy() {
+			if p.src.Lazy() && p.src.At(it.index).Prev < 0 {
+				// the source's start queued ahead leaves: queue the next
 				if err := p.pull(); err != nil {
 					return err
 				}
@@ -126,20 +127,27 @@ func (p *phase) run(c clock) error {
 // free reports whether the concurrency cap lets another request go.
 func (p *phase) free() bool { return p.limit == 0 || p.inflight < p.limit }
 
-// pull queues the source's next request; a lazy source's requests start
-// no sessions and come in offset order, so one queued ahead is the
-// earliest due.
+// pull queues the source's next request, or notes it as the turn after
+// its previous one. A lazy source goes on up to its next session start:
+// its starts come in offset order, so the one queued ahead is the earliest
+// due, and a session's later turns come (index order) before the next
+// session's start.
 func (p *phase) pull() error {
-	i, ok, err := p.src.Next()
-	if !ok || err != nil {
-		return err
-	}
-	if r := p.src.At(i); r.Prev < 0 {
-		p.q.push(pending{index: i, intended: r.Offset})
-	} else {
+	for {
+		i, ok, err := p.src.Next()
+		if !ok || err != nil {
+			return err
+		}
+		r := p.src.At(i)
+		if r.Prev < 0 {
+			p.q.push(pending{index: i, intended: r.Offset})
+			return nil
+		}
 		p.next[r.Prev] = i
+		if !p.src.Lazy() {
+			return nil
+		}
 	}
-	return nil
 }
 
 // dispatch sends request it at now. A later turn with actual history gets
@@ -155,7 +163,11 @@ func (p *phase) dispatch(c clock, it pending, now time.Duration) {
 		return
 	}
 	r := p.src.At(i)
-	p.sent.add(i, r.Session, body)
+	w := wireBody{bytes: body}
+	if body == nil {
+		w = r.wire() // a token-path request's prompt parts
+	}
+	p.sent.add(i, r.Session, w)
 	if !c.send(p, i, body, p.headerFor(i, r.Session), now) {
 		p.finished += 1 + p.finish(i, now, "")
 		return
@@ -164,13 +176,14 @@ func (p *phase) dispatch(c clock, it pending, now time.Duration) {
 }
 
 // body is request i's body: kept, rendered again (lazy) or rendered from
-// its session's conversation so far (actual history).
+// its session's conversation so far (actual history); nil for a token-path
+// request held as its prompt's parts (Request.wire).
 func (p *phase) body(i int) ([]byte, error) {
 	r := p.src.At(i)
 	if r.lazy {
 		return p.pre.body(i)
 	}
-	if r.Body != nil {
+	if r.Body != nil || r.parts != nil {
 		if r.conv.turns != nil {
 			p.convs[i] = r.conv
 		}
@@ -233,6 +246,7 @@ func (p *phase) finish(i int, end time.Duration, text string) int {
 	p.count(i, end)
 	aborted := 0
 	nxt, ok := p.next[i]
+	delete(p.next, i) // a long run's links do not pile up
 	switch {
 	case !ok:
 		delete(p.convs, i) // the session is over
@@ -265,7 +279,7 @@ func (p *phase) count(i int, end time.Duration) {
 // With final, each record is counted at end.
 func (p *phase) abort(first int, end time.Duration, final bool) int {
 	n := 0
-	for i, ok := first, true; ok; i, ok = p.next[i] {
+	for i, ok := first, true; ok; n++ {
 		r := p.recs.at(i)
 		r.ErrorType, r.Error = errSessionAborted, "an earlier turn of the session failed"
 		if p.stopping {
@@ -274,7 +288,9 @@ func (p *phase) abort(first int, end time.Duration, final bool) int {
 		if final {
 			p.count(i, end)
 		}
-		n++
+		nxt, more := p.next[i]
+		delete(p.next, i)
+		i, ok = nxt, more
 	}
 	return n
 }

@@ -191,20 +191,25 @@ func (cfg Config) describe(s *metrics.Summary, st *Stream, prompts int, started 
 // until the earlier ones were sent or the phase ended, so a phase that
 // sends in index order keeps no bodies.
 type sentDigest struct {
-	h    hash.Hash
-	next int              // the lowest index not digested yet
-	held map[int]sentBody // sent, waiting for an earlier index
+	h      hash.Hash
+	next   int              // the lowest index not digested yet
+	held   map[int]sentBody // sent, waiting for an earlier index
+	bodies bodyHasher
 }
 
 type sentBody struct {
 	session string
-	body    []byte
+	body    wireBody
 }
 
-func newSentDigest() *sentDigest { return &sentDigest{h: sha256.New(), held: map[int]sentBody{}} }
+// newSentDigest digests a phase's sent requests, whose token-path bodies t
+// renders.
+func newSentDigest(t *bodyTemplate) *sentDigest {
+	return &sentDigest{h: sha256.New(), held: map[int]sentBody{}, bodies: bodyHasher{t: t}}
+}
 
 // add takes request i's body as it is sent.
-func (d *sentDigest) add(i int, session string, body []byte) {
+func (d *sentDigest) add(i int, session string, body wireBody) {
 	if i != d.next {
 		d.held[i] = sentBody{session, body}
 		return
@@ -223,7 +228,7 @@ func (d *sentDigest) add(i int, session string, body []byte) {
 func (d *sentDigest) write(i int, b sentBody) {
 	writeInt(d.h, int64(i))
 	writeField(d.h, b.session)
-	writeBytes(d.h, b.body)
+	d.bodies.write(d.h, b.body)
 }
 
 // sum digests what is still held, in index order (requests never sent are

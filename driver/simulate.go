@@ -73,9 +73,10 @@ func Simulate(ctx context.Context, cfg Config, sys System) (*Result, error) {
 // SimulateWith is Simulate with options (streaming the measured records
 // into the summary).
 //
-// A streamed run of a workload whose requests depend on their index alone
-// (random) also generates its requests as they are due: memory then does
-// not grow with the request count.
+// A streamed run of a workload whose items are built one at a time
+// (random, trace, multi_turn with synthetic history) also generates its
+// requests as they are due: memory then does not grow with the request
+// count (lazystream.go).
 func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (*Result, error) {
 	if cfg.HTTPOverhead < 0 || cfg.HTTPInbound < 0 || cfg.HTTPInbound > cfg.HTTPOverhead {
 		return nil, fmt.Errorf("http path: inbound %v must lie between 0 and the overhead %v", cfg.HTTPInbound, cfg.HTTPOverhead)
@@ -92,7 +93,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 	cfg = cfg.withDefaults()
 	v := &virtual{ctx: ctx, cfg: cfg, sys: sys, tp: tp, header: cfg.baseHeader(), route: cfg.Endpoint}
 	newPhase := func(name string, src reqSource) *phase {
-		return &phase{cfg: cfg, tok: st.tok, src: src, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
+		return &phase{cfg: cfg, tok: st.tok, render: st.render, src: src, limit: cfg.Arrival.MaxConcurrency, name: name, header: v.header}
 	}
 	res := &Result{}
 	warmup := st.Warmup
@@ -155,7 +156,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 }
 
 // simStream is the run's stream: produced lazily when streaming a workload
-// whose items depend on their index alone (random), else whole (Generate).
+// lazyStream takes, else whole (Generate).
 func simStream(cfg Config, opt SimOptions) (*Stream, reqSource, error) {
 	if opt.Stream {
 		st, src, ok, err := lazyStream(cfg, opt.Workloads)

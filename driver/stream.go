@@ -43,9 +43,20 @@ type Request struct {
 	// system prompt, no history): the virtual clock's token path may hand
 	// a system the item's ids instead (tokenpath.go). ids are those ids
 	// when the stream drew them with the request, text their prompt.
-	own  bool
-	ids  []int
-	text string // the prompt the ids are of
+	own bool
+	ids []int
+	// parts are the prompt the ids are of (workload.Join). A request of a
+	// lazy token-path source has parts and no Body: its body is rendered
+	// from them only to be hashed (wireBody).
+	parts []string
+}
+
+// wire is the request's body as sent.
+func (r *Request) wire() wireBody {
+	if r.Body == nil && r.parts != nil {
+		return wireBody{parts: r.parts, maxTokens: r.MaxTokens}
+	}
+	return wireBody{bytes: r.Body}
 }
 
 // Stream is the full request stream of a run: the measured requests and
@@ -97,7 +108,7 @@ func plan(cfg Config, lazy bool) (*Stream, error) {
 	}
 	r := newRenderer(cfg)
 	st := &Stream{tok: tok, items: items, render: r}
-	h := newStreamHash(cfg)
+	h := newStreamHash(cfg, r.template)
 	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h); err != nil {
 		return nil, err
 	}
@@ -166,16 +177,7 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 // request renders item i with its history conv; offset is its arrival
 // offset when it starts a session (a trace's own offset wins).
 func (cfg Config) request(i int, it workload.Item, offset time.Duration, conv conversation, actual bool, r renderer, tok workload.Tokenizer) (Request, error) {
-	req := Request{Index: i, Turn: it.Turn, Prev: it.Prev, Think: it.Think, MaxTokens: it.OutputTokens, InputTokens: it.InputTokens}
-	if cfg.SessionHeader != NoHeader {
-		req.Session = cfg.sessionValue(strconv.Itoa(it.Session), i, it.Turn)
-	}
-	if it.Prev < 0 {
-		req.Offset = offset
-		if it.Timed {
-			req.Offset = it.Offset
-		}
-	}
+	req := cfg.head(i, it, offset)
 	if it.Turn > 0 && actual {
 		req.conv = conversation{turns: []string{it.Prompt}}
 		req.InputTokens = 0
@@ -195,6 +197,21 @@ func (cfg Config) request(i int, it workload.Item, offset time.Duration, conv co
 		req.conv = conv
 	}
 	return req, nil
+}
+
+// head is request i of item it but for its body and prompt count.
+func (cfg Config) head(i int, it workload.Item, offset time.Duration) Request {
+	req := Request{Index: i, Turn: it.Turn, Prev: it.Prev, Think: it.Think, MaxTokens: it.OutputTokens, InputTokens: it.InputTokens}
+	if cfg.SessionHeader != NoHeader {
+		req.Session = cfg.sessionValue(strconv.Itoa(it.Session), i, it.Turn)
+	}
+	if it.Prev < 0 {
+		req.Offset = offset
+		if it.Timed {
+			req.Offset = it.Offset
+		}
+	}
+	return req
 }
 
 // countsOwnPrompt reports whether item it's InputTokens already is conv's
@@ -242,13 +259,18 @@ func (cfg Config) warmup(items workload.Items, r renderer, tok workload.Tokenize
 
 // streamHash digests what identifies the measured stream on the wire,
 // request by request.
-type streamHash struct{ h hash.Hash }
+type streamHash struct {
+	h      hash.Hash
+	bodies bodyHasher
+}
 
-func newStreamHash(cfg Config) *streamHash {
+// newStreamHash is the hash of cfg's stream, whose token-path requests'
+// bodies t renders.
+func newStreamHash(cfg Config, t *bodyTemplate) *streamHash {
 	h := sha256.New()
 	writeField(h, cfg.Endpoint)
 	writeField(h, cfg.SessionHeader)
-	return &streamHash{h: h}
+	return &streamHash{h: h, bodies: bodyHasher{t: t}}
 }
 
 func (s *streamHash) add(q *Request) {
@@ -256,8 +278,8 @@ func (s *streamHash) add(q *Request) {
 		writeInt(s.h, n)
 	}
 	writeField(s.h, q.Session)
-	if q.Body != nil {
-		writeBytes(s.h, q.Body)
+	if q.Body != nil || q.parts != nil {
+		s.bodies.write(s.h, q.wire())
 	} else {
 		writeField(s.h, "history+")
 		writeField(s.h, q.conv.turns[0])

@@ -3,6 +3,7 @@ package driver
 import (
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
 )
@@ -21,14 +22,29 @@ type Prompted interface {
 type Prompt struct {
 	IDs       []int
 	MaxTokens int
-	// Text is the prompt's text (a chat request's user message), for a
-	// router policy that reads it as the HTTP path does (cache_aware's
-	// prefix tree): it is the item's own string, not a copy.
-	Text string
+	// parts are the prompt's text (Text) as the workload drew it.
+	parts []string
 	// Shell is the run's body with a one-word prompt and a length of 1:
 	// what parses to every other field of the request. Every request of a
 	// run shares it.
 	Shell []byte
+}
+
+// Text is the prompt's text (a chat request's user message), for a router
+// policy that reads it as the HTTP path does (cache_aware's prefix tree):
+// joined when asked for (a prompt of one part is the item's own string).
+func (p Prompt) Text() string { return workload.Join(p.parts) }
+
+// Chars is Text's length in characters (routing_threshold's estimate),
+// without joining it.
+func (p Prompt) Chars() int {
+	n := -1
+	for _, s := range p.parts {
+		if s != "" {
+			n += 1 + utf8.RuneCountInString(s)
+		}
+	}
+	return max(n, 0)
 }
 
 // tokenPath hands a run's requests to a Prompted system as token ids.
@@ -79,11 +95,11 @@ func newTokenPath(cfg Config, sys System) (*tokenPath, error) {
 // the system's from then on: the request keeps neither while it runs.
 func (v *virtual) handOver(x inTransit) error {
 	if v.tp != nil {
-		if ids, text := v.p.src.Tokens(x.index); ids != nil {
+		if ids, parts := v.p.src.Tokens(x.index); ids != nil {
 			r := v.p.src.At(x.index)
-			p := Prompt{IDs: ids, MaxTokens: r.MaxTokens, Shell: v.tp.shell, Text: text}
+			p := Prompt{IDs: ids, MaxTokens: r.MaxTokens, Shell: v.tp.shell, parts: parts}
 			if v.p.src.Lazy() {
-				r.Body, r.ids, r.text = nil, nil, ""
+				r.Body, r.ids, r.parts = nil, nil, nil
 			}
 			return v.tp.sys.SendPrompt(x.index, v.route, x.header, p, v.now)
 		}
@@ -105,9 +121,12 @@ func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
 	case *lazySource:
 		s.tokens = ti
 	case *sliceSource:
-		s.tokens = func(i int) ([]int, string) {
-			it, ids := ti.AtTokens(i)
-			return ids, it.Prompt
+		s.tokens = func(i int) ([]int, []string) {
+			it, ids, parts := ti.AtParts(i)
+			if parts == nil {
+				parts = []string{it.Prompt}
+			}
+			return ids, parts
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/router"
@@ -31,15 +30,15 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 	rq := &request{id: id, route: route, prompt: &promptLegs{shapes: sh, ids: p.IDs, max: p.MaxTokens}}
 	text := func() string {
 		if chat {
-			return "user:" + p.Text + "\n" // parseOpenAI's rendering of one user message
+			return "user:" + p.Text() + "\n" // parseOpenAI's rendering of one user message
 		}
-		return p.Text
+		return p.Text()
 	}
 	if d.router == nil {
 		return d.send(rq, header, nil, at)
 	}
 	x, err := d.router.RoutePrompt(route, header, router.Prompt{Model: sh.model, Text: text,
-		Chars: func() int { return utf8.RuneCountInString(p.Text) }})
+		Chars: p.Chars})
 	if err != nil {
 		return err
 	}

@@ -16,9 +16,15 @@ import (
 // collocated is a cache_aware deployment of n engines.
 func collocated(t *testing.T, n int) *virtual.Deployment {
 	t.Helper()
+	return deployed(t, n, "cache_aware")
+}
+
+// deployed is a deployment of n engines behind policy.
+func deployed(t *testing.T, n int, policy string) *virtual.Deployment {
+	t.Helper()
 	ws := workers(t, n, sim.RoleCollocated)
 	cfg := routerconfig.Default()
-	cfg.Policy = "cache_aware"
+	cfg.Policy = policy
 	for _, w := range ws {
 		cfg.WorkerURLs = append(cfg.WorkerURLs, w.URL)
 	}
@@ -84,30 +90,40 @@ func TestLazyStreamMatchesGenerated(t *testing.T) {
 		dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 5, NumPrompts: 120, WarmupRequests: 3,
 			Workload: driver.Workload{Kind: "random", InputLen: 64, OutputLen: 8, RangeRatio: 0.5, MaxSeconds: maxSeconds},
 			Arrival:  driver.Arrival{Kind: "poisson", RequestRate: 40}}
-		kept, err := driver.Simulate(context.Background(), dc, collocated(t, 2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lazy, err := driver.SimulateWith(context.Background(), dc, collocated(t, 2), driver.SimOptions{Stream: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := driver.Generate(dc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := kept.Summary, lazy.Summary
-		if b.StreamHash != st.Hash() || a.StreamHash != st.Hash() || a.SentHash != b.SentHash {
-			t.Fatalf("max_seconds %v: stream hash lazy %s, kept %s, generated %s; sent hash kept %s, lazy %s", maxSeconds,
-				b.StreamHash, a.StreamHash, st.Hash(), a.SentHash, b.SentHash)
-		}
-		if a.Completed != b.Completed || a.NotSent != b.NotSent || a.Incomplete != b.Incomplete || a.P99TTFTMs != b.P99TTFTMs ||
-			a.P50TPOTMs != b.P50TPOTMs || a.MaxConcurrentRequests != b.MaxConcurrentRequests || a.Duration != b.Duration ||
-			a.TotalInputTokens != b.TotalInputTokens || a.NumPrompts != b.NumPrompts {
-			t.Fatalf("max_seconds %v: lazy streamed summary differs:\nkept %+v\nlazy %+v", maxSeconds, a, b)
-		}
+		a := keptMatchesLazy(t, dc, func() *virtual.Deployment { return collocated(t, 2) })
 		if maxSeconds > 0 && (a.NotSent == 0 || a.Completed == 0) {
 			t.Fatalf("max_seconds %v should stop the run midway: %d completed, %d not sent", maxSeconds, a.Completed, a.NotSent)
 		}
 	}
+}
+
+// keptMatchesLazy runs dc on a fresh deployment twice, keeping its records
+// and streamed (its stream lazy), and fails unless both send what Generate
+// builds (stream hash) and the same bytes (sent hash) and summarise alike;
+// it returns the kept run's summary.
+func keptMatchesLazy(t *testing.T, dc driver.Config, deploy func() *virtual.Deployment) metrics.Summary {
+	t.Helper()
+	kept, err := driver.Simulate(context.Background(), dc, deploy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := driver.SimulateWith(context.Background(), dc, deploy(), driver.SimOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := driver.Generate(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := kept.Summary, lazy.Summary
+	if b.StreamHash != st.Hash() || a.StreamHash != st.Hash() || a.SentHash != b.SentHash {
+		t.Fatalf("stream hash lazy %s, kept %s, generated %s; sent hash kept %s, lazy %s",
+			b.StreamHash, a.StreamHash, st.Hash(), a.SentHash, b.SentHash)
+	}
+	if a.Completed != b.Completed || a.NotSent != b.NotSent || a.Incomplete != b.Incomplete || a.Failed != b.Failed ||
+		a.P99TTFTMs != b.P99TTFTMs || a.P50TPOTMs != b.P50TPOTMs || a.MaxConcurrentRequests != b.MaxConcurrentRequests ||
+		a.Duration != b.Duration || a.TotalInputTokens != b.TotalInputTokens || a.NumPrompts != b.NumPrompts {
+		t.Fatalf("lazy streamed summary differs:\nkept %+v\nlazy %+v", a, b)
+	}
+	return a
 }

@@ -105,9 +105,14 @@ func length(r *rand.Rand, l int, ratio float64) int {
 // space only separates tokens, the token count of the result is the sum of
 // the parts'.
 func join(parts ...string) string {
-	n := 0
+	n, one := 0, ""
 	for _, p := range parts {
-		n += len(p) + 1
+		if p != "" {
+			n, one = n+len(p)+1, p
+		}
+	}
+	if n == len(one)+1 {
+		return one // a single part is its own string, not a copy
 	}
 	// One allocation: a trace prompt joins dozens of blocks, and adding
 	// them one at a time copied the prompt once per block.

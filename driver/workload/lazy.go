@@ -3,10 +3,10 @@ package workload
 import "github.com/autoinfer/autoinfer/trials/field"
 
 // Items are a workload's items, built on demand: At(i) always returns the
-// same item. A kind whose items each depend only on their index (random),
-// or on their trace line (trace), holds none of their texts, so a long run
-// need not keep every prompt in memory; the others are built at once, as
-// Build does.
+// same item. A kind whose items each depend only on their index (random,
+// multi_turn), or on their trace line (trace), holds none of their texts,
+// so a long run need not keep every prompt in memory; the others are built
+// at once, as Build does.
 type Items interface {
 	Len() int
 	At(i int) Item
@@ -20,7 +20,7 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
-	if w.Kind != Random && w.Kind != Trace {
+	if w.Kind != Random && w.Kind != Trace && w.Kind != MultiTurn {
 		items, err := Build(w, n, src, tok)
 		return built(items), err
 	}
@@ -31,8 +31,11 @@ func BuildItems(w Workload, n int, src Source, tok Tokenizer) (Items, error) {
 		tok = Sim{}
 	}
 	b := builder{w: w.WithDefaults(), n: n, src: src, tok: tok}
-	if w.Kind == Trace {
+	switch w.Kind {
+	case Trace:
 		return b.traceItems()
+	case MultiTurn:
+		return b.multiTurnItems()
 	}
 	return b.randomItems()
 }
@@ -83,20 +86,31 @@ func (r randomItems) Starts() int { return r.b.n }
 // InputTokens reports) can differ from prefix_len + input_len by a token
 // at the join.
 func (r randomItems) At(i int) Item {
-	it, _ := r.render(i, generator{tok: r.b.tok})
+	it, _, _ := r.render(i, generator{tok: r.b.tok})
 	return it
 }
 
 // AtTokens is At with the prompt's ids (TokenItems).
 func (r randomItems) AtTokens(i int) (Item, []int) {
+	it, ids, parts := r.AtParts(i)
+	if parts != nil {
+		it.Prompt = join(parts...)
+	}
+	return it, ids
+}
+
+// AtParts is AtTokens with the prompt as its parts, the prefix and the
+// body (TokenItems).
+func (r randomItems) AtParts(i int) (Item, []int, []string) {
 	if _, sim := r.b.tok.(Sim); !sim {
-		return r.At(i), nil
+		return r.At(i), nil, nil
 	}
 	return r.render(i, generator{tok: r.b.tok, ids: true})
 }
 
-// render builds item i, with g.ids its prompt's ids too.
-func (r randomItems) render(i int, g generator) (Item, []int) {
+// render builds item i; with g.ids it returns the prompt's ids and its
+// parts (join) instead of the item's Prompt.
+func (r randomItems) render(i int, g generator) (Item, []int, []string) {
 	w := r.b.w
 	rnd := r.b.src("request", i)
 	in, out := length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
@@ -106,18 +120,19 @@ func (r randomItems) render(i int, g generator) (Item, []int) {
 	}
 	body, bids := g.generate(rnd, in)
 	it := single(i)
-	it.Prompt = join(prefix, body)
+	parts := []string{prefix, body}
 	it.OutputTokens = out
 	if !g.ids {
+		it.Prompt = join(parts...)
 		it.InputTokens = r.b.tok.Count(it.Prompt)
-		return it, nil
+		return it, nil, nil
 	}
 	ids := make([]int, 0, len(pids)+len(bids))
 	ids = append(append(ids, pids...), bids...)
 	// The sim tokenizer's count of the joined prompt: a space joins words
 	// without a token of its own.
 	it.InputTokens = len(ids)
-	return it, ids
+	return it, ids, parts
 }
 
 // Sizes returns item i's drawn input and output lengths without generating

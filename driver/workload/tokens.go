@@ -15,7 +15,16 @@ type TokenItems interface {
 	// gives for At(i).Prompt; nil ids when the workload's tokenizer is not
 	// the sim's (the engine's own tokenizer then reads another text).
 	AtTokens(i int) (Item, []int)
+	// AtParts is AtTokens with a generated prompt left as the parts it
+	// joins (Join): the item's Prompt is then "", and each part is text
+	// of the sim tokenizer's words, which JSON writes as it is. A prompt
+	// that was not generated (a trace line's own) comes whole in the
+	// item, with nil parts.
+	AtParts(i int) (Item, []int, []string)
 }
+
+// Join is the prompt of parts: the non-empty ones separated by one space.
+func Join(parts []string) string { return join(parts...) }
 
 var (
 	_ TokenItems = randomItems{}

@@ -11,7 +11,9 @@ import (
 
 // A random or trace item's ids are its prompt's under the sim tokenizer,
 // and drawing them changes no byte of the item: the virtual clock's token
-// path gives an engine the prompt the HTTP path would.
+// path gives an engine the prompt the HTTP path would. AtParts gives the
+// same ids and the prompt as parts that Join to it (a verbatim trace
+// prompt whole, in the item).
 func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "t.jsonl")
 	lines := `{"timestamp":0,"input_length":40,"output_length":3,"hash_ids":[1,2,3]}
@@ -43,6 +45,16 @@ func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 			}
 			if want := tokenizer.Tokenize(it.Prompt); !slices.Equal(ids, want) || len(ids) != it.InputTokens {
 				t.Fatalf("%s item %d: %d ids (input_tokens %d), the prompt tokenizes to %d", w.Kind, i, len(ids), it.InputTokens, len(want))
+			}
+			pit, pids, parts := ti.AtParts(i)
+			if parts != nil {
+				if pit.Prompt != "" {
+					t.Fatalf("%s item %d: AtParts gave parts and a prompt", w.Kind, i)
+				}
+				pit.Prompt = Join(parts)
+			}
+			if pit != it || !slices.Equal(pids, ids) || (parts == nil) != (w.Kind == Trace && i == 3) {
+				t.Fatalf("%s item %d: AtParts' item %+v (%d parts), ids equal %v; AtTokens' %+v", w.Kind, i, pit, len(parts), slices.Equal(pids, ids), it)
 			}
 		}
 	}

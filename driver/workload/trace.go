@@ -64,11 +64,9 @@ type traceItems struct {
 	lines    []TraceLine
 	sessions []int // per line: the index of its session's first line
 	timed    bool
-	// blocks caches recent blocks' text (equal ids give equal text, from
-	// the block's own source, so the cache changes no byte); it is emptied
-	// when full, which bounds it.
+	// blocks caches recent blocks' text (blockcache.go).
 	mu     sync.Mutex
-	blocks map[int]block
+	blocks blockCache
 }
 
 // block is one hash id's text and, once a token-path request asked for
@@ -79,8 +77,8 @@ type block struct {
 	ids  []uint16
 }
 
-// maxCachedBlocks bounds traceItems' block cache: about 20 MB of text at
-// 512-token blocks.
+// maxCachedBlocks bounds traceItems' block cache: about 20 MB of text and
+// 8 MB of ids at 512-token blocks.
 const maxCachedBlocks = 8192
 
 func (b builder) traceItems() (*traceItems, error) {
@@ -98,7 +96,7 @@ func (b builder) traceItems() (*traceItems, error) {
 	if b.n > 0 {
 		lines = lines[:b.n]
 	}
-	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps, blocks: map[int]block{}}
+	t := &traceItems{b: b, lines: lines, sessions: make([]int, len(lines)), timed: !w.IgnoreTimestamps}
 	first := map[string]int{}
 	for i, l := range lines {
 		t.timed = t.timed && l.Timestamp != nil
@@ -126,25 +124,36 @@ func (t *traceItems) Starts() int { return len(t.lines) }
 
 // At renders item i.
 func (t *traceItems) At(i int) Item {
-	it, _ := t.render(i, false)
+	it, _, _ := t.render(i, false)
 	return it
 }
 
 // AtTokens is At with the prompt's ids (TokenItems).
 func (t *traceItems) AtTokens(i int) (Item, []int) {
+	it, ids, parts := t.AtParts(i)
+	if parts != nil {
+		it.Prompt = join(parts...)
+	}
+	return it, ids
+}
+
+// AtParts is AtTokens with a generated prompt as its parts (TokenItems).
+func (t *traceItems) AtParts(i int) (Item, []int, []string) {
 	if _, sim := t.b.tok.(Sim); !sim {
-		return t.At(i), nil
+		return t.At(i), nil, nil
 	}
 	return t.render(i, true)
 }
 
-// render renders item i, and with ids its prompt's sim-tokenizer ids.
-func (t *traceItems) render(i int, ids bool) (Item, []int) {
+// render renders item i, and with ids its prompt's sim-tokenizer ids and,
+// when generated, its prompt as parts (the item's Prompt then "").
+func (t *traceItems) render(i int, ids bool) (Item, []int, []string) {
 	w, l := t.b.w, t.lines[i]
 	it := single(i)
 	it.Session = t.sessions[i]
 	it.OutputTokens, it.Line = l.OutputLength, l.Line
 	var pids []int
+	var parts []string
 	if l.Prompt != "" {
 		it.Prompt = l.Prompt
 		it.InputTokens = t.b.tok.Count(it.Prompt)
@@ -153,12 +162,12 @@ func (t *traceItems) render(i int, ids bool) (Item, []int) {
 		}
 	} else {
 		t.mu.Lock()
-		if len(t.blocks) >= maxCachedBlocks {
-			clear(t.blocks)
-		}
 		g := generator{tok: t.b.tok, ids: ids}
-		it.Prompt, pids = g.blockPrompt(l, w.BlockSize, t.blocks, t.b.src, i, w.UniquePrefixes)
+		parts, pids = g.blockPrompt(l, w.BlockSize, &t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
+		if !ids {
+			it.Prompt, parts = join(parts...), nil
+		}
 		if _, sim := t.b.tok.(Sim); sim {
 			// The sim tokenizer generates each part's count exactly and a
 			// space joins words without a token of its own, so the prompt
@@ -174,7 +183,7 @@ func (t *traceItems) render(i int, ids bool) (Item, []int) {
 		it.Offset = time.Duration(math.Round(ms * float64(time.Millisecond)))
 		it.Timed = true
 	}
-	return it, pids
+	return it, pids, parts
 }
 
 // sessionKey is the session a line belongs to: its session_id, else (with
@@ -248,10 +257,11 @@ func (l TraceLine) validate() error {
 // input_length ends inside it, and line-specific text past the last id.
 // With unique (unique_prefixes) the whole prompt is line-specific text of
 // input_length tokens: no block is shared with another line. With g.ids
-// it also returns the prompt's ids.
-func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src Source, i int, unique bool) (string, []int) {
+// it also returns the prompt's ids. The prompt comes as its parts (join).
+func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src Source, i int, unique bool) ([]string, []int) {
 	if unique {
-		return g.generate(src("unique-trace", i), l.InputLength)
+		text, ids := g.generate(src("unique-trace", i), l.InputLength)
+		return []string{text}, ids
 	}
 	left := l.InputLength
 	parts := []string{}
@@ -272,12 +282,12 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src 
 			left = 0
 			break
 		}
-		b, ok := blocks[id]
+		b, ok := blocks.get(id)
 		if !ok || g.ids && b.ids == nil {
 			var bids []int
 			b.text, bids = g.generate(src("block", id), size)
 			b.ids = compact(bids)
-			blocks[id] = b
+			blocks.put(id, b)
 		}
 		parts = append(parts, b.text)
 		for _, x := range b.ids {
@@ -288,7 +298,7 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks map[int]block, src 
 	if left > 0 {
 		add(g.generate(src("trace", i), left))
 	}
-	return join(parts...), ids
+	return parts, ids
 }
 
 // compact is ids as uint16 (nil for none).
