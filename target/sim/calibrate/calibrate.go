@@ -102,10 +102,37 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(obs) < 3 {
-		return nil, fmt.Errorf("only %d probe groups completed within the budget %v: need 3 or more (raise --budget)", len(obs), c.Budget)
+	res := &Result{Fit: &Fit{Profile: base}, Server: id, Observed: obs}
+	why, err := c.fit(base, res)
+	if err != nil {
+		return nil, err
+	}
+	res.Unfit = strings.Join(why, "; ")
+	res.File, err = profileFile(c, res)
+	return res, err
+}
+
+// fit fits base's step model on four in five of res's groups, checks it on
+// the fifth and fills res in; it says why the fit is unfit (none: it is
+// fit). A probe that gives no usable fit (too few groups within the
+// budget, every group late, steps that do not separate the coefficients,
+// a fitted profile that cannot run) is unfit with the reason, never an
+// error: the file then records what the probe saw and why no profile came
+// of it. Errors are the replay's own.
+func (c *Config) fit(base sim.Profile, res *Result) ([]string, error) {
+	obs := res.Observed
+	switch {
+	case len(obs) == 0:
+		return []string{fmt.Sprintf("no probe group completed within the budget %v (raise the budget)", c.Budget)}, nil
+	case len(obs) < 3:
+		return []string{fmt.Sprintf("only %d probe groups completed within the budget %v: need 3 or more (raise the budget)", len(obs), c.Budget)}, nil
 	}
 	kept, late, overloaded := c.dropOverloaded(obs)
+	res.Overloaded = late
+	var why []string
+	if overloaded != "" {
+		why = append(why, overloaded)
+	}
 	var fitSteps, heldSteps []Step
 	var fitGroups, heldGroups []Observed
 	for g := range kept {
@@ -116,20 +143,22 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 		}
 		fitSteps, fitGroups = append(fitSteps, st...), append(fitGroups, kept[g])
 	}
-	fit, fitErr := FitSteps(base, fitSteps)
-	if fit == nil {
-		if overloaded != "" {
-			return nil, fmt.Errorf("%w; %s", fitErr, overloaded)
-		}
-		return nil, fitErr
+	fit, err := FitSteps(base, fitSteps)
+	if err != nil {
+		return append(why, err.Error()), nil
 	}
-	if id.NumGPUBlocks > 0 {
-		fit.Profile.NumGPUBlocks = id.NumGPUBlocks
+	if res.Server.NumGPUBlocks > 0 {
+		fit.Profile.NumGPUBlocks = res.Server.NumGPUBlocks
 	}
-	res := &Result{Fit: fit, Server: id, Observed: obs, HeldOutGroups: len(heldGroups), Overloaded: late}
+	res.Fit, res.HeldOutGroups = fit, len(heldGroups)
+	named := fit.Profile
+	named.Name = c.Name
+	if err := named.Validate(); err != nil {
+		return append(why, fmt.Sprintf("the fitted profile cannot run: %v", err)), nil
+	}
 	opts := sim.Options{Profile: fit.Profile, Engine: c.Engine}
-	if id.BlockSize > 0 {
-		opts.Engine.BlockSize = id.BlockSize
+	if res.Server.BlockSize > 0 {
+		opts.Engine.BlockSize = res.Server.BlockSize
 	}
 	if res.PathOverhead, err = PathOverhead(opts, fitGroups); err != nil {
 		return nil, err
@@ -140,13 +169,6 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	}
 	res.HeldOut = Errors(Measure(Delayed(pred, res.PathOverhead)), Measure(heldGroups))
 	res.HeldOut[MetricStep] = StepError(fit.Profile, heldSteps)
-	var why []string
-	if overloaded != "" {
-		why = append(why, overloaded)
-	}
-	if fitErr != nil {
-		why = append(why, fitErr.Error())
-	}
 	for _, m := range []string{MetricTTFTP50, MetricTPOTP50} {
 		if e := res.HeldOut[m]; e > c.MaxError {
 			why = append(why, fmt.Sprintf("held-out %s error %.1f %% exceeds %.0f %%", m, 100*e, 100*c.MaxError))
@@ -156,10 +178,8 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 		if d := prefillMismatch(fit.Profile, fitGroups); d != "" {
 			why = append(why, d)
 		}
-		res.Unfit = strings.Join(why, "; ")
 	}
-	res.File, err = profileFile(c, res)
-	return res, err
+	return why, nil
 }
 
 // dropOverloaded keeps the groups the host ran on time (Load), counts the
@@ -268,6 +288,9 @@ func renderFile(name, base string, fit *Fit, heldOut Figures, cal *sim.Calibrati
 		errs = append(errs, fmt.Sprintf("%s %.1f %%", m, 100*heldOut[m]))
 	}
 	stated := "held-out error: " + strings.Join(errs, ", ")
+	if len(errs) == 0 {
+		stated = "no held-out error: no fitted profile to replay"
+	}
 	if cal.Unfit != "" {
 		stated = "UNFIT (" + cal.Unfit + "); " + stated
 	}
