@@ -154,21 +154,10 @@ func (c *Config) fit(base sim.Profile, res *Result) ([]string, error) {
 	named := fit.Profile
 	named.Name = c.Name
 	if err := named.Validate(); err != nil {
-		return append(why, fmt.Sprintf("the fitted profile cannot run: %v", err)), nil
-	}
-	opts := sim.Options{Profile: fit.Profile, Engine: c.Engine}
-	if res.Server.BlockSize > 0 {
-		opts.Engine.BlockSize = res.Server.BlockSize
-	}
-	if res.PathOverhead, err = PathOverhead(opts, fitGroups); err != nil {
+		why = append(why, fmt.Sprintf("the fitted profile cannot run: %v", err))
+	} else if err := c.holdOut(res, fitGroups, heldGroups, heldSteps); err != nil {
 		return nil, err
 	}
-	pred, err := Replayed(opts, heldGroups)
-	if err != nil {
-		return nil, err
-	}
-	res.HeldOut = Errors(Measure(Delayed(pred, res.PathOverhead)), Measure(heldGroups))
-	res.HeldOut[MetricStep] = StepError(fit.Profile, heldSteps)
 	for _, m := range []string{MetricTTFTP50, MetricTPOTP50} {
 		if e := res.HeldOut[m]; e > c.MaxError {
 			why = append(why, fmt.Sprintf("held-out %s error %.1f %% exceeds %.0f %%", m, 100*e, 100*c.MaxError))
@@ -180,6 +169,26 @@ func (c *Config) fit(base sim.Profile, res *Result) ([]string, error) {
 		}
 	}
 	return why, nil
+}
+
+// holdOut measures the HTTP path on the fit groups and replays the held-out
+// groups on res's fitted profile, setting res.PathOverhead and res.HeldOut.
+func (c *Config) holdOut(res *Result, fitGroups, heldGroups []Observed, heldSteps []Step) error {
+	opts := sim.Options{Profile: res.Fit.Profile, Engine: c.Engine}
+	if res.Server.BlockSize > 0 {
+		opts.Engine.BlockSize = res.Server.BlockSize
+	}
+	var err error
+	if res.PathOverhead, err = PathOverhead(opts, fitGroups); err != nil {
+		return err
+	}
+	pred, err := Replayed(opts, heldGroups)
+	if err != nil {
+		return err
+	}
+	res.HeldOut = Errors(Measure(Delayed(pred, res.PathOverhead)), Measure(heldGroups))
+	res.HeldOut[MetricStep] = StepError(res.Fit.Profile, heldSteps)
+	return nil
 }
 
 // dropOverloaded keeps the groups the host ran on time (Load), counts the

@@ -1,12 +1,14 @@
 package calibrate
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/sim/calibrate/nobatch"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
 
@@ -57,4 +59,41 @@ func TestCalibrationWithoutAUsableFitIsUnfit(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A calibrated base against a server whose steps do not grow with the
+// GPU's work (per-request timers: every token 4 ms after the last,
+// whatever else runs) fits gpu_time_scale 0, which no calibrated profile
+// may have: the calibration is unfit, saying so and why the server does
+// not fit the step model, and no replay runs on that profile.
+func TestCalibrationFittingAProfileThatCannotRunIsUnfit(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		n := simtest.NewNetwork()
+		ln, err := n.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: (&nobatch.Server{Model: "mock", TTFT: 5 * time.Millisecond, PerPromptToken: 20 * time.Microsecond,
+			TokenGap: 4 * time.Millisecond}).Handler()}
+		go func() { _ = srv.Serve(ln) }()
+		t.Cleanup(func() { _ = srv.Close() })
+		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: "http://" + ln.Addr().String(), Base: "h100-llama3-8b",
+			Seed: 3, Budget: time.Minute, Rounds: 1})
+		if err != nil {
+			t.Fatalf("calibration failed instead of marked unfit: %v", err)
+		}
+		for _, want := range []string{"the fitted profile cannot run", "gpu_time_scale", "does not batch prefills"} {
+			if !strings.Contains(res.Unfit, want) {
+				t.Errorf("unfit %q, want it to say %q", res.Unfit, want)
+			}
+		}
+		if len(res.HeldOut) != 0 {
+			t.Errorf("held-out errors %v from a profile that cannot run", res.HeldOut)
+		}
+		if _, err := sim.ParseProfileFile(res.File); err == nil || !strings.Contains(err.Error(), "unfit") {
+			t.Errorf("the profile file of a fit that cannot run parsed: %v\n%s", err, res.File)
+		}
+		t.Logf("fit %+v: %s", res.Fit.Coefficients, res.Unfit)
+	})
 }
