@@ -64,7 +64,10 @@ type Result struct {
 	// arrive at an idle engine. It is added to every predicted TTFT and
 	// E2E, as the virtual clock's http_overhead_ms is.
 	PathOverhead time.Duration
-	Unfit        string
+	// Unfit is why the probe gave no profile to predict with ("": it did):
+	// the held-out error beyond its bound, the host's load, or no usable
+	// fit at all (Config.fit); File then says so and is refused where named.
+	Unfit string
 	// File is the profile file's YAML.
 	File []byte
 }
@@ -72,7 +75,10 @@ type Result struct {
 // Calibrate identifies the server, runs the probe, fits base's step model
 // on four in five groups and checks it on the fifth: each held-out group is
 // replayed on the virtual clock with the fitted profile and its figures
-// compared with what the server measured.
+// compared with what the server measured. A probe that ran but gave no
+// profile to predict with is a Result marked Unfit, with its file; the
+// error is for a calibration that could not run (the server unreachable or
+// refusing the probe, ctx ended).
 func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	base, err := sim.LookupProfile(c.Base)
 	if err != nil {
