@@ -1,14 +1,12 @@
 package calibrate
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/autoinfer/autoinfer/target/sim"
-	"github.com/autoinfer/autoinfer/target/sim/calibrate/nobatch"
 	"github.com/autoinfer/autoinfer/target/sim/simtest"
 )
 
@@ -70,15 +68,7 @@ func TestCalibrationFittingAProfileThatCannotRunIsUnfit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		n := simtest.NewNetwork()
-		ln, err := n.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: (&nobatch.Server{Model: "mock", TTFT: 5 * time.Millisecond, PerPromptToken: 20 * time.Microsecond,
-			TokenGap: 4 * time.Millisecond}).Handler()}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: "http://" + ln.Addr().String(), Base: "h100-llama3-8b",
+		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: startNoBatch(t, n), Base: "h100-llama3-8b",
 			Seed: 3, Budget: time.Minute, Rounds: 1})
 		if err != nil {
 			t.Fatalf("calibration failed instead of marked unfit: %v", err)
