@@ -43,9 +43,12 @@ type Calibration struct {
 	// ran late.
 	HTTPOverheadMs   float64 `json:"http_overhead_ms,omitempty"`
 	OverloadedGroups int     `json:"overloaded_groups,omitempty"`
-	// Unfit is why the step model does not describe the server (the file
-	// says so and no prediction runs on it); Err why no fit came of the
-	// probe.
+	// Unfit is why the probe gave no profile to predict with (the step
+	// model does not describe the server, the host ran the probe late, too
+	// few groups within the budget, ...: calibrate.Result.Unfit); the file
+	// says so and no prediction runs on it. Err is why the calibration
+	// could not run or be written (the server refused the probe, a write
+	// failed): there is no file.
 	Unfit string `json:"unfit,omitempty"`
 	Err   string `json:"error,omitempty"`
 }

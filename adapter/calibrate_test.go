@@ -16,42 +16,62 @@ import (
 	"github.com/autoinfer/autoinfer/trials"
 )
 
-// calibrateSpec is one static worker (%s) that the trial calibrates first,
-// with a short probe.
+// calibrateSpec is one static worker (%s) that the trial calibrates first.
+// The budget only bounds the probe: the tests' probe is one round of its
+// plan (probeOnce), which ends well within it even on a loaded host.
 const calibrateSpec = `
 name: cal
 seed: 5
-target: {kind: static, hardware: loopback, workers: [%s], profile: fast, calibrate: true, calibrate_budget: 3s}
+target: {kind: static, hardware: loopback, workers: [%s], profile: fast, calibrate: true, calibrate_budget: 1m}
 topology: {replicas: 1, engine: {model: sim-llama-3-8b}}
 workload: {kind: random, input_len: 64, output_len: 8, num_prompts: 12, arrival: {kind: poisson, request_rate: 50}}
 warmup: {requests: 2}
 gate: {reference: none}
 `
 
+// The hidden truth's costs over the fast profile: a step of about 10 ms,
+// as a GPU's decode step is, and a prefill that a 512-token newcomer
+// lengthens by as much, so that a loaded host's lateness of a millisecond
+// or two is noise to the fit rather than the signal (fast's own 1 ms steps
+// are no more than that lateness).
+const truthStepMs, truthPrefillUs, truthDecodeUs = 10, 20, 200
+
+// truthArgs are the truth's costs as `sim serve` flags.
+var truthArgs = fmt.Sprintf("--step-base-ms %d --prefill-us-per-token %d --decode-us-per-seq %d", truthStepMs, truthPrefillUs, truthDecodeUs)
+
 // calibrateTrial is the spec's trial against a fresh simulated server of
-// the fast profile with a slower step, its spec read from dir.
+// the truth, its spec read from dir.
 func calibrateTrial(t *testing.T, dir string) trials.Trial {
 	t.Helper()
 	truth, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth.StepBaseMs, truth.DecodeUsPerSeq = 3, 60
+	truth.StepBaseMs, truth.PrefillUsPerToken, truth.DecodeUsPerSeq = truthStepMs, truthPrefillUs, truthDecodeUs
 	tr := parseSpec(t, fmt.Sprintf(calibrateSpec, simtest.Start(t, sim.Options{Profile: truth})))[0]
 	tr.SpecDir = dir
 	return tr
 }
 
+// probeOnce runs the probe's plan once, at concurrency 1 and 2 (four
+// groups: three fitted, one held out), which separates the coefficients
+// and keeps each test to a few seconds, and lifts the fit's error and
+// host-load bounds, so that the hook's flow runs whatever the host's load
+// does to the fit (its accuracy is the calibrate package's tests').
+func probeOnce(c *calibrate.Config) {
+	c.Rounds, c.MaxConcurrency = 1, 2
+	c.MaxError, c.MaxLagRatio, c.MaxTimerLate = 1e9, 1e9, 1e9
+}
+
 // The calibrate hook's flow, whatever the host's load does to the fit
-// (its bounds lifted here; the fit's accuracy is the calibrate package's
-// tests'): the probe runs before the measured run, the profile file lands
-// in profiles/ beside the spec named by its content hash, and the trial's
-// prediction runs it: the replay row records that hash and the HTTP path
-// the probe measured.
+// (probeOnce lifts its bounds): the probe runs before the measured run,
+// the profile file lands in profiles/ beside the spec named by its content
+// hash, and the trial's prediction runs it: the replay row records that
+// hash and the HTTP path the probe measured.
 func TestCalibratingTrialIsPredictedByItsCalibration(t *testing.T) {
 	t.Parallel()
 	r, led := newTestRunner(t)
-	r.hooks.calibrate = func(c *calibrate.Config) { c.MaxError, c.MaxLagRatio, c.MaxTimerLate = 1e9, 1e9, 1e9 }
+	r.hooks.calibrate = probeOnce
 	dir := t.TempDir()
 	out := runOK(t, r, calibrateTrial(t, dir))
 	c := out.Calibration
@@ -84,18 +104,22 @@ func TestCalibratingTrialIsPredictedByItsCalibration(t *testing.T) {
 }
 
 // A calibration that does not fit (its held-out error bound made
-// impossible) writes its file, marked unfit, and the trial runs and is
-// recorded with no prediction: the uncalibrated base would pass for the
-// calibrated one.
+// impossible, the host-load bounds lifted so that this is the reason
+// whatever the host's load) writes its file, marked unfit, and the trial
+// runs and is recorded with no prediction: the uncalibrated base would
+// pass for the calibrated one.
 func TestUnfitCalibrationLeavesTheTrialUnpredicted(t *testing.T) {
 	t.Parallel()
 	r, _ := newTestRunner(t)
-	r.hooks.calibrate = func(c *calibrate.Config) { c.MaxError = 1e-12 }
+	r.hooks.calibrate = func(c *calibrate.Config) {
+		probeOnce(c)
+		c.MaxError = 1e-12
+	}
 	dir := t.TempDir()
 	out := runOK(t, r, calibrateTrial(t, dir))
 	c := out.Calibration
-	if c == nil || c.Unfit == "" || out.ReplayRow != 0 {
-		t.Fatalf("calibration %+v, replay row %d; want unfit and no prediction", c, out.ReplayRow)
+	if c == nil || c.Err != "" || !strings.Contains(c.Unfit, "held-out") || out.ReplayRow != 0 {
+		t.Fatalf("calibration %+v, replay row %d; want unfit for its held-out error and no prediction", c, out.ReplayRow)
 	}
 	data, err := os.ReadFile(c.File)
 	if err != nil || !strings.Contains(string(data), "unfit: ") {
@@ -135,19 +159,19 @@ func TestProcessTargetCalibrates(t *testing.T) {
 	t.Parallel()
 	bin := buildAutoinfer(t)
 	r, led := newTestRunner(t)
-	r.hooks.calibrate = func(c *calibrate.Config) { c.MaxError, c.MaxLagRatio, c.MaxTimerLate = 1e9, 1e9, 1e9 }
+	r.hooks.calibrate = probeOnce
 	file := filepath.Join(t.TempDir(), "cal.yaml")
 	spec := strings.Replace(fmt.Sprintf(tinySpec, "round_robin"), "target: {kind: sim, profile: fast}", fmt.Sprintf(`target:
   kind: process
   hardware: test-host
-  command: "'%s' sim serve --host {host} --port {port} --model {model} --profile fast {engine_args}"
+  command: "'%s' sim serve --host {host} --port {port} --model {model} --profile fast %s {engine_args}"
   startup_timeout: 30s
   stop_grace_period: 5s
   log_dir: %s
   profile: fast
   calibrate: true
-  calibrate_budget: 3s
-  calibrate_file: %s`, bin, t.TempDir(), file), 1)
+  calibrate_budget: 1m
+  calibrate_file: %s`, bin, truthArgs, t.TempDir(), file), 1)
 	spec = strings.Replace(spec, "gate: {reference: sim, prompts: 2}", "gate: {reference: none}", 1)
 	out := runOK(t, r, parseSpec(t, spec)[0])
 	c := out.Calibration

@@ -30,8 +30,8 @@ gate: {reference: none}
 // budget, showing progress, writes the fitted profile file beside the
 // spec, and its row's prediction runs that profile: the prediction row
 // records the file's content hash. A host too loaded for the fit gets a
-// file marked unfit (or, with too few groups, no fit) and no prediction,
-// which the output says; the test then checks that instead.
+// file marked unfit (with too few groups, no fit in it) and no
+// prediction, which the output says; the test then checks that instead.
 func TestTrialCalibratesItsStaticTarget(t *testing.T) {
 	t.Parallel()
 	u := serveTruth(t, "--profile", "fast", "--model", "truth", "--step-base-ms", "4", "--cpu-us-per-seq", "40",
@@ -69,10 +69,9 @@ func TestTrialCalibratesItsStaticTarget(t *testing.T) {
 	}
 	r, c := doc.Trials[0], doc.Trials[0].Calibration
 	if c.Err != "" {
-		// A host loaded enough leaves the probe too few groups to fit
-		// (TestCalibratingTrialIsPredictedByItsCalibration, in adapter,
-		// takes the fitted path whatever the load): the trial must then
-		// be unpredicted and say why.
+		// A probe that failed (a request the server refused; too few
+		// groups is an unfit verdict, below): the trial must then be
+		// unpredicted and say why.
 		if r.ReplayRow != 0 || !strings.Contains(c.Err, "probe") {
 			t.Fatalf("calibration failed (%s) and replay row %d; want a probe's failure and no prediction", c.Err, r.ReplayRow)
 		}

@@ -64,7 +64,10 @@ type Result struct {
 	// arrive at an idle engine. It is added to every predicted TTFT and
 	// E2E, as the virtual clock's http_overhead_ms is.
 	PathOverhead time.Duration
-	Unfit        string
+	// Unfit is why the probe gave no profile to predict with ("": it did):
+	// the held-out error beyond its bound, the host's load, or no usable
+	// fit at all (Config.fit); File then says so and is refused where named.
+	Unfit string
 	// File is the profile file's YAML.
 	File []byte
 }
@@ -72,7 +75,10 @@ type Result struct {
 // Calibrate identifies the server, runs the probe, fits base's step model
 // on four in five groups and checks it on the fifth: each held-out group is
 // replayed on the virtual clock with the fitted profile and its figures
-// compared with what the server measured.
+// compared with what the server measured. A probe that ran but gave no
+// profile to predict with is a Result marked Unfit, with its file; the
+// error is for a calibration that could not run (the server unreachable or
+// refusing the probe, ctx ended).
 func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	base, err := sim.LookupProfile(c.Base)
 	if err != nil {
@@ -102,10 +108,37 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(obs) < 3 {
-		return nil, fmt.Errorf("only %d probe groups completed within the budget %v: need 3 or more (raise --budget)", len(obs), c.Budget)
+	res := &Result{Fit: &Fit{Profile: base}, Server: id, Observed: obs}
+	why, err := c.fit(base, res)
+	if err != nil {
+		return nil, err
+	}
+	res.Unfit = strings.Join(why, "; ")
+	res.File, err = profileFile(c, res)
+	return res, err
+}
+
+// fit fits base's step model on four in five of res's groups, checks it on
+// the fifth and fills res in; it says why the fit is unfit (none: it is
+// fit). A probe that gives no usable fit (too few groups within the
+// budget, every group late, steps that do not separate the coefficients,
+// a fitted profile that cannot run) is unfit with the reason, never an
+// error: the file then records what the probe saw and why no profile came
+// of it. Errors are the replay's own.
+func (c *Config) fit(base sim.Profile, res *Result) ([]string, error) {
+	obs := res.Observed
+	switch {
+	case len(obs) == 0:
+		return []string{fmt.Sprintf("no probe group completed within the budget %v (raise the budget)", c.Budget)}, nil
+	case len(obs) < 3:
+		return []string{fmt.Sprintf("only %d probe groups completed within the budget %v: need 3 or more (raise the budget)", len(obs), c.Budget)}, nil
 	}
 	kept, late, overloaded := c.dropOverloaded(obs)
+	res.Overloaded = late
+	var why []string
+	if overloaded != "" {
+		why = append(why, overloaded)
+	}
 	var fitSteps, heldSteps []Step
 	var fitGroups, heldGroups []Observed
 	for g := range kept {
@@ -116,36 +149,20 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 		}
 		fitSteps, fitGroups = append(fitSteps, st...), append(fitGroups, kept[g])
 	}
-	fit, fitErr := FitSteps(base, fitSteps)
-	if fit == nil {
-		if overloaded != "" {
-			return nil, fmt.Errorf("%w; %s", fitErr, overloaded)
-		}
-		return nil, fitErr
-	}
-	if id.NumGPUBlocks > 0 {
-		fit.Profile.NumGPUBlocks = id.NumGPUBlocks
-	}
-	res := &Result{Fit: fit, Server: id, Observed: obs, HeldOutGroups: len(heldGroups), Overloaded: late}
-	opts := sim.Options{Profile: fit.Profile, Engine: c.Engine}
-	if id.BlockSize > 0 {
-		opts.Engine.BlockSize = id.BlockSize
-	}
-	if res.PathOverhead, err = PathOverhead(opts, fitGroups); err != nil {
-		return nil, err
-	}
-	pred, err := Replayed(opts, heldGroups)
+	fit, err := FitSteps(base, fitSteps)
 	if err != nil {
+		return append(why, err.Error()), nil
+	}
+	if res.Server.NumGPUBlocks > 0 {
+		fit.Profile.NumGPUBlocks = res.Server.NumGPUBlocks
+	}
+	res.Fit, res.HeldOutGroups = fit, len(heldGroups)
+	named := fit.Profile
+	named.Name = c.Name
+	if err := named.Validate(); err != nil {
+		why = append(why, fmt.Sprintf("the fitted profile cannot run: %v", err))
+	} else if err := c.holdOut(res, fitGroups, heldGroups, heldSteps); err != nil {
 		return nil, err
-	}
-	res.HeldOut = Errors(Measure(Delayed(pred, res.PathOverhead)), Measure(heldGroups))
-	res.HeldOut[MetricStep] = StepError(fit.Profile, heldSteps)
-	var why []string
-	if overloaded != "" {
-		why = append(why, overloaded)
-	}
-	if fitErr != nil {
-		why = append(why, fitErr.Error())
 	}
 	for _, m := range []string{MetricTTFTP50, MetricTPOTP50} {
 		if e := res.HeldOut[m]; e > c.MaxError {
@@ -156,10 +173,28 @@ func Calibrate(ctx context.Context, c Config) (*Result, error) {
 		if d := prefillMismatch(fit.Profile, fitGroups); d != "" {
 			why = append(why, d)
 		}
-		res.Unfit = strings.Join(why, "; ")
 	}
-	res.File, err = profileFile(c, res)
-	return res, err
+	return why, nil
+}
+
+// holdOut measures the HTTP path on the fit groups and replays the held-out
+// groups on res's fitted profile, setting res.PathOverhead and res.HeldOut.
+func (c *Config) holdOut(res *Result, fitGroups, heldGroups []Observed, heldSteps []Step) error {
+	opts := sim.Options{Profile: res.Fit.Profile, Engine: c.Engine}
+	if res.Server.BlockSize > 0 {
+		opts.Engine.BlockSize = res.Server.BlockSize
+	}
+	var err error
+	if res.PathOverhead, err = PathOverhead(opts, fitGroups); err != nil {
+		return err
+	}
+	pred, err := Replayed(opts, heldGroups)
+	if err != nil {
+		return err
+	}
+	res.HeldOut = Errors(Measure(Delayed(pred, res.PathOverhead)), Measure(heldGroups))
+	res.HeldOut[MetricStep] = StepError(res.Fit.Profile, heldSteps)
+	return nil
 }
 
 // dropOverloaded keeps the groups the host ran on time (Load), counts the
@@ -268,6 +303,9 @@ func renderFile(name, base string, fit *Fit, heldOut Figures, cal *sim.Calibrati
 		errs = append(errs, fmt.Sprintf("%s %.1f %%", m, 100*heldOut[m]))
 	}
 	stated := "held-out error: " + strings.Join(errs, ", ")
+	if len(errs) == 0 {
+		stated = "no held-out error: no fitted profile to replay"
+	}
 	if cal.Unfit != "" {
 		stated = "UNFIT (" + cal.Unfit + "); " + stated
 	}

@@ -133,15 +133,7 @@ func TestCalibrateMarksNonBatchingServerUnfit(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		n := simtest.NewNetwork()
-		ln, err := n.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{Handler: (&nobatch.Server{Model: "mock", TTFT: 5 * time.Millisecond, PerPromptToken: 20 * time.Microsecond,
-			TokenGap: 4 * time.Millisecond}).Handler()}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
-		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: "http://" + ln.Addr().String(), Base: "fast", Seed: 3,
+		res, err := Calibrate(t.Context(), Config{HTTP: n.Client(), URL: startNoBatch(t, n), Base: "fast", Seed: 3,
 			Budget: time.Minute, Rounds: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -160,6 +152,22 @@ func TestCalibrateMarksNonBatchingServerUnfit(t *testing.T) {
 		}
 		t.Logf("unfit: %s; held-out %v", res.Unfit, res.HeldOut)
 	})
+}
+
+// startNoBatch starts the non-batching test server on n (5 ms to a first
+// token plus 20 µs per prompt token, then a token every 4 ms, each request
+// on its own timers) and returns its URL.
+func startNoBatch(t *testing.T, n *simtest.Network) string {
+	t.Helper()
+	ln, err := n.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: (&nobatch.Server{Model: "mock", TTFT: 5 * time.Millisecond, PerPromptToken: 20 * time.Microsecond,
+		TokenGap: 4 * time.Millisecond}).Handler()}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String()
 }
 
 // Acceptance 3: the probe stops within its budget of server time (no group

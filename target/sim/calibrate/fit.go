@@ -1,7 +1,6 @@
 package calibrate
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -59,9 +58,13 @@ type Fit struct {
 }
 
 // FitSteps fits base's step-model coefficients to the measured steps by
-// ordinary least squares; the standard errors come from the residual
-// variance and (XᵀX)⁻¹. A design that does not identify every coefficient
-// (too few steps, or a factor that never varied) is an error naming them.
+// least squares with every coefficient non-negative (nnls: each is a cost,
+// and a cost the server does not have comes out 0 rather than as negative
+// noise); the standard errors come from the residual variance and the
+// whole design's (XᵀX)⁻¹, the unconstrained fit's, so a coefficient held
+// at 0 still shows how well the probe pinned it. A design that does not
+// identify every coefficient (too few steps, or a factor that never
+// varied) is an error naming them.
 //
 // Steps a live host delayed (a stall, a late wake-up and the catch-up
 // step after it) are outliers of the model, not data: after a first fit,
@@ -69,8 +72,8 @@ type Fit struct {
 // the median absolute residual) are dropped and the fit repeated once;
 // Fit.Dropped counts them.
 func FitSteps(base sim.Profile, steps []Step) (*Fit, error) {
-	f, res, err := fitOLS(base, steps)
-	if f == nil {
+	f, res, err := fitNNLS(base, steps)
+	if err != nil {
 		return nil, err
 	}
 	abs := make([]float64, len(res))
@@ -85,19 +88,20 @@ func FitSteps(base sim.Profile, steps []Step) (*Fit, error) {
 		}
 	}
 	if len(kept) == len(steps) || cut == 0 {
-		return f, err
+		return f, nil
 	}
-	f2, _, err := fitOLS(base, kept)
-	if f2 == nil {
-		return f, err
+	// Without the outliers the design may no longer separate the
+	// coefficients: the first fit then stands.
+	if f2, _, err := fitNNLS(base, kept); err == nil {
+		f2.Dropped = len(steps) - len(kept)
+		return f2, nil
 	}
-	f2.Dropped = len(steps) - len(kept)
-	return f2, err
+	return f, nil
 }
 
-// fitOLS is one least-squares fit; it also returns each step's residual
-// in ms.
-func fitOLS(base sim.Profile, steps []Step) (*Fit, []float64, error) {
+// fitNNLS is one non-negative least-squares fit; it also returns each
+// step's residual in ms.
+func fitNNLS(base sim.Profile, steps []Step) (*Fit, []float64, error) {
 	ts := terms(&base)
 	n, k := len(steps), len(ts)
 	if n <= k {
@@ -125,27 +129,21 @@ func fitOLS(base sim.Profile, steps []Step) (*Fit, []float64, error) {
 	if err := inv.Inverse(&xtx); err != nil {
 		return nil, nil, fmt.Errorf("the probe's steps do not separate the coefficients %v: %w", names(ts), err)
 	}
-	var beta, xty mat.VecDense
-	xty.MulVec(x.T(), y)
-	beta.MulVec(&inv, &xty)
+	beta, err := nnls(x, y)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fitting %v: %w", names(ts), err)
+	}
 	var fitted, res mat.VecDense
-	fitted.MulVec(x, &beta)
+	fitted.MulVec(x, beta)
 	res.SubVec(y, &fitted)
 	sigma2 := mat.Dot(&res, &res) / float64(n-k)
 	f := &Fit{Profile: base, Steps: n, ResidualMs: math.Sqrt(sigma2)}
-	var errs []error
 	for j, t := range ts {
 		v := beta.AtVec(j)
-		se := math.Sqrt(sigma2 * inv.At(j, j))
-		f.Coefficients = append(f.Coefficients, Coefficient{Name: t.name, Value: v, StdErr: se})
-		// A slightly negative estimate of a cost that is 0 is noise; a
-		// clearly negative one means the step model does not hold.
-		if v < 0 && v < -2*se {
-			errs = append(errs, fmt.Errorf("%s fitted %.4g ± %.2g: negative, the step model does not describe this server", t.name, v, se))
-		}
-		t.set(&f.Profile, max(v, 0))
+		f.Coefficients = append(f.Coefficients, Coefficient{Name: t.name, Value: v, StdErr: math.Sqrt(sigma2 * inv.At(j, j))})
+		t.set(&f.Profile, v)
 	}
-	return f, res.RawVector().Data, errors.Join(errs...)
+	return f, res.RawVector().Data, nil
 }
 
 func names(ts []term) []string {

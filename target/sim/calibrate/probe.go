@@ -88,8 +88,9 @@ type Probe struct {
 }
 
 // Run runs the plan round after round until the budget or the rounds are
-// spent and returns every group that completed. It fails when not one
-// group completed, or on the first request the server refused.
+// spent and returns every group that completed (none when the budget ends
+// the first). It fails on the first request the server refused, and when
+// ctx ends.
 func (p *Probe) Run(ctx context.Context) ([]Observed, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Budget)
 	defer cancel()
@@ -110,7 +111,7 @@ func (p *Probe) Run(ctx context.Context) ([]Observed, error) {
 			tm := &timers{}
 			o, err := runGroup(ctx, c, g, rng, tm)
 			if err != nil {
-				if ctx.Err() != nil && len(out) > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 					p.progress("probe: budget %v reached, group %d dropped", p.Budget, len(out)+1)
 					return out, nil
 				}
