@@ -154,8 +154,14 @@ func renderTrialResults(w io.Writer, format string, rs []trialResult, gs []ledge
 				return err
 			}
 			better := orDash(d.Better)
-			if d.NotSeparable {
+			switch {
+			case d.NotSeparable:
 				better = "not separable (intervals across replicates overlap)"
+			case d.Better != "" && d.ACI == nil && d.BCI == nil:
+				// A whole-run figure of one run a side has no interval: the
+				// side is named, but not as if a difference of 0.1 % were
+				// known to be one (repeats: gives the interval).
+				better += " (one run each, no interval)"
 			}
 			fmt.Fprintf(w, "  %-22s A %14s  B %14s  better: %s\n", d.Metric, formatOrDash(m, d.A), formatOrDash(m, d.B), better)
 		}
