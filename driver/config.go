@@ -1,12 +1,12 @@
 package driver
 
 import (
-	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -228,12 +228,40 @@ func (c Config) Validate() error {
 	return l.Err()
 }
 
-// sessionValue renders the session scheme for one request.
+// sessionValue renders the session scheme for one request: each
+// placeholder replaced by its value in one left-to-right pass, the values
+// not read again (strings.Replacer's result for these placeholders, none
+// a prefix of another, without building a Replacer per request).
 func (c Config) sessionValue(session string, index, turn int) string {
-	return strings.NewReplacer(
-		"{trial_id}", c.TrialID,
-		"{session}", session,
-		"{index}", fmt.Sprint(index),
-		"{turn}", fmt.Sprint(turn),
-	).Replace(c.SessionScheme)
+	s := c.SessionScheme
+	if !strings.Contains(s, "{") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		switch {
+		case strings.HasPrefix(s, "{trial_id}"):
+			b.WriteString(c.TrialID)
+			s = s[len("{trial_id}"):]
+		case strings.HasPrefix(s, "{session}"):
+			b.WriteString(session)
+			s = s[len("{session}"):]
+		case strings.HasPrefix(s, "{index}"):
+			b.WriteString(strconv.Itoa(index))
+			s = s[len("{index}"):]
+		case strings.HasPrefix(s, "{turn}"):
+			b.WriteString(strconv.Itoa(turn))
+			s = s[len("{turn}"):]
+		default:
+			b.WriteByte('{')
+			s = s[1:]
+		}
+	}
 }

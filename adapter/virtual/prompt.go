@@ -27,7 +27,10 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 	if err != nil {
 		return err
 	}
-	rq := &request{id: id, route: route, prompt: &promptLegs{shapes: sh, ids: p.IDs, max: p.MaxTokens}}
+	// Its token times sized for its length up front (bounded: a request may
+	// stop early), not grown token by token.
+	rq := &request{id: id, route: route, prompt: &promptLegs{shapes: sh, ids: p.IDs, max: p.MaxTokens},
+		tokens: make([]time.Duration, 0, min(max(p.MaxTokens, 0), maxPresized))}
 	text := func() string {
 		if chat {
 			return "user:" + p.Text() + "\n" // parseOpenAI's rendering of one user message
@@ -81,6 +84,10 @@ func (d *Deployment) shapesOf(shell []byte, chat bool) (*shapes, error) {
 	d.shapes[string(shell)] = sh
 	return sh, nil
 }
+
+// maxPresized bounds the token times a token-path request's slice is
+// made for (8 bytes each).
+const maxPresized = 4096
 
 // promptLegs is a token-path request: its ids and length on its shapes.
 type promptLegs struct {

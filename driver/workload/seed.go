@@ -18,15 +18,25 @@ const PhaseMeasured = "measured"
 // PCG. The driver sends from these sources, so LongestRequest, which builds
 // from them too, names a request the run sends.
 func PhaseSource(phase string, seed int64, trialID string) Source {
+	fixed := appendPart(nil, "autoinfer/driver/v1")
+	fixed = appendPart(fixed, phase)
+	fixed = appendPart(fixed, strconv.FormatInt(seed, 10))
+	fixed = appendPart(fixed, trialID)
 	return func(purpose string, index int) *rand.Rand {
-		h := sha256.New()
-		for _, part := range []string{"autoinfer/driver/v1", phase, strconv.FormatInt(seed, 10), trialID, purpose, strconv.Itoa(index)} {
-			var n [8]byte
-			binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
-			h.Write(n[:])
-			h.Write([]byte(part))
-		}
-		sum := h.Sum(nil)
+		// The digest of the parts written one after another: the parts the
+		// phase fixes encoded once, one buffer hashed per source.
+		var buf [256]byte
+		b := append(buf[:0], fixed...)
+		b = appendPart(b, purpose)
+		b = appendPart(b, strconv.Itoa(index))
+		sum := sha256.Sum256(b)
 		return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])))
 	}
+}
+
+// appendPart appends a part as the seed encodes it: its length (8 bytes,
+// little-endian), then its bytes.
+func appendPart(b []byte, part string) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(part)))
+	return append(b, part...)
 }
