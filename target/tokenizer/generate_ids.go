@@ -2,11 +2,33 @@ package tokenizer
 
 import (
 	"math/rand/v2"
-	"strings"
+	"unsafe"
 )
 
 // period is the id of ".", the sentence end Generate places.
 const period = 1
+
+// spacedWord is a vocabulary word after its separating space, in a
+// fixed-width array: GenerateIDs writes one with a single 16-byte store
+// and keeps its length, with no copy sized per word (the words are about
+// five bytes: a sized copy per word was most of drawing a prompt's text).
+type spacedWord struct {
+	b [16]byte
+	n int // len(" "+word); 0 for a word too long for b
+}
+
+// spaced is every vocabulary word as a spacedWord, by id. Derived once
+// from vocabulary, never written afterwards.
+var spaced = func() []spacedWord {
+	s := make([]spacedWord, len(vocabulary))
+	for i, w := range vocabulary {
+		if 1+len(w) <= len(s[i].b) {
+			s[i].b[0] = ' '
+			s[i].n = 1 + copy(s[i].b[1:], w)
+		}
+	}
+	return s
+}()
 
 // GenerateIDs is Generate's text as token ids, and the text itself: the same
 // draws from r, so the text is Generate(r, n) and the ids are
@@ -17,24 +39,35 @@ func GenerateIDs(r *rand.Rand, n int) (string, []int) {
 	if n <= 0 {
 		return "", nil
 	}
-	var b strings.Builder
-	b.Grow(n * 6)
+	// Every word is written after a space and the text starts after the
+	// first one (the first token is always a word); the room past the
+	// usual length lets the last words take the fixed-width store too.
+	buf := make([]byte, 0, 1+n*6+len(spacedWord{}.b))
 	ids := make([]int, n)
 	untilStop := 8 + r.IntN(13)
 	for i := range n {
 		if untilStop == 0 && i > 0 && i < n-1 {
-			b.WriteByte('.')
+			buf = append(buf, '.')
 			ids[i] = period
 			untilStop = 8 + r.IntN(13)
 			continue
 		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
 		id := FirstWord + r.IntN(len(vocabulary)-FirstWord)
-		b.WriteString(vocabulary[id])
+		buf = appendSpaced(buf, id)
 		ids[i] = id
 		untilStop--
 	}
-	return b.String(), ids
+	return unsafe.String(&buf[1], len(buf)-1), ids
+}
+
+// appendSpaced appends " " and word id to buf: one fixed-width store when
+// buf has room for it, else an ordinary append.
+func appendSpaced(buf []byte, id int) []byte {
+	w := &spaced[id]
+	l := len(buf)
+	if w.n == 0 || cap(buf)-l < len(w.b) {
+		return append(append(buf, ' '), vocabulary[id]...)
+	}
+	*(*[16]byte)(buf[l : l+len(w.b)]) = w.b
+	return buf[:l+w.n]
 }
