@@ -39,8 +39,13 @@ type generator struct {
 }
 
 func (g generator) generate(r *rand.Rand, n int) (string, []int) {
+	return g.appendGenerated(r, n, nil)
+}
+
+// appendGenerated is generate with the ids (with ids only) appended to ids.
+func (g generator) appendGenerated(r *rand.Rand, n int, ids []int) (string, []int) {
 	if g.ids {
-		return tokenizer.GenerateIDs(r, n)
+		return tokenizer.GenerateIDs(r, n, ids)
 	}
-	return g.tok.Generate(r, n), nil
+	return g.tok.Generate(r, n), ids
 }

@@ -269,34 +269,34 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src So
 	if g.ids {
 		ids = make([]int, 0, l.InputLength)
 	}
-	add := func(text string, pids []int) {
-		parts = append(parts, text)
-		ids = append(ids, pids...)
-	}
+	var text string
 	for _, id := range l.HashIDs {
 		if left == 0 {
 			break
 		}
 		if left < size {
-			add(g.generate(src("partial-block", id), left))
+			text, ids = g.appendGenerated(src("partial-block", id), left, ids)
+			parts = append(parts, text)
 			left = 0
 			break
 		}
 		b, ok := blocks.get(id)
 		if !ok || g.ids && b.ids == nil {
-			var bids []int
-			b.text, bids = g.generate(src("block", id), size)
-			b.ids = compact(bids)
+			from := len(ids)
+			b.text, ids = g.appendGenerated(src("block", id), size, ids)
+			b.ids = compact(ids[from:])
 			blocks.put(id, b)
+		} else {
+			for _, x := range b.ids {
+				ids = append(ids, int(x))
+			}
 		}
 		parts = append(parts, b.text)
-		for _, x := range b.ids {
-			ids = append(ids, int(x))
-		}
 		left -= size
 	}
 	if left > 0 {
-		add(g.generate(src("trace", i), left))
+		text, ids = g.appendGenerated(src("trace", i), left, ids)
+		parts = append(parts, text)
 	}
 	return parts, ids
 }

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"math/rand/v2"
+	"slices"
 	"unsafe"
 )
 
@@ -34,27 +35,28 @@ var spaced = func() []spacedWord {
 // draws from r, so the text is Generate(r, n) and the ids are
 // Tokenize(text) without tokenizing it. The virtual clock hands a
 // simulated engine these ids instead of a body it would parse and
-// tokenize again.
-func GenerateIDs(r *rand.Rand, n int) (string, []int) {
+// tokenize again. The ids are appended to ids (a prompt's drawn block by
+// block goes into one slice).
+func GenerateIDs(r *rand.Rand, n int, ids []int) (string, []int) {
 	if n <= 0 {
-		return "", nil
+		return "", ids
 	}
 	// Every word is written after a space and the text starts after the
 	// first one (the first token is always a word); the room past the
 	// usual length lets the last words take the fixed-width store too.
 	buf := make([]byte, 0, 1+n*6+len(spacedWord{}.b))
-	ids := make([]int, n)
+	ids = slices.Grow(ids, n)
 	untilStop := 8 + r.IntN(13)
 	for i := range n {
 		if untilStop == 0 && i > 0 && i < n-1 {
 			buf = append(buf, '.')
-			ids[i] = period
+			ids = append(ids, period)
 			untilStop = 8 + r.IntN(13)
 			continue
 		}
 		id := FirstWord + r.IntN(len(vocabulary)-FirstWord)
 		buf = appendSpaced(buf, id)
-		ids[i] = id
+		ids = append(ids, id)
 		untilStop--
 	}
 	return unsafe.String(&buf[1], len(buf)-1), ids

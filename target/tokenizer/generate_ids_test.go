@@ -6,13 +6,23 @@ import (
 	"testing"
 )
 
-// GenerateIDs gives Generate's text from the same draws, and the ids that
-// text tokenizes to: the virtual clock's token path and the HTTP path then
+// GenerateIDs gives Generate's text from the same draws, and appends the
+// ids that text tokenizes to: the virtual clock's token path and the HTTP path then
 // give an engine the same prompt.
 func TestGenerateIDsIsTokenizedGenerate(t *testing.T) {
 	for seed := range uint64(200) {
 		n := int(seed*37%700) + int(seed%3)
-		text, ids := GenerateIDs(rand.New(rand.NewPCG(seed, 7)), n)
+		var before []int // a third of the calls append to ids already there
+		if seed%3 == 1 {
+			before = []int{-1, -2}
+		}
+		text, ids := GenerateIDs(rand.New(rand.NewPCG(seed, 7)), n, before)
+		if len(before) > 0 {
+			if !slices.Equal(ids[:2], []int{-1, -2}) {
+				t.Fatalf("seed %d, n %d: ids begin %v, want the ids appended to [-1 -2]", seed, n, ids[:min(2, len(ids))])
+			}
+			ids = ids[2:]
+		}
 		want := Generate(rand.New(rand.NewPCG(seed, 7)), n)
 		if text != want {
 			t.Fatalf("seed %d, n %d: text %.40q…, Generate gives %.40q…", seed, n, text, want)
