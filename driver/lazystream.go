@@ -74,7 +74,13 @@ type lazySource struct {
 	stop    func()
 	next    int
 	live    map[int]*Request
-	h       *streamHash
+	h       *streamHash // nil when known holds the hash
+	// known is the stream hash an earlier run of this stream recorded in
+	// shared under key (the bodies are then not digested again); keyed:
+	// the stream has a key (streamKey).
+	known, key string
+	keyed      bool
+	shared     *Workloads
 	// tokens draws each prompt's ids with its text (tokenpath.go).
 	tokens workload.TokenItems
 	// multi: multi_turn sessions (synthetic history), produced in index
@@ -128,8 +134,16 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 	// (a timed trace item's own offset wins).
 	offs := cfg.Arrival.OffsetSeq(items.Starts(), func() *rand.Rand { return s("arrival", 0) })
 	next, stop := iter.Pull(offs)
-	return st, &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
-		h: newStreamHash(cfg, r.template), multi: multi}, true, nil
+	l := &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
+		multi: multi, shared: shared}
+	l.h = newStreamHash(cfg, r.template)
+	if shared != nil {
+		l.key, l.keyed = streamKey(cfg, tok)
+		if h, ok := shared.streamHash(l.key); l.keyed && ok {
+			l.known, l.h = h, nil
+		}
+	}
+	return st, l, true, nil
 }
 
 // singles reports whether every item is a request of its own (no session
@@ -159,7 +173,9 @@ func (l *lazySource) Next() (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	l.h.add(&req)
+	if l.h != nil {
+		l.h.add(&req)
+	}
 	l.live[i] = &req
 	l.next++
 	return i, true, nil
@@ -230,7 +246,13 @@ func (l *lazySource) Tokens(i int) ([]int, []string) {
 }
 func (l *lazySource) Drop(i int) { delete(l.live, i) }
 
+// Hash is the stream hash: the one recorded for this stream, else the
+// digest of the whole stream (what is left is produced), then recorded.
 func (l *lazySource) Hash() (string, error) {
+	if l.h == nil {
+		l.stop()
+		return l.known, nil
+	}
 	for l.next < l.items.Len() {
 		i, _, err := l.Next()
 		if err != nil {
@@ -239,5 +261,9 @@ func (l *lazySource) Hash() (string, error) {
 		l.Drop(i)
 	}
 	l.stop()
-	return l.h.sum(), nil
+	sum := l.h.sum()
+	if l.keyed {
+		l.shared.recordStreamHash(l.key, sum)
+	}
+	return sum, nil
 }

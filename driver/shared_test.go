@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Runs given one Workloads read the same built trace when their workload,
@@ -59,6 +60,67 @@ func TestWorkloadsShareBuiltItems(t *testing.T) {
 		}
 		if !bytes.Equal(srcA.At(i).Body, alone.At(j).Body) {
 			t.Fatalf("request %d: the shared workload's body differs from an unshared run's", i)
+		}
+	}
+}
+
+// A run through Workloads takes the stream hash an earlier run of the same
+// stream digested (its bodies are not digested again) when only fields
+// that never reach a request differ (run id, label, address, HTTP path
+// timing), and digests its own when a field the requests carry differs
+// (model, session scheme): every hash equals an unshared run's.
+func TestWorkloadsShareStreamHash(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 3, "hash_ids": [%d, %d]}`+"\n", i*50, 20+i%7, i%4, 10+i)
+	}
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 4, TrialID: "search", RunID: "a", Label: "a",
+		Workload: Workload{Kind: "trace", Path: path, BlockSize: 16}}
+	unshared := func(c Config) string {
+		_, src, _, err := lazyStream(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := src.Hash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	ws := NewWorkloads()
+	run := func(c Config) (string, bool) {
+		_, src, _, err := lazyStream(c, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := src.Next(); err != nil { // produces as ever
+			t.Fatal(err)
+		}
+		digested := src.h != nil
+		h, err := src.Hash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, digested
+	}
+	if h, digested := run(cfg); h != unshared(cfg) || !digested {
+		t.Fatalf("first run: hash %s (digested: %v), want the unshared run's %s, digested", h, digested, unshared(cfg))
+	}
+	same := cfg
+	same.RunID, same.Label, same.BaseURL, same.HTTPOverhead, same.HTTPInbound = "b", "b", "http://127.0.0.1:2", time.Millisecond, time.Millisecond
+	if h, digested := run(same); h != unshared(cfg) || digested {
+		t.Errorf("a run of the same stream: hash %s (digested: %v), want the recorded %s, not digested", h, digested, unshared(cfg))
+	}
+	model, scheme := cfg, cfg
+	model.Model, scheme.SessionScheme = "m2", "s-{index}"
+	for _, c := range []Config{model, scheme} {
+		want := unshared(c)
+		if h, digested := run(c); h != want || !digested || want == unshared(cfg) {
+			t.Errorf("model %q, scheme %q: hash %s (digested: %v), want its own %s, digested", c.Model, c.SessionScheme, h, digested, want)
 		}
 	}
 }
