@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -286,9 +287,11 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src So
 			b.text, ids = g.appendGenerated(src("block", id), size, ids)
 			b.ids = compact(ids[from:])
 			blocks.put(id, b)
-		} else {
-			for _, x := range b.ids {
-				ids = append(ids, int(x))
+		} else if b.ids != nil {
+			n := len(ids)
+			ids = slices.Grow(ids, len(b.ids))[:n+len(b.ids)]
+			for j, x := range b.ids {
+				ids[n+j] = int(x)
 			}
 		}
 		parts = append(parts, b.text)
