@@ -14,16 +14,8 @@ import (
 // seed and stream agree (one build, the very same items), build their own
 // when not, and send what an unshared run sends, byte for byte.
 func TestWorkloadsShareBuiltItems(t *testing.T) {
-	var b strings.Builder
-	for i := range 30 {
-		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 4, "hash_ids": [%d, %d]}`+"\n", i*100, 20+i%9, i%3, 10+i)
-	}
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 4, TrialID: "search",
-		Workload: Workload{Kind: "trace", Path: path, BlockSize: 16}}
+		Workload: Workload{Kind: "trace", Path: writeSharedTrace(t, 30), BlockSize: 16}}
 	ws := NewWorkloads()
 	a, srcA, _, err := lazyStream(cfg, ws)
 	if err != nil {
@@ -70,16 +62,8 @@ func TestWorkloadsShareBuiltItems(t *testing.T) {
 // timing), and digests its own when a field the requests carry differs
 // (model, session scheme): every hash equals an unshared run's.
 func TestWorkloadsShareStreamHash(t *testing.T) {
-	var b strings.Builder
-	for i := range 40 {
-		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 3, "hash_ids": [%d, %d]}`+"\n", i*50, 20+i%7, i%4, 10+i)
-	}
-	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 4, TrialID: "search", RunID: "a", Label: "a",
-		Workload: Workload{Kind: "trace", Path: path, BlockSize: 16}}
+		Workload: Workload{Kind: "trace", Path: writeSharedTrace(t, 40), BlockSize: 16}}
 	unshared := func(c Config) string {
 		_, src, _, err := lazyStream(c, nil)
 		if err != nil {
@@ -123,4 +107,19 @@ func TestWorkloadsShareStreamHash(t *testing.T) {
 			t.Errorf("model %q, scheme %q: hash %s (digested: %v), want its own %s, digested", c.Model, c.SessionScheme, h, digested, want)
 		}
 	}
+}
+
+// writeSharedTrace writes a trace of n requests whose hash_ids share
+// blocks (three leading ones) and returns its path.
+func writeSharedTrace(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 4, "hash_ids": [%d, %d]}`+"\n", i*100, 20+i%9, i%3, 10+i)
+	}
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
