@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/router"
 )
@@ -42,18 +41,6 @@ func (l *receiptLog) get(runID, id string) *router.Receipt {
 	return l.by[[2]string{runID, id}]
 }
 
-// receiptsOf maps a virtual run's measured requests to the receipts of
-// their decisions.
-func receiptsOf(ds []virtual.Decision) map[int]*router.Receipt {
-	out := map[int]*router.Receipt{}
-	for _, d := range ds {
-		if !d.Warmup && d.Receipt != nil {
-			out[d.ID] = d.Receipt
-		}
-	}
-	return out
-}
-
 // receiptIDPrefix is the request id prefix the driver sends when an
 // embedded router reports receipts and the workload names none: request ids
 // are headers, in neither the stream hash, the sent hash nor the workload's
@@ -70,18 +57,18 @@ func (tr *trialRun) requestIDPrefix() string {
 	return receiptIDPrefix
 }
 
-// attachReceipts stores each request's receipt on its record: on the
-// virtual clock from the deployment's decisions; in real time from the
-// embedded router's log, joined by the request id the driver sent
-// (requestIDPrefix + index). A router of another launch mode reports none.
+// attachReceipts stores each request's receipt on its record, in real
+// time from the embedded router's log, joined by the request id the driver
+// sent (requestIDPrefix + index); a router of another launch mode reports
+// none. (On the virtual clock measured attaches each from the
+// deployment's decisions as its record completes.)
 func (tr *trialRun) attachReceipts(reqs []ledger.Request) error {
-	get := func(i int) *router.Receipt { return tr.receipts[i] }
-	if tr.router != nil && tr.router.receipts != nil {
-		prefix := tr.requestIDPrefix()
-		get = func(i int) *router.Receipt { return tr.router.receipts.get(tr.runID, prefix+strconv.Itoa(i)) }
+	if tr.router == nil || tr.router.receipts == nil {
+		return nil
 	}
+	prefix := tr.requestIDPrefix()
 	for i := range reqs {
-		rc := get(reqs[i].Index)
+		rc := tr.router.receipts.get(tr.runID, prefix+strconv.Itoa(reqs[i].Index))
 		if rc == nil {
 			continue
 		}

@@ -52,11 +52,11 @@ func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded,
 	if t.ShedRate == nil {
 		t.ShedRate = ShedRate(reqs)
 	}
-	return l.RecordSeq(ctx, t, requestSeq(reqs))
+	return l.RecordSeq(ctx, t, RequestSeq(reqs))
 }
 
-// requestSeq yields reqs, with no error.
-func requestSeq(reqs []Request) iter.Seq2[Request, error] {
+// RequestSeq yields reqs, with no error: a slice as RecordSeq takes it.
+func RequestSeq(reqs []Request) iter.Seq2[Request, error] {
 	return func(yield func(Request, error) bool) {
 		for _, r := range reqs {
 			if !yield(r, nil) {

@@ -37,7 +37,7 @@ func testRecordSeqStreamsRecords(t *testing.T, be backend) {
 	}
 	streamed := trial("streamed", routerRR)
 	streamed.ShedRate = shed.Rate()
-	viaSeq, err := l.RecordSeq(ctx, streamed, requestSeq(completed))
+	viaSeq, err := l.RecordSeq(ctx, streamed, RequestSeq(completed))
 	if err != nil {
 		t.Fatal(err)
 	}
