@@ -30,21 +30,11 @@ name: streamed
 seed: 7
 clock: virtual
 target: {kind: sim, profile: h100-llama3-8b}
-topology:
-  replicas: 2
-  engine:
-    model: sim-llama-3-8b
-    extra_args: {kv_events_config: '{"enable_kv_cache_events": true, "publisher": "zmq"}'}
+topology: {replicas: 2, engine: {model: sim-llama-3-8b,
+  extra_args: {kv_events_config: '{"enable_kv_cache_events": true, "publisher": "zmq"}'}}}
 router: {policy: precise_prefix}
-workload:
-  kind: random
-  input_len: 256
-  prefix_len: 128
-  output_len: 64
-  range_ratio: 0.9
-  num_prompts: 300
-  max_seconds: %MAX%
-  arrival: {kind: poisson, request_rate: 120}
+workload: {kind: random, input_len: 256, prefix_len: 128, output_len: 64, range_ratio: 0.9, num_prompts: 300,
+  max_seconds: %MAX%, arrival: {kind: poisson, request_rate: 120}}
 warmup: {requests: 2}
 `
 
@@ -95,6 +85,20 @@ func keptRun(t *testing.T, r *Runner, tr trials.Trial) (reqs []ledger.Request, d
 	return reqs, buf.Bytes()
 }
 
+// rowWithRecords reads row id and its request records.
+func rowWithRecords(t *testing.T, led *ledger.Ledger, id int64) (ledger.Trial, []ledger.Request) {
+	t.Helper()
+	row, err := led.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := led.Requests(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return row, reqs
+}
+
 // Issue 30, item 2: a virtual trial's records, spooled as they complete
 // and written from the spool, are in the ledger exactly as the run that
 // kept them all would have written them (the kept run's records written
@@ -118,14 +122,7 @@ func TestVirtualTrialRecordsMatchTheKeptRun(t *testing.T) {
 			}
 			tr := parseSpec(t, strings.Replace(streamedSpec, "%MAX%", maxSeconds, 1))[0]
 			out := runOK(t, r, tr)
-			got, err := led.Requests(context.Background(), out.RowID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			row, err := led.Get(context.Background(), out.RowID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			row, got := rowWithRecords(t, led, out.RowID)
 
 			keptReqs, keptDecisions := keptRun(t, r, tr)
 			kept := row
@@ -134,14 +131,7 @@ func TestVirtualTrialRecordsMatchTheKeptRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := led.Requests(context.Background(), rec.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			keptRow, err := led.Get(context.Background(), rec.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			keptRow, want := rowWithRecords(t, led, rec.ID)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("spooled records differ from the kept run's (-kept +spooled):\n%s", diff)
 			}

@@ -45,7 +45,7 @@ func newSpool() (*spool, error) {
 	if err := os.Remove(f.Name()); err != nil {
 		s.name = f.Name() // an open file cannot be unlinked here: close removes it
 	}
-	s.w = bufio.NewWriter(f)
+	s.w = bufio.NewWriterSize(f, 64<<10)
 	s.enc = gob.NewEncoder(s.w)
 	return s, nil
 }
@@ -61,9 +61,6 @@ func (s *spool) add(r ledger.Request) {
 	}
 	s.n++
 }
-
-// len is how many records the spool holds.
-func (s *spool) len() int { return s.n }
 
 // records reads the spool back from its start, in the order the records
 // were added; it ends with the first error (of a write or a read).
