@@ -94,6 +94,11 @@ func (r *records) done(i int, now float64) {
 		return
 	}
 	rec := r.at(i)
+	if rec.ErrorType == errCancelled {
+		// Cut short by the phase's stop (the wall clock's drain delivers
+		// it), which makes it final, incomplete or not_sent, and counts it.
+		return
+	}
 	r.acc.Add(rec)
 	if r.sink != nil {
 		r.sink(rec)
