@@ -27,29 +27,38 @@ type measured struct {
 	shed   ledger.ShedCount
 	attain sweep.Tally
 	bodies firstBodies
-	// receipts are the route receipts of requests not final yet (nil: none
-	// recorded), by request.
+	// receipt takes the route receipt of a final request (nil: none
+	// recorded): on the virtual clock from receipts, the receipts of
+	// requests not final yet; in real time from the embedded router's log.
+	receipt  func(index int) *router.Receipt
 	receipts map[int]*router.Receipt
 	// decisions writes the decision record (nil: none asked).
 	decisions *decisionStream
 	err       error // the first error (a receipt that did not encode)
 }
 
-// newMeasured opens the spool; receipts says whether decisions carry
-// receipts to attach, w (nil: none) takes the decision record.
-func newMeasured(trial string, attain sweep.Tally, receipts bool, w io.Writer) (*measured, error) {
+// newMeasured opens the spool; w (nil: none) takes the decision record.
+func newMeasured(trial string, attain sweep.Tally, w io.Writer) (*measured, error) {
 	sp, err := newSpool()
 	if err != nil {
 		return nil, err
 	}
 	m := &measured{spool: sp, attain: attain}
-	if receipts {
-		m.receipts = map[int]*router.Receipt{}
-	}
 	if w != nil {
 		m.decisions = newDecisionStream(w, trial)
 	}
 	return m, nil
+}
+
+// keepReceipts attaches to each record the receipt of its request's last
+// decision (decided).
+func (m *measured) keepReceipts() {
+	m.receipts = map[int]*router.Receipt{}
+	m.receipt = func(i int) *router.Receipt {
+		rc := m.receipts[i]
+		delete(m.receipts, i)
+		return rc
+	}
 }
 
 // decided takes one routing decision as it is made.
@@ -65,8 +74,7 @@ func (m *measured) decided(d virtual.Decision) {
 // add takes one final measured record.
 func (m *measured) add(r *driver.RequestRecord) {
 	q := requestOf(r)
-	if rc, ok := m.receipts[r.Index]; ok {
-		delete(m.receipts, r.Index)
+	if rc := m.receiptOf(r.Index); rc != nil {
 		b, err := json.Marshal(rc)
 		if err != nil && m.err == nil {
 			m.err = fmt.Errorf("encoding the route receipt of request %d: %w", r.Index, err)
@@ -80,6 +88,13 @@ func (m *measured) add(r *driver.RequestRecord) {
 		m.decisions.result(r)
 	}
 	m.spool.add(q)
+}
+
+func (m *measured) receiptOf(i int) *router.Receipt {
+	if m.receipt == nil {
+		return nil
+	}
+	return m.receipt(i)
 }
 
 // finish writes the decisions still waiting (those whose request never

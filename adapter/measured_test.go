@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -253,5 +254,37 @@ func TestSpoolLeavesNoFile(t *testing.T) {
 	}
 	if len(left) > 0 {
 		t.Errorf("%d files left in the temporary directory, first %s", len(left), left[0].Name())
+	}
+}
+
+// A real-time trial spools its records too: the ledger holds one per
+// request, with the embedded router's receipt, agreeing with the summary
+// the driver streamed them into (completed count, mean TTFT), and no spool
+// file is left.
+func TestRealTrialSpoolsItsRecords(t *testing.T) {
+	r, led := newTestRunner(t)
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	out := runOK(t, r, parseSpec(t, fmt.Sprintf(tinySpec, "round_robin"))[0])
+	_, reqs := rowWithRecords(t, led, out.RowID)
+	if len(reqs) != 24 {
+		t.Fatalf("%d records, want 24", len(reqs))
+	}
+	ok, ttft := 0, 0.0
+	for i, q := range reqs {
+		if q.Index != i || len(q.Receipt) == 0 {
+			t.Errorf("record %d: index %d, receipt %q; want every index once, each with a receipt", i, q.Index, q.Receipt)
+		}
+		if q.Status == ledger.RequestOK {
+			ok++
+			ttft += q.TTFTMs
+		}
+	}
+	if s := out.Summary; ok != s.Completed || ok == 0 || math.Abs(ttft/float64(ok)-s.MeanTTFTMs) > 1e-9*s.MeanTTFTMs {
+		t.Errorf("records: %d ok, mean TTFT %v; summary: %d completed, mean TTFT %v", ok, ttft/float64(ok), s.Completed, s.MeanTTFTMs)
+	}
+	spools, err := filepath.Glob(filepath.Join(dir, "autoinfer-records-*"))
+	if err != nil || len(spools) > 0 {
+		t.Errorf("spool files left: %v (%v)", spools, err)
 	}
 }

@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/autoinfer/autoinfer/driver/sweep"
 	"strconv"
 	"sync"
 
@@ -39,6 +40,33 @@ func (l *receiptLog) get(runID, id string) *router.Receipt {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.by[[2]string{runID, id}]
+}
+
+// take is get, forgetting the receipt: a run that spools its records
+// takes each as its record completes, so the log holds only those of
+// requests in flight (and the warm-up's).
+func (l *receiptLog) take(runID, id string) *router.Receipt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := [2]string{runID, id}
+	rc := l.by[k]
+	delete(l.by, k)
+	return rc
+}
+
+// measureReal makes the real-time run's records go to a spool as they
+// complete (measured), each with the embedded router's receipt.
+func (tr *trialRun) measureReal() (*measured, error) {
+	m, err := newMeasured(tr.t.Name, sweep.Tally{SLO: sweepSLO(tr.t)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if tr.router != nil && tr.router.receipts != nil {
+		log, prefix := tr.router.receipts, tr.requestIDPrefix()
+		m.receipt = func(i int) *router.Receipt { return log.take(tr.runID, prefix+strconv.Itoa(i)) }
+	}
+	tr.measured = m
+	return m, nil
 }
 
 // receiptIDPrefix is the request id prefix the driver sends when an

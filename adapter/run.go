@@ -250,8 +250,8 @@ type trialRun struct {
 	window    *window
 	warmup    driver.WarmupOutcome
 	probe     *splitProbe // nil: the engines' timings are not collected
-	// measured takes a virtual run's records as they become final (nil:
-	// the records are the result's).
+	// measured takes the run's records as they become final (nil: the
+	// records are the result's).
 	measured *measured
 	// replayRow is the virtual row of the trial's replay, 0 for none;
 	// replayFigs pair its figures with the measured ones.
@@ -335,6 +335,16 @@ func (tr *trialRun) execute(ctx context.Context) {
 	if tr.hooks.clock != nil {
 		opts = append(opts, driver.WithClock(tr.hooks.clock))
 	}
+	// The overhead split matches the engines' timings with the kept
+	// records; every other trial spools them as they complete.
+	if tr.probe == nil {
+		m, err := tr.measureReal()
+		if err != nil {
+			tr.obs.Err = err
+			return
+		}
+		opts = append(opts, driver.WithRecords(m.add, SearchExactValues))
+	}
 	res, err := driver.Run(ctx, tr.driverConfig(baseURL), opts...)
 	tr.window.end(ctx) // when the driver stopped inside the window
 	tr.result = res
@@ -342,6 +352,9 @@ func (tr *trialRun) execute(ctx context.Context) {
 		tr.probe.done(res)
 	}
 	tr.obs.WorkerExits = workerExits(dep.Exits())
+	if m := tr.measured; m != nil && err == nil {
+		err = m.finish()
+	}
 	if err != nil {
 		tr.obs.NotReady = notReady(err)
 		tr.obs.Err = fmt.Errorf("driver: %w", err)

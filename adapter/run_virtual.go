@@ -32,13 +32,14 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 	opt := driver.SimOptions{Stream: true, ExactValues: SearchExactValues, Workloads: tr.opts.Workloads}
 	var decisions *decisionStream
 	if !tr.opts.StreamVirtual {
-		m, err := newMeasured(tr.t.Name, sweep.Tally{SLO: sweepSLO(tr.t)}, true, tr.opts.Decisions)
+		m, err := newMeasured(tr.t.Name, sweep.Tally{SLO: sweepSLO(tr.t)}, tr.opts.Decisions)
 		if err != nil {
 			tr.obs.Err = err
 			return
 		}
 		tr.measured, decisions = m, m.decisions
 		// Receipts go on the request records, which only a trial's own run keeps.
+		m.keepReceipts()
 		dep.RecordReceipts()
 		dep.RecordDecisions(m.decided)
 		opt.Records = m.add
