@@ -16,12 +16,12 @@ import (
 )
 
 // measured takes a trial's measured request records as each becomes final
-// (driver.SimOptions.Records) instead of from the run's result: it spools
-// each as its ledger record, with its route receipt, and keeps only what
-// the trial reads of them after the run (shed rate, SLO attainment, the
-// first error body of each type, the decisions' outcomes). Nothing it
-// holds grows with the run's length: receipts and decisions wait only
-// while their request is in flight.
+// (driver.SimOptions.Records, driver.WithRecords) instead of from the
+// run's result: it spools each as its ledger record, with its route
+// receipt, and keeps only what the trial reads of them after the run (shed
+// rate, SLO attainment, the first error body of each type, the decisions'
+// outcomes). Nothing it holds grows with the run's length: receipts and
+// decisions wait only while their request is in flight.
 type measured struct {
 	spool  *spool
 	shed   ledger.ShedCount
@@ -98,8 +98,12 @@ func (m *measured) receiptOf(i int) *router.Receipt {
 }
 
 // finish writes the decisions still waiting (those whose request never
-// became final get no outcome) and reports the first error.
+// became final get no outcome) and reports the first error; nil does
+// nothing.
 func (m *measured) finish() error {
+	if m == nil {
+		return nil
+	}
 	err := m.err
 	if m.decisions != nil {
 		err = errors.Join(err, m.decisions.close())

@@ -28,8 +28,8 @@ const teardownTimeout = 30 * time.Second
 
 // Recorder writes a finished trial; *ledger.Ledger is one.
 type Recorder interface {
-	// RecordSeq writes t with the request records reqs yields (a virtual
-	// run's come from its spool; *ledger.Ledger's RecordSeq).
+	// RecordSeq writes t with the request records reqs yields (a run's
+	// come from its spool; *ledger.Ledger's RecordSeq).
 	RecordSeq(ctx context.Context, t ledger.Trial, reqs iter.Seq2[ledger.Request, error]) (ledger.Recorded, error)
 }
 
@@ -352,15 +352,15 @@ func (tr *trialRun) execute(ctx context.Context) {
 		tr.probe.done(res)
 	}
 	tr.obs.WorkerExits = workerExits(dep.Exits())
-	if m := tr.measured; m != nil && err == nil {
-		err = m.finish()
-	}
 	if err != nil {
 		tr.obs.NotReady = notReady(err)
 		tr.obs.Err = fmt.Errorf("driver: %w", err)
 		if ctx.Err() != nil {
 			return
 		}
+	}
+	if err := tr.measured.finish(); err != nil && tr.obs.Err == nil {
+		tr.obs.Err = err
 	}
 	qg.keep(ctx)
 	tr.observe(ctx)

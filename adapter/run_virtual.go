@@ -75,11 +75,8 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 // finishMeasured writes the decisions still waiting and reports the
 // first error of the records' intake.
 func (tr *trialRun) finishMeasured(decisions *decisionStream) error {
-	if tr.measured != nil {
-		return tr.measured.finish()
-	}
-	if decisions != nil {
+	if tr.measured == nil && decisions != nil {
 		return decisions.close()
 	}
-	return nil
+	return tr.measured.finish()
 }
