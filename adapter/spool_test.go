@@ -26,7 +26,7 @@ func TestSpoolRoundTrips(t *testing.T) {
 		{Index: 2, SessionID: "s", TTFTMs: math.Nextafter(12.5, 13), ITLs: ledger.Floats{0.1, 1e-300, math.MaxFloat64},
 			Status: ledger.RequestOK, Receipt: ledger.JSON(`{"worker":"w1"}`), CachedTokens: 7},
 		{Index: 0, ITLs: ledger.Floats{}, Status: "http_503", ErrorType: "http_error", Error: "shed"},
-		{Index: 1, Status: "failed", ErrorType: "not_sent", TTFTMs: -0.0},
+		{Index: 1, Status: "failed", ErrorType: "not_sent", TTFTMs: math.Copysign(0, -1)},
 	}
 	for _, r := range in {
 		s.add(r)
