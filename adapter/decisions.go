@@ -15,8 +15,9 @@ import (
 type DecisionLine struct {
 	Trial string `json:"trial"`
 	virtual.Decision
-	// Result is the measured request's outcome (nil for warm-up requests
-	// and when the run kept no records).
+	// Result is the measured request's outcome (nil for warm-up requests,
+	// for a search's runs, which keep no records, and for requests whose
+	// record never became final: a run that failed).
 	Result *DecisionResult `json:"result,omitempty"`
 }
 
@@ -31,19 +32,98 @@ type DecisionResult struct {
 	CachedTokens *int `json:"cached_tokens,omitempty"`
 }
 
-// writeDecisions writes ds in the order they were made, each measured one
-// with its request's outcome from res.
-func writeDecisions(w io.Writer, trial string, ds []virtual.Decision, res *driver.Result) error {
-	enc := json.NewEncoder(w)
-	for _, d := range ds {
-		line := DecisionLine{Trial: trial, Decision: d}
-		if res != nil && !d.Warmup && d.ID >= 0 && d.ID < len(res.Requests) && res.Requests[d.ID].Index == d.ID {
-			r := res.Requests[d.ID]
-			line.Result = &DecisionResult{Success: r.Success, TTFTMs: r.TTFTMs, E2ELMs: r.E2ELMs, OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens}
-		}
-		if err := enc.Encode(line); err != nil {
-			return fmt.Errorf("recording decisions: %w", err)
-		}
+// decisionStream writes the decision record as the run goes: each
+// decision in the order it was made, a measured one once its request's
+// record is final (with its outcome). It holds only the decisions waiting
+// behind one whose request is still in flight.
+type decisionStream struct {
+	enc   *json.Encoder
+	trial string
+	queue []virtual.Decision // made, not written yet; from head
+	head  int
+	// waiting counts the queued decisions of each measured request;
+	// results are the outcomes of requests with decisions queued.
+	waiting map[int]int
+	results map[int]*DecisionResult
+	err     error
+}
+
+func newDecisionStream(w io.Writer, trial string) *decisionStream {
+	return &decisionStream{enc: json.NewEncoder(w), trial: trial, waiting: map[int]int{}, results: map[int]*DecisionResult{}}
+}
+
+// measuredDecision says whether d routed a measured request, whose record
+// gives its outcome.
+func measuredDecision(d virtual.Decision) bool { return !d.Warmup && d.ID >= 0 }
+
+// add queues d and writes what it can.
+func (s *decisionStream) add(d virtual.Decision) {
+	s.queue = append(s.queue, d)
+	if measuredDecision(d) {
+		s.waiting[d.ID]++
 	}
-	return nil
+	s.flush()
+}
+
+// result takes a final measured record: the outcome of its request's
+// decisions.
+func (s *decisionStream) result(r *driver.RequestRecord) {
+	if s.waiting[r.Index] == 0 {
+		return
+	}
+	s.results[r.Index] = &DecisionResult{Success: r.Success, TTFTMs: r.TTFTMs, E2ELMs: r.E2ELMs,
+		OutputTokens: r.OutputTokens, CachedTokens: r.CachedTokens}
+	s.flush()
+}
+
+// flush writes the queued decisions up to the first still waiting for
+// its outcome.
+func (s *decisionStream) flush() {
+	for s.head < len(s.queue) {
+		d := s.queue[s.head]
+		var res *DecisionResult
+		if measuredDecision(d) {
+			var ok bool
+			if res, ok = s.results[d.ID]; !ok {
+				s.compact()
+				return
+			}
+			if s.waiting[d.ID]--; s.waiting[d.ID] == 0 {
+				delete(s.waiting, d.ID)
+				delete(s.results, d.ID)
+			}
+		}
+		s.write(d, res)
+		s.head++
+	}
+	s.queue, s.head = s.queue[:0], 0
+}
+
+// compact drops the written decisions from the queue's front once they
+// are most of it.
+func (s *decisionStream) compact() {
+	if s.head > 1024 && s.head*2 > len(s.queue) {
+		s.queue = append(s.queue[:0], s.queue[s.head:]...)
+		s.head = 0
+	}
+}
+
+func (s *decisionStream) write(d virtual.Decision, res *DecisionResult) {
+	if s.err != nil {
+		return
+	}
+	if err := s.enc.Encode(DecisionLine{Trial: s.trial, Decision: d, Result: res}); err != nil {
+		s.err = fmt.Errorf("recording decisions: %w", err)
+	}
+}
+
+// close writes the decisions left, whose requests never became final (a
+// run that failed), without an outcome, and reports the first write
+// error.
+func (s *decisionStream) close() error {
+	for _, d := range s.queue[s.head:] {
+		s.write(d, nil)
+	}
+	s.queue, s.head = nil, 0
+	return s.err
 }

@@ -132,5 +132,8 @@ func (tr *trialRun) observeDriver() {
 			o.ScheduleDelayLimitMs = float64(tr.opts.ScheduleDelayLimit) / float64(time.Millisecond)
 		}
 		o.ErrorBodies = errorBodies(s.Requests)
+		if tr.measured != nil {
+			o.ErrorBodies = tr.measured.bodies.list()
+		}
 	}
 }

@@ -3,10 +3,10 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/autoinfer/autoinfer/driver/sweep"
 	"strconv"
 	"sync"
 
-	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/ledger"
 	"github.com/autoinfer/autoinfer/router"
 )
@@ -42,16 +42,31 @@ func (l *receiptLog) get(runID, id string) *router.Receipt {
 	return l.by[[2]string{runID, id}]
 }
 
-// receiptsOf maps a virtual run's measured requests to the receipts of
-// their decisions.
-func receiptsOf(ds []virtual.Decision) map[int]*router.Receipt {
-	out := map[int]*router.Receipt{}
-	for _, d := range ds {
-		if !d.Warmup && d.Receipt != nil {
-			out[d.ID] = d.Receipt
-		}
+// take is get, forgetting the receipt: a run that spools its records
+// takes each as its record completes, so the log holds only those of
+// requests in flight (and the warm-up's).
+func (l *receiptLog) take(runID, id string) *router.Receipt {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := [2]string{runID, id}
+	rc := l.by[k]
+	delete(l.by, k)
+	return rc
+}
+
+// measureReal makes the real-time run's records go to a spool as they
+// complete (measured), each with the embedded router's receipt.
+func (tr *trialRun) measureReal() (*measured, error) {
+	m, err := newMeasured(tr.t.Name, sweep.Tally{SLO: sweepSLO(tr.t)}, nil)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	if tr.router != nil && tr.router.receipts != nil {
+		log, prefix := tr.router.receipts, tr.requestIDPrefix()
+		m.receipt = func(i int) *router.Receipt { return log.take(tr.runID, prefix+strconv.Itoa(i)) }
+	}
+	tr.measured = m
+	return m, nil
 }
 
 // receiptIDPrefix is the request id prefix the driver sends when an
@@ -70,18 +85,18 @@ func (tr *trialRun) requestIDPrefix() string {
 	return receiptIDPrefix
 }
 
-// attachReceipts stores each request's receipt on its record: on the
-// virtual clock from the deployment's decisions; in real time from the
-// embedded router's log, joined by the request id the driver sent
-// (requestIDPrefix + index). A router of another launch mode reports none.
+// attachReceipts stores each request's receipt on its record, in real
+// time from the embedded router's log, joined by the request id the driver
+// sent (requestIDPrefix + index); a router of another launch mode reports
+// none. (On the virtual clock measured attaches each from the
+// deployment's decisions as its record completes.)
 func (tr *trialRun) attachReceipts(reqs []ledger.Request) error {
-	get := func(i int) *router.Receipt { return tr.receipts[i] }
-	if tr.router != nil && tr.router.receipts != nil {
-		prefix := tr.requestIDPrefix()
-		get = func(i int) *router.Receipt { return tr.router.receipts.get(tr.runID, prefix+strconv.Itoa(i)) }
+	if tr.router == nil || tr.router.receipts == nil {
+		return nil
 	}
+	prefix := tr.requestIDPrefix()
 	for i := range reqs {
-		rc := get(reqs[i].Index)
+		rc := tr.router.receipts.get(tr.runID, prefix+strconv.Itoa(reqs[i].Index))
 		if rc == nil {
 			continue
 		}

@@ -12,8 +12,16 @@ import (
 	"github.com/autoinfer/autoinfer/ledger"
 )
 
-// record classifies the trial and writes its row, in one transaction.
+// record classifies the trial and writes its row, in one transaction, and
+// releases the run's spooled records.
 func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
+	if m := tr.measured; m != nil {
+		defer func() {
+			if err := m.close(); err != nil {
+				tr.log.Warn("removing the spooled request records", "trial", tr.t.Name, "err", err)
+			}
+		}()
+	}
 	if tr.remote != nil {
 		return tr.recordRemote(ctx, tr.remote)
 	}
@@ -61,7 +69,11 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 	// not), so any fixed bound loses the rows of the largest trials on a
 	// slow host, and the ledger's busy timeout already bounds a lock wait.
 	// A second Ctrl-C does not cut it short (cmd.interruptible).
-	rec, err := tr.opts.Ledger.Record(context.WithoutCancel(ctx), row, reqs)
+	seq := ledger.RequestSeq(reqs)
+	if m := tr.measured; m != nil && tr.result != nil {
+		seq = m.spool.records()
+	}
+	rec, err := tr.opts.Ledger.RecordSeq(context.WithoutCancel(ctx), row, seq)
 	if err != nil {
 		return out, fmt.Errorf("writing ledger row: %w", err)
 	}
@@ -72,7 +84,8 @@ func (tr *trialRun) record(ctx context.Context) (Outcome, error) {
 	return out, nil
 }
 
-// row builds the ledger row and its per-request records.
+// row builds the ledger row and its per-request records (none when
+// measured spooled them).
 func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 	engineJSON, err := json.Marshal(tr.t.Topology.Engine)
 	if err != nil {
@@ -137,6 +150,10 @@ func (tr *trialRun) row(out Outcome) (ledger.Trial, []ledger.Request, error) {
 		if row.Metrics, err = metricsOf(tr.result.Summary); err != nil {
 			return ledger.Trial{}, nil, err
 		}
+		if m := tr.measured; m != nil {
+			row.ShedRate = m.shed.Rate()
+			return row, nil, nil
+		}
 		reqs = requestsOf(tr.result.Requests)
 		row.ShedRate = ledger.ShedRate(reqs)
 		if err := tr.attachReceipts(reqs); err != nil {
@@ -162,25 +179,30 @@ func metricsOf(s driver.Summary) (ledger.Metrics, error) {
 
 func requestsOf(recs []driver.RequestRecord) []ledger.Request {
 	out := make([]ledger.Request, 0, len(recs))
-	for _, r := range recs {
-		q := ledger.Request{
-			Index: r.Index, SessionID: r.SessionID, IntendedSendMs: r.IntendedMs, ActualSendMs: r.SendMs,
-			TTFTMs: r.TTFTMs, E2ELMs: r.E2ELMs, TPOTMs: r.TPOTMs, ITLs: r.ITLMs,
-			InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-			Status: ledger.RequestOK, ErrorType: r.ErrorType, Error: r.Error,
-		}
-		if r.CachedTokens != nil {
-			q.CachedTokens = *r.CachedTokens
-		}
-		if !r.Success {
-			q.Status = "failed"
-			if r.Status != 0 {
-				q.Status = fmt.Sprintf("http_%d", r.Status)
-			}
-		}
-		out = append(out, q)
+	for i := range recs {
+		out = append(out, requestOf(&recs[i]))
 	}
 	return out
+}
+
+// requestOf is one driver record as the ledger stores it.
+func requestOf(r *driver.RequestRecord) ledger.Request {
+	q := ledger.Request{
+		Index: r.Index, SessionID: r.SessionID, IntendedSendMs: r.IntendedMs, ActualSendMs: r.SendMs,
+		TTFTMs: r.TTFTMs, E2ELMs: r.E2ELMs, TPOTMs: r.TPOTMs, ITLs: r.ITLMs,
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		Status: ledger.RequestOK, ErrorType: r.ErrorType, Error: r.Error,
+	}
+	if r.CachedTokens != nil {
+		q.CachedTokens = *r.CachedTokens
+	}
+	if !r.Success {
+		q.Status = "failed"
+		if r.Status != 0 {
+			q.Status = fmt.Sprintf("http_%d", r.Status)
+		}
+	}
+	return q
 }
 
 // countsOf is a count map as the ledger stores it; nil stays nil (null).

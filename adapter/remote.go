@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"time"
 
@@ -169,7 +170,7 @@ func (tr *trialRun) recordRemote(ctx context.Context, res *RemoteResult) (Outcom
 	}
 	row.Status, row.Failure = out.Status, out.Failure
 	// Written even after Ctrl-C, unbounded, as record does.
-	rec, err := tr.opts.Ledger.Record(context.WithoutCancel(ctx), row, res.Requests)
+	rec, err := tr.opts.Ledger.RecordSeq(context.WithoutCancel(ctx), row, ledger.RequestSeq(res.Requests))
 	if err != nil {
 		return out, fmt.Errorf("writing ledger row: %w", err)
 	}
@@ -249,8 +250,14 @@ type capture struct {
 	reqs []ledger.Request
 }
 
-func (c *capture) Record(_ context.Context, t ledger.Trial, reqs []ledger.Request) (ledger.Recorded, error) {
-	c.row, c.reqs = &t, reqs
+func (c *capture) RecordSeq(_ context.Context, t ledger.Trial, reqs iter.Seq2[ledger.Request, error]) (ledger.Recorded, error) {
+	c.row, c.reqs = &t, nil
+	for r, err := range reqs {
+		if err != nil {
+			return ledger.Recorded{}, err
+		}
+		c.reqs = append(c.reqs, r)
+	}
 	return ledger.Recorded{}, nil
 }
 

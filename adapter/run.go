@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/failure"
 	"github.com/autoinfer/autoinfer/ledger"
-	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/stale"
 	"github.com/autoinfer/autoinfer/target"
 	"github.com/autoinfer/autoinfer/target/sim/calibrate"
@@ -28,7 +28,9 @@ const teardownTimeout = 30 * time.Second
 
 // Recorder writes a finished trial; *ledger.Ledger is one.
 type Recorder interface {
-	Record(ctx context.Context, t ledger.Trial, reqs []ledger.Request) (ledger.Recorded, error)
+	// RecordSeq writes t with the request records reqs yields (a run's
+	// come from its spool; *ledger.Ledger's RecordSeq).
+	RecordSeq(ctx context.Context, t ledger.Trial, reqs iter.Seq2[ledger.Request, error]) (ledger.Recorded, error)
 }
 
 // Options configure a Runner.
@@ -58,10 +60,11 @@ type Options struct {
 	// whose virtual replay would (Runner.Replay): the caller asked for
 	// that bound.
 	EngineLagRatioLimit float64
-	// StreamVirtual makes virtual-clock trials stream their request
-	// records into the summary and keep none (autoinfer search: hundreds of
-	// candidates, rows without per-request records). Percentiles stay exact
-	// up to SearchExactValues values per metric.
+	// StreamVirtual makes virtual-clock trials write rows without
+	// per-request records (autoinfer search: hundreds of candidates). Every
+	// virtual run streams its records into the summary (percentiles exact
+	// up to SearchExactValues values per metric); without StreamVirtual a
+	// trial spools them for its row as they complete (measured).
 	StreamVirtual bool
 	// Workloads, when set, shares streamed virtual trials' built
 	// workloads between the runners given it (autoinfer search's
@@ -247,8 +250,9 @@ type trialRun struct {
 	window    *window
 	warmup    driver.WarmupOutcome
 	probe     *splitProbe // nil: the engines' timings are not collected
-	// receipts are a virtual run's route receipts by measured request.
-	receipts map[int]*router.Receipt
+	// measured takes the run's records as they become final (nil: the
+	// records are the result's).
+	measured *measured
 	// replayRow is the virtual row of the trial's replay, 0 for none;
 	// replayFigs pair its figures with the measured ones.
 	replayRow  int64
@@ -331,6 +335,16 @@ func (tr *trialRun) execute(ctx context.Context) {
 	if tr.hooks.clock != nil {
 		opts = append(opts, driver.WithClock(tr.hooks.clock))
 	}
+	// The overhead split matches the engines' timings with the kept
+	// records; every other trial spools them as they complete.
+	if tr.probe == nil {
+		m, err := tr.measureReal()
+		if err != nil {
+			tr.obs.Err = err
+			return
+		}
+		opts = append(opts, driver.WithRecords(m.add, SearchExactValues))
+	}
 	res, err := driver.Run(ctx, tr.driverConfig(baseURL), opts...)
 	tr.window.end(ctx) // when the driver stopped inside the window
 	tr.result = res
@@ -344,6 +358,9 @@ func (tr *trialRun) execute(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+	}
+	if err := tr.measured.finish(); err != nil && tr.obs.Err == nil {
+		tr.obs.Err = err
 	}
 	qg.keep(ctx)
 	tr.observe(ctx)

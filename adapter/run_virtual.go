@@ -6,6 +6,7 @@ import (
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/driver/sweep"
 )
 
 // executeVirtual runs the trial on the virtual clock (clock: virtual): the
@@ -16,6 +17,11 @@ import (
 // preemptions, KV usage, CPU-tier hits) are the simulated engines' own
 // counts over the measured phase. The router's exact loads after the run
 // must be zero, as in real time.
+//
+// The run streams: its records go into the summary as they become final
+// and the run keeps none of them, so its memory does not grow with its
+// length. A trial's own run spools them for its ledger row (measured);
+// a search's keeps none (StreamVirtual: rows without per-request records).
 func (tr *trialRun) executeVirtual(ctx context.Context) {
 	dep, err := virtual.FromTrial(tr.t)
 	if err != nil {
@@ -23,33 +29,37 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		return
 	}
 	tr.log.Info("running on the virtual clock", "trial", tr.t.Name, "target", tr.t.Target.Kind)
-	var decisions []virtual.Decision
-	// Receipts go on the request records, which a streamed run keeps none of.
-	receipts := !tr.opts.StreamVirtual
-	if receipts {
+	opt := driver.SimOptions{Stream: true, ExactValues: SearchExactValues, Workloads: tr.opts.Workloads}
+	var decisions *decisionStream
+	if !tr.opts.StreamVirtual {
+		m, err := newMeasured(tr.t.Name, sweep.Tally{SLO: sweepSLO(tr.t)}, tr.opts.Decisions)
+		if err != nil {
+			tr.obs.Err = err
+			return
+		}
+		tr.measured, decisions = m, m.decisions
+		// Receipts go on the request records, which only a trial's own run keeps.
+		m.keepReceipts()
 		dep.RecordReceipts()
+		dep.RecordDecisions(m.decided)
+		opt.Records = m.add
+	} else if tr.opts.Decisions != nil {
+		decisions = newDecisionStream(tr.opts.Decisions, tr.t.Name)
+		dep.RecordDecisions(decisions.add)
 	}
-	if tr.opts.Decisions != nil || receipts {
-		dep.RecordDecisions(func(d virtual.Decision) { decisions = append(decisions, d) })
-	}
-	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep,
-		driver.SimOptions{Stream: tr.opts.StreamVirtual, ExactValues: SearchExactValues, Workloads: tr.opts.Workloads})
+	res, err := driver.SimulateWith(ctx, tr.driverConfig(virtual.BaseURL), dep, opt)
 	tr.result = res
 	if res != nil {
 		tr.warmup = res.Warmup
 	}
+	finished := tr.finishMeasured(decisions)
 	if err != nil {
 		tr.obs.Err = fmt.Errorf("virtual clock: %w", err)
 		return
 	}
-	if tr.opts.Decisions != nil {
-		if err := writeDecisions(tr.opts.Decisions, tr.t.Name, decisions, res); err != nil {
-			tr.obs.Err = err
-			return
-		}
-	}
-	if receipts {
-		tr.receipts = receiptsOf(decisions)
+	if finished != nil {
+		tr.obs.Err = finished
+		return
 	}
 	tr.observeDriver()
 	tr.seen.Window = virtualFigures(dep.Window())
@@ -60,4 +70,13 @@ func (tr *trialRun) executeVirtual(ctx context.Context) {
 		}
 		tr.seen.FinalLoads, tr.obs.RouterLoads = loads, loads
 	}
+}
+
+// finishMeasured writes the decisions still waiting and reports the
+// first error of the records' intake.
+func (tr *trialRun) finishMeasured(decisions *decisionStream) error {
+	if tr.measured == nil && decisions != nil {
+		return decisions.close()
+	}
+	return tr.measured.finish()
 }

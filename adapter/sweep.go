@@ -77,7 +77,10 @@ func (r *Runner) RunSweep(ctx context.Context, t trials.Trial, starting func(tri
 		tr.executeOnClock(ctx) // a virtual sweep's runs are virtual too
 		out, err := tr.record(ctx)
 		p := SweepPoint{Outcome: out, Role: role, Rate: rt.Workload.Arrival.RequestRate, Elapsed: time.Since(tr.started)}
-		if tr.result != nil {
+		switch {
+		case tr.measured != nil:
+			p.Attainment = tr.measured.attain.Attainment()
+		case tr.result != nil:
 			p.Attainment = sweep.Attainment(tr.result.Requests, slo)
 		}
 		p.Meets = out.Status == ledger.StatusOK && p.Attainment >= res.Threshold

@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -149,7 +150,7 @@ func parityHandler(cancel context.CancelFunc) http.HandlerFunc {
 
 // wallRun runs cfg on the wall clock in a synctest bubble against the
 // scripted server.
-func wallRun(t *testing.T, adjust func(*driver.Config), cancelling bool) (*driver.Result, error) {
+func wallRun(t *testing.T, adjust func(*driver.Config), cancelling bool, opts ...driver.Option) (*driver.Result, error) {
 	var res *driver.Result
 	var err error
 	synctest.Test(t, func(t *testing.T) {
@@ -170,7 +171,7 @@ func wallRun(t *testing.T, adjust func(*driver.Config), cancelling bool) (*drive
 		cfg := parityConfig("http://" + ln.Addr().String())
 		cfg.HTTPClient = client
 		adjust(&cfg)
-		res, err = driver.Run(ctx, cfg)
+		res, err = driver.Run(ctx, cfg, opts...)
 		client.CloseIdleConnections()
 		_ = srv.Close()
 		synctest.Wait()
@@ -267,5 +268,62 @@ func compareSummaries(t *testing.T, w, v driver.Summary) {
 		if a, b := wv.Field(k).Interface(), vv.Field(k).Interface(); !reflect.DeepEqual(a, b) {
 			t.Errorf("summary %s: wall clock %v, virtual clock %v", wv.Type().Field(k).Name, a, b)
 		}
+	}
+}
+
+// TestWallStreamedRecordsMatchKept: the wall clock's measured phase
+// streamed (driver.WithRecords, a real-time trial spooling its records)
+// hands over every record once, each equal to the kept run's, and
+// summarises to the kept run's summary (means to the last bits: summed in
+// finish order), keeping no records.
+func TestWallStreamedRecordsMatchKept(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		adjust     func(*driver.Config)
+		cancelling bool
+	}{
+		{name: "max_seconds", adjust: func(c *driver.Config) { c.Workload.MaxSeconds = 0.5 }},
+		{name: "cancelled", adjust: func(*driver.Config) {}, cancelling: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kept, kerr := wallRun(t, c.adjust, c.cancelling)
+			var got []driver.RequestRecord
+			streamed, serr := wallRun(t, c.adjust, c.cancelling,
+				driver.WithRecords(func(r *driver.RequestRecord) { got = append(got, *r) }, 0))
+			if kerr != serr {
+				t.Fatalf("errors: kept %v, streamed %v", kerr, serr)
+			}
+			if len(streamed.Requests) != 0 || len(got) != len(kept.Requests) {
+				t.Fatalf("streamed run kept %d records and handed over %d; the kept run has %d", len(streamed.Requests), len(got), len(kept.Requests))
+			}
+			inOrder := true
+			for i := range got {
+				inOrder = inOrder && got[i].Index == i
+			}
+			slices.SortFunc(got, func(a, b driver.RequestRecord) int { return a.Index - b.Index })
+			for i := range got {
+				if got[i].Index != i {
+					t.Fatalf("record %d handed over as index %d (each once)", i, got[i].Index)
+				}
+				compareRecords(t, i, kept.Requests[i], got[i])
+			}
+			if inOrder {
+				t.Error("records handed over in index order: the script finishes some out of order")
+			}
+			k, s := kept.Summary, streamed.Summary
+			for _, m := range []struct {
+				name string
+				a, b *float64
+			}{{"mean_ttft", &k.MeanTTFTMs, &s.MeanTTFTMs}, {"mean_tpot", &k.MeanTPOTMs, &s.MeanTPOTMs},
+				{"mean_itl", &k.MeanITLMs, &s.MeanITLMs}, {"mean_e2el", &k.MeanE2ELMs, &s.MeanE2ELMs},
+				{"std_ttft", &k.StdTTFTMs, &s.StdTTFTMs}, {"std_tpot", &k.StdTPOTMs, &s.StdTPOTMs},
+				{"std_itl", &k.StdITLMs, &s.StdITLMs}, {"std_e2el", &k.StdE2ELMs, &s.StdE2ELMs}} {
+				if math.Abs(*m.a-*m.b) > 1e-9*math.Abs(*m.a) {
+					t.Errorf("%s: kept %v, streamed %v", m.name, *m.a, *m.b)
+				}
+				*m.b = *m.a
+			}
+			compareSummaries(t, k, s)
+		})
 	}
 }

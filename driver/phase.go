@@ -34,8 +34,9 @@ type phase struct {
 	// against the count the user asked for.
 	answered int
 	progress func(Progress)
-	live     *metrics.Live        // live figures for progress; nil: none
-	acc      *metrics.Accumulator // streams records into the summary; nil: keep them
+	live     *metrics.Live                // live figures for progress; nil: none
+	acc      *metrics.Accumulator         // streams records into the summary; nil: keep them
+	sink     func(*metrics.RequestRecord) // with acc: takes each record as it becomes final
 
 	recs  *records
 	sent  *sentDigest
@@ -86,7 +87,7 @@ func (x pending) before(y pending) bool {
 // once the phase stopped, when every record says how it ended).
 func (p *phase) run(c clock) error {
 	n := p.src.Len()
-	p.recs, p.sent = newRecords(p.src, p.acc), newSentDigest(p.render.template)
+	p.recs, p.sent = newRecords(p.src, p.acc, p.sink), newSentDigest(p.render.template)
 	p.next, p.convs = map[int]int{}, map[int]conversation{}
 	for range n {
 		if err := p.pull(); err != nil {

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,6 +31,8 @@ type options struct {
 	now          func() time.Time
 	window       Window
 	duringWarmup func(context.Context)
+	records      func(*RequestRecord)
+	exact        int
 }
 
 // WithProgress calls fn on the scheduler goroutine after every finished
@@ -44,6 +47,16 @@ func WithProgress(fn func(Progress)) Option { return func(o *options) { o.progre
 // ends with Run's. The adapter sends the quality gate's prompts this way.
 func WithDuringWarmup(fn func(ctx context.Context)) Option {
 	return func(o *options) { o.duringWarmup = fn }
+}
+
+// WithRecords streams the measured phase as SimOptions.Stream does: each
+// record is counted into the summary when it becomes final, handed to fn
+// (on the scheduler goroutine, which it must not hold up; fn must not
+// keep the pointer) and dropped, so Result.Requests stays empty and the
+// records take no memory. Each latency metric keeps its values exactly up
+// to exact (0: DefaultExactValues), then within metrics.PercentileRelError.
+func WithRecords(fn func(*RequestRecord), exact int) Option {
+	return func(o *options) { o.records, o.exact = fn, cmp.Or(exact, DefaultExactValues) }
 }
 
 // WithClock replaces time.Now for every timestamp the run takes (send
@@ -133,17 +146,26 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	m := newPhase(phaseMeasured)
 	m.maxDuration = time.Duration(cfg.Workload.MaxSeconds * float64(time.Second))
+	params := metrics.Params{Goodput: cfg.Goodput, Percentiles: cfg.Percentiles}
+	if o.records != nil {
+		m.acc, m.sink = metrics.NewAccumulator(params, o.exact), o.records
+	}
 	started := time.Now()
 	sched := metrics.SampleSched()
 	mw := runWall(ctx, m, st.Requests, st, client, url, o.now)
-	duration := mw.since()
-	schedP99 := metrics.SampleSched().P99MsSince(sched)
+	params.Duration = mw.since()
+	params.SchedP99Ms = metrics.SampleSched().P99MsSince(sched)
 	if o.window.End != nil {
 		o.window.End(ctx)
 	}
 	res.Requests, res.Start = m.recs.all, mw.start
-	s := metrics.Summarize(m.recs.all, metrics.Params{Duration: duration, Goodput: cfg.Goodput, Percentiles: cfg.Percentiles,
-		SchedP99Ms: schedP99})
+	var s metrics.Summary
+	if m.acc != nil {
+		m.acc.SetRun(params.Duration, params.SchedP99Ms)
+		s = m.acc.Summary()
+	} else {
+		s = metrics.Summarize(m.recs.all, params)
+	}
 	cfg.describe(&s, st, len(st.Requests), started)
 	s.StreamHash = st.Hash()
 	s.SentHash = m.sent.sum()

@@ -18,6 +18,10 @@ type SimOptions struct {
 	// Workloads, when set, shares a streamed run's built workload with
 	// the other runs given the same Workloads (a search's candidates).
 	Workloads *Workloads
+	// Records, with Stream, is handed each measured record once it is
+	// final, in the order they become final, before the run drops it (a
+	// trial spools them for its ledger row); it must not keep the pointer.
+	Records func(*RequestRecord)
 }
 
 // DefaultExactValues keeps a streamed summary exact for runs of up to
@@ -31,7 +35,8 @@ type records struct {
 	all     []metrics.RequestRecord // not streaming
 	live    map[int]*metrics.RequestRecord
 	acc     *metrics.Accumulator
-	counted []uint64 // streaming: bit i set once request i is counted
+	sink    func(*metrics.RequestRecord) // streaming: takes each final record
+	counted []uint64                     // streaming: bit i set once request i is counted
 	// sends is the send order of requests not yet counted (a FIFO from
 	// head): the oldest one bounds which records can still arrive.
 	sends []int
@@ -40,9 +45,10 @@ type records struct {
 }
 
 // newRecords holds the records of src's requests; a whole source (every
-// request produced) unless acc streams them.
-func newRecords(src reqSource, acc *metrics.Accumulator) *records {
-	r := &records{src: src, acc: acc}
+// request produced) unless acc streams them, handing each to sink (when
+// set) as it is counted.
+func newRecords(src reqSource, acc *metrics.Accumulator, sink func(*metrics.RequestRecord)) *records {
+	r := &records{src: src, acc: acc, sink: sink}
 	if acc == nil {
 		r.all = make([]metrics.RequestRecord, src.Len())
 		for i := range r.all {
@@ -87,7 +93,16 @@ func (r *records) done(i int, now float64) {
 	if r.acc == nil {
 		return
 	}
-	r.acc.Add(r.at(i))
+	rec := r.at(i)
+	if rec.ErrorType == errCancelled {
+		// Cut short by the phase's stop (the wall clock's drain delivers
+		// it), which makes it final, incomplete or not_sent, and counts it.
+		return
+	}
+	r.acc.Add(rec)
+	if r.sink != nil {
+		r.sink(rec)
+	}
 	r.src.Drop(i)
 	delete(r.live, i)
 	delete(r.sent, i)

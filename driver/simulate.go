@@ -133,7 +133,7 @@ func SimulateWith(ctx context.Context, cfg Config, sys System, opt SimOptions) (
 		}
 		acc = metrics.NewAccumulator(params, exact)
 	}
-	m.acc = acc
+	m.acc, m.sink = acc, opt.Records
 	if err := v.run(m); err != nil {
 		return nil, err
 	}

@@ -78,8 +78,9 @@ func (w *wall) advance(p *phase, due time.Duration, hasDue bool) (time.Duration,
 	return w.since(), false, nil
 }
 
-func (w *wall) send(p *phase, i int, body []byte, header http.Header, _ time.Duration) bool {
+func (w *wall) send(p *phase, i int, body []byte, header http.Header, now time.Duration) bool {
 	rec := p.recs.at(i)
+	p.recs.sentAt(i, ms(now)) // it leaves at now or later
 	go func() {
 		rctx, cancel := context.WithTimeout(w.ctx, p.cfg.Timeout)
 		defer cancel()

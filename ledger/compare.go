@@ -302,7 +302,9 @@ func interval(e *Estimate, v float64) Estimate {
 
 // samples loads the latency samples of a side's completed requests: every
 // TTFT, and the TPOT of requests with more than one output token (TPOT is
-// undefined otherwise, as in vllm bench serve).
+// undefined otherwise, as in vllm bench serve), in request order whatever
+// order they were written in (a streamed trial writes them as they
+// completed), so the bootstrap resamples the same sequence.
 func (l *Ledger) samples(ctx context.Context, s *Side) (map[string][]float64, error) {
 	out := map[string][]float64{}
 	for _, id := range s.IDs {
@@ -312,7 +314,7 @@ func (l *Ledger) samples(ctx context.Context, s *Side) (map[string][]float64, er
 			Out  int     `db:"output_tokens"`
 		}
 		if err := l.db.SelectContext(ctx, &rows, l.db.Rebind(`SELECT ttft_ms, tpot_ms, output_tokens FROM requests
-			WHERE trial_id = ? AND status = 'ok'`), id); err != nil {
+			WHERE trial_id = ? AND status = 'ok' ORDER BY request_index`), id); err != nil {
 			return nil, fmt.Errorf("reading requests of trial %d: %w", id, err)
 		}
 		s.Requests += len(rows)

@@ -117,7 +117,7 @@ func (l *Ledger) copyRow(ctx context.Context, src *Ledger, r trialRow, ids map[i
 	if id, err = insertTrial(ctx, tx, r, keepID); err != nil {
 		return err
 	}
-	if err := insertRequests(ctx, tx, id, reqs); err != nil {
+	if err := insertRequests(ctx, tx, id, RequestSeq(reqs)); err != nil {
 		return err
 	}
 	marks, err := markStale(ctx, tx, id, r.Trial, true)

@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
-	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -46,13 +46,35 @@ type Recorded struct {
 
 // Record writes t and its per-request records, and marks the earlier rows
 // it invalidates stale (package stale), all in one transaction: either all
-// of it is in the ledger or none of it.
+// of it is in the ledger or none of it. A nil t.ShedRate is computed from
+// reqs.
 func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded, error) {
-	if t.Clock == "" {
-		t.Clock = ClockReal
-	}
 	if t.ShedRate == nil {
 		t.ShedRate = ShedRate(reqs)
+	}
+	return l.RecordSeq(ctx, t, RequestSeq(reqs))
+}
+
+// RequestSeq yields reqs, with no error: a slice as RecordSeq takes it.
+func RequestSeq(reqs []Request) iter.Seq2[Request, error] {
+	return func(yield func(Request, error) bool) {
+		for _, r := range reqs {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+}
+
+// RecordSeq is Record with the per-request records read one at a time
+// from reqs inside the transaction, so a trial of any length is written
+// without holding its records in memory (a run spools them as they
+// complete). An error from reqs rolls the whole write back. t.ShedRate is
+// written as given: a caller streaming its records counts them as they
+// complete (ShedCount).
+func (l *Ledger) RecordSeq(ctx context.Context, t Trial, reqs iter.Seq2[Request, error]) (Recorded, error) {
+	if t.Clock == "" {
+		t.Clock = ClockReal
 	}
 	row, err := prepare(t)
 	if err != nil {
@@ -76,7 +98,7 @@ func (l *Ledger) Record(ctx context.Context, t Trial, reqs []Request) (Recorded,
 	return rec, nil
 }
 
-func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs []Request) (Recorded, error) {
+func record(ctx context.Context, tx *sqlx.Tx, row trialRow, reqs iter.Seq2[Request, error]) (Recorded, error) {
 	if err := checkPredictedBy(ctx, tx, row.Trial); err != nil {
 		return Recorded{}, err
 	}
@@ -141,22 +163,39 @@ func insertTrial(ctx context.Context, tx *sqlx.Tx, row trialRow, keepID bool) (i
 // remote PostgreSQL instead of a thousand.
 const requestBatch = 1000
 
-func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs []Request) error {
-	batch := make([]requestRow, 0, min(len(reqs), requestBatch))
-	for chunk := range slices.Chunk(reqs, requestBatch) {
-		batch = batch[:0]
-		for _, r := range chunk {
-			batch = append(batch, requestRow{TrialID: id, Request: r})
+// insertRequests inserts reqs in batches of requestBatch, holding one
+// batch at a time.
+func insertRequests(ctx context.Context, tx *sqlx.Tx, id int64, reqs iter.Seq2[Request, error]) error {
+	var batch []requestRow
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
 		}
 		q, args, err := sqlx.Named(insertSQL("requests", requestColumns()), batch)
 		if err != nil {
 			return fmt.Errorf("inserting requests: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
-			return fmt.Errorf("inserting requests %d-%d: %w", chunk[0].Index, chunk[len(chunk)-1].Index, err)
+			return fmt.Errorf("inserting requests %d-%d: %w", batch[0].Index, batch[len(batch)-1].Index, err)
+		}
+		batch = batch[:0]
+		return nil
+	}
+	for r, err := range reqs {
+		if err != nil {
+			return fmt.Errorf("reading request records: %w", err)
+		}
+		if batch == nil {
+			batch = make([]requestRow, 0, requestBatch)
+		}
+		batch = append(batch, requestRow{TrialID: id, Request: r})
+		if len(batch) == requestBatch {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return flush()
 }
 
 // markStale applies the stale rule to the earlier rows of the same

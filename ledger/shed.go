@@ -17,16 +17,31 @@ const (
 // ShedRate is the share of reqs refused with 503 or 429 (the shed_rate
 // column); nil without requests.
 func ShedRate(reqs []Request) *float64 {
-	if len(reqs) == 0 {
+	var c ShedCount
+	for _, r := range reqs {
+		c.Add(r)
+	}
+	return c.Rate()
+}
+
+// ShedCount counts request records as they complete, for ShedRate over a
+// run whose records are not held.
+type ShedCount struct{ offered, shed int }
+
+// Add counts r.
+func (c *ShedCount) Add(r Request) {
+	c.offered++
+	if r.Status == requestShed503 || r.Status == requestShed429 {
+		c.shed++
+	}
+}
+
+// Rate is ShedRate of the records counted.
+func (c *ShedCount) Rate() *float64 {
+	if c.offered == 0 {
 		return nil
 	}
-	shed := 0
-	for _, r := range reqs {
-		if r.Status == requestShed503 || r.Status == requestShed429 {
-			shed++
-		}
-	}
-	rate := float64(shed) / float64(len(reqs))
+	rate := float64(c.shed) / float64(c.offered)
 	return &rate
 }
 

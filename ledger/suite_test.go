@@ -106,6 +106,7 @@ var suite = []struct {
 	{"ParetoUnderABound", testParetoUnderABound},
 	{"ParetoReplicateGroups", testParetoReplicateGroups},
 	{"PredictionPairs", testPredictionPairs},
+	{"RecordSeqStreamsRecords", testRecordSeqStreamsRecords},
 }
 
 // TestLedgerSuite runs the suite once per backend.

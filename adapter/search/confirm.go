@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"math"
 	"slices"
@@ -209,7 +210,7 @@ type linked struct {
 	by int64
 }
 
-func (r linked) Record(ctx context.Context, t ledger.Trial, reqs []ledger.Request) (ledger.Recorded, error) {
+func (r linked) RecordSeq(ctx context.Context, t ledger.Trial, reqs iter.Seq2[ledger.Request, error]) (ledger.Recorded, error) {
 	t.PredictedBy = &r.by
-	return r.l.Record(ctx, t, reqs)
+	return r.l.RecordSeq(ctx, t, reqs)
 }

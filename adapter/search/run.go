@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -218,10 +219,10 @@ type serialRecorder struct {
 	l  *ledger.Ledger
 }
 
-func (s *serialRecorder) Record(ctx context.Context, t ledger.Trial, reqs []ledger.Request) (ledger.Recorded, error) {
+func (s *serialRecorder) RecordSeq(ctx context.Context, t ledger.Trial, reqs iter.Seq2[ledger.Request, error]) (ledger.Recorded, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.l.Record(ctx, t, reqs)
+	return s.l.RecordSeq(ctx, t, reqs)
 }
 
 // evaluate reads c's row: status, metrics (per GPU too) and the SLO

@@ -145,6 +145,12 @@ func (a *Accumulator) flush() {
 // SetDuration sets the measured run's length, known only once it ended.
 func (a *Accumulator) SetDuration(d time.Duration) { a.p.Duration = d }
 
+// SetRun sets what is known only once the run ended: its length and the
+// client's p99 scheduling latency over it (Params.SchedP99Ms).
+func (a *Accumulator) SetRun(d time.Duration, schedP99Ms float64) {
+	a.p.Duration, a.p.SchedP99Ms = d, schedP99Ms
+}
+
 // Summary is the summary of everything added, over a run of p.Duration
 // (as Summarize computes it); it leaves the identity fields empty.
 func (a *Accumulator) Summary() Summary {

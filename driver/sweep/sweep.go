@@ -153,21 +153,38 @@ func Knee(points []Point) int {
 // Attainment is the share of requests (failed ones included, not_sent and
 // incomplete ones left out) that succeeded within every SLO.
 func Attainment(recs []metrics.RequestRecord, slo metrics.SLO) float64 {
-	n, good := 0, 0
+	t := Tally{SLO: slo}
 	for i := range recs {
-		r := &recs[i]
-		if r.ErrorType == metrics.NotSent || r.ErrorType == metrics.Incomplete {
-			continue
-		}
-		n++
-		if r.Success && metrics.Meets(r, slo) {
-			good++
-		}
+		t.Add(&recs[i])
 	}
-	if n == 0 {
+	return t.Attainment()
+}
+
+// Tally is Attainment counted one record at a time, for a run that does
+// not hold its records.
+type Tally struct {
+	SLO     metrics.SLO
+	n, good int
+}
+
+// Add counts r.
+func (t *Tally) Add(r *metrics.RequestRecord) {
+	if r.ErrorType == metrics.NotSent || r.ErrorType == metrics.Incomplete {
+		return
+	}
+	t.n++
+	if r.Success && metrics.Meets(r, t.SLO) {
+		t.good++
+	}
+}
+
+// Attainment is the share of the counted requests that met the SLO; 0
+// without any.
+func (t *Tally) Attainment() float64 {
+	if t.n == 0 {
 		return 0
 	}
-	return float64(good) / float64(n)
+	return float64(t.good) / float64(t.n)
 }
 
 func check(cfg driver.Config, opts *Options) error {
