@@ -28,6 +28,9 @@ type wall struct {
 	done   chan done
 	timer  *time.Timer
 	limit  <-chan time.Time // the phase's max duration
+	// held are answers that reached the scheduler after the run was
+	// cancelled: drain hands them over once the phase is stopping.
+	held []done
 }
 
 // runWall runs p over HTTP on the wall clock (now timestamps; st renders
@@ -68,6 +71,15 @@ func (w *wall) advance(p *phase, due time.Duration, hasDue bool) (time.Duration,
 	}
 	select {
 	case d := <-w.done:
+		if w.ctx.Err() != nil {
+			// A request the cancellation cut short can come back before
+			// the scheduler sees ctx end (select picks either when both
+			// are ready). Delivered now, its session's later turns would
+			// be session_aborted; the stop makes them not_sent, as on the
+			// virtual clock, whose drain sees the stop first.
+			w.held = append(w.held, d)
+			return w.since(), true, nil
+		}
 		p.delivered(d.index, d.end, d.text)
 	case <-wake:
 	case <-w.limit:
@@ -99,6 +111,10 @@ func (w *wall) settle() {}
 // back with its context's error (or its answer, if it came first).
 func (w *wall) drain(p *phase, _ time.Duration) {
 	w.cancel()
+	for _, d := range w.held {
+		p.delivered(d.index, d.end, d.text)
+	}
+	w.held = nil
 	for p.inflight > 0 {
 		d := <-w.done
 		p.delivered(d.index, d.end, d.text)
