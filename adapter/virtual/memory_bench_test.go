@@ -16,34 +16,40 @@ import (
 	"github.com/autoinfer/autoinfer/target/sim"
 )
 
-// heapProbe is a deployment that reads the live heap (after a GC) when
-// the at-th request is sent: mid-run, with the run's state in memory.
-type heapProbe struct {
+// sendProbe is a deployment that calls onSend with each send's count
+// (from 1) before the send, on the body path and the token path alike:
+// where the memory benchmarks read the heap mid-run.
+type sendProbe struct {
 	*virtual.Deployment
-	at, sent int
-	heap     uint64
+	sent   int
+	onSend func(n int)
 }
 
-func (h *heapProbe) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
-	h.read()
-	return h.Deployment.Send(id, route, header, body, at)
+func (p *sendProbe) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
+	p.sent++
+	p.onSend(p.sent)
+	return p.Deployment.Send(id, route, header, body, at)
 }
 
 // SendPrompt is Send on the token path.
-func (h *heapProbe) SendPrompt(id int, route string, header http.Header, p driver.Prompt, at time.Duration) error {
-	h.read()
-	return h.Deployment.SendPrompt(id, route, header, p, at)
+func (p *sendProbe) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
+	p.sent++
+	p.onSend(p.sent)
+	return p.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
-// read counts a send and reads the live heap at the at-th.
-func (h *heapProbe) read() {
-	h.sent++
-	if h.sent == h.at {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		h.heap = m.HeapAlloc
-	}
+// liveHeapAt is a probe of d that reads the live heap (after a GC) into
+// *heap when the at-th request is sent: mid-run, with the run's state in
+// memory.
+func liveHeapAt(d *virtual.Deployment, at int, heap *uint64) *sendProbe {
+	return &sendProbe{Deployment: d, onSend: func(n int) {
+		if n == at {
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			*heap = m.HeapAlloc
+		}
+	}}
 }
 
 // BenchmarkVirtualMemory measures the live heap after GC at 90 % of a
@@ -95,7 +101,8 @@ func memoryRun(b *testing.B, n int, stream bool) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	probe := &heapProbe{Deployment: d, at: n * 9 / 10}
+	var heap uint64
+	probe := liveHeapAt(d, n*9/10, &heap)
 	dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 1, NumPrompts: n, WarmupRequests: -1,
 		Workload: driver.Workload{Kind: "random", InputLen: 16, OutputLen: 4},
 		Arrival:  driver.Arrival{Kind: "poisson", RequestRate: 400}}
@@ -106,5 +113,5 @@ func memoryRun(b *testing.B, n int, stream bool) uint64 {
 	if res.Summary.Completed != n {
 		b.Fatalf("%d of %d completed", res.Summary.Completed, n)
 	}
-	return probe.heap
+	return heap
 }

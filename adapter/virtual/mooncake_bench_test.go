@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -115,34 +114,17 @@ func writeMooncakeTrace(tb testing.TB, dir string, n int, span time.Duration) (s
 	return path, float64(sum) / float64(len(lines))
 }
 
-// peakHeap is a deployment that reads the heap in use every 64 sends and
-// keeps the largest reading: the run's peak heap (garbage not yet
-// collected included) to within what one 64-request stretch adds.
-type peakHeap struct {
-	*virtual.Deployment
-	sent int
-	peak uint64
-}
-
-func (p *peakHeap) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
-	p.read()
-	return p.Deployment.Send(id, route, header, body, at)
-}
-
-// SendPrompt is Send on the token path.
-func (p *peakHeap) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
-	p.read()
-	return p.Deployment.SendPrompt(id, route, header, pr, at)
-}
-
-// read counts a send and reads the heap every 64th.
-func (p *peakHeap) read() {
-	if p.sent%64 == 0 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		p.peak = max(p.peak, m.HeapAlloc)
-	}
-	p.sent++
+// peakHeapOf is a probe of d that reads the heap in use every 64 sends
+// and keeps the largest reading in *peak: the run's peak heap (garbage not
+// yet collected included) to within what one 64-request stretch adds.
+func peakHeapOf(d *virtual.Deployment, peak *uint64) *sendProbe {
+	return &sendProbe{Deployment: d, onSend: func(n int) {
+		if (n-1)%64 == 0 {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			*peak = max(*peak, m.HeapAlloc)
+		}
+	}}
 }
 
 // BenchmarkMooncakeScale is issue 30's speed and memory benchmark: a
@@ -185,7 +167,8 @@ func BenchmarkMooncakeScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		probe := &peakHeap{Deployment: d}
+		var runPeak uint64
+		probe := peakHeapOf(d, &runPeak)
 		dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 1, WarmupRequests: -1,
 			Workload: driver.Workload{Kind: "trace", Path: path, BlockSize: mooncakeBlock}}
 		c0 := cpuTime(b)
@@ -199,7 +182,7 @@ func BenchmarkMooncakeScale(b *testing.B) {
 		}
 		reqs += res.Summary.Completed
 		simulated += time.Duration(res.Summary.Duration * float64(time.Second))
-		peak = max(peak, probe.peak)
+		peak = max(peak, runPeak)
 		n, _ := d.Fleet().Steps()
 		steps += n
 	}

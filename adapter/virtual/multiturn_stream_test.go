@@ -48,7 +48,8 @@ func TestLazyMultiTurnMatchesGenerated(t *testing.T) {
 func TestLazyMultiTurnMemory(t *testing.T) {
 	heap := func(sessions int, stream bool) uint64 {
 		dc := multiTurn(sessions)
-		probe := &heapProbe{Deployment: deployed(t, 2, "round_robin"), at: sessions * 4 * 9 / 10}
+		var heap uint64
+		probe := liveHeapAt(deployed(t, 2, "round_robin"), sessions*4*9/10, &heap)
 		// A streamed summary keeps exact values up to a bound, then a
 		// histogram: bound them low, to see what the stream holds.
 		res, err := driver.SimulateWith(context.Background(), dc, probe, driver.SimOptions{Stream: stream, ExactValues: 64})
@@ -58,7 +59,7 @@ func TestLazyMultiTurnMemory(t *testing.T) {
 		if res.Summary.Completed != sessions*4 {
 			t.Fatalf("%d of %d requests completed", res.Summary.Completed, sessions*4)
 		}
-		return probe.heap
+		return heap
 	}
 	const small, large = 300, 1200
 	extra := float64((large - small) * 4)
