@@ -74,8 +74,9 @@ type Stream struct {
 func (s *Stream) TokenizerID() string { return s.tok.ID() }
 
 // Hash identifies the measured stream: SHA-256 over every request's index,
-// session header, turn links, intended offset and body (for a body rendered
-// at run time, its fixed parts). Equal hashes mean byte-identical requests.
+// session header, turn links, intended offset and body digest (bodySum;
+// for a body rendered at run time, its fixed parts). Equal hashes mean
+// byte-identical requests.
 func (s *Stream) Hash() string { return s.hash }
 
 // Generate builds the stream of cfg: a pure function of the workload, seed,
