@@ -77,7 +77,8 @@ type lazySource struct {
 	h       *streamHash // nil when known holds the hash
 	sums    *bodySums   // seals each request as produced
 	// known is the stream hash an earlier run of this stream recorded in
-	// shared under key (the bodies are then not digested again); keyed:
+	// shared under key (what the run does not send is then not produced
+	// to be digested); keyed:
 	// the stream has a key (streamKey).
 	known, key string
 	keyed      bool
