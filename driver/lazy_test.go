@@ -63,14 +63,14 @@ func TestLazyPlanMatchesGenerate(t *testing.T) {
 // The sent digest is the same whatever order the bodies arrive in.
 func TestSentDigestOrder(t *testing.T) {
 	bodies := [][]byte{[]byte("a"), []byte("bb"), nil, []byte("dddd"), []byte("e")}
-	inOrder, shuffled := newSentDigest(nil), newSentDigest(nil)
+	inOrder, shuffled := newSentDigest(), newSentDigest()
 	for i, b := range bodies {
 		if b != nil {
-			inOrder.add(i, "s", wireBody{bytes: b})
+			inOrder.add(i, "s", bytesSum(b))
 		}
 	}
 	for _, i := range []int{4, 1, 0, 3} {
-		shuffled.add(i, "s", wireBody{bytes: bodies[i]})
+		shuffled.add(i, "s", bytesSum(bodies[i]))
 	}
 	if len(shuffled.held) != 2 { // 3 and 4 wait for the never-sent 2
 		t.Errorf("%d bodies held, want 2", len(shuffled.held))

@@ -75,8 +75,10 @@ type lazySource struct {
 	next    int
 	live    map[int]*Request
 	h       *streamHash // nil when known holds the hash
+	sums    *bodySums   // seals each request as produced
 	// known is the stream hash an earlier run of this stream recorded in
-	// shared under key (the bodies are then not digested again); keyed:
+	// shared under key (what the run does not send is then not produced
+	// to be digested); keyed:
 	// the stream has a key (streamKey).
 	known, key string
 	keyed      bool
@@ -136,7 +138,7 @@ func lazyStream(cfg Config, shared *Workloads) (st *Stream, src *lazySource, ok 
 	next, stop := iter.Pull(offs)
 	l := &lazySource{cfg: cfg, items: items, r: r, tok: tok, offsets: next, stop: stop, live: map[int]*Request{},
 		multi: multi, shared: shared}
-	l.h = newStreamHash(cfg, r.template)
+	l.h, l.sums = newStreamHash(cfg), newBodySums(r.template)
 	if shared != nil {
 		l.key, l.keyed = streamKey(cfg, tok)
 		if h, ok := shared.streamHash(l.key); l.keyed && ok {
@@ -189,8 +191,10 @@ func (l *lazySource) request(i int) (Request, error) {
 		return l.turn(i)
 	}
 	if l.tokens == nil {
-		it := l.items.At(i)
-		return l.cfg.request(i, it, l.offset(it), conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+		it, parts := drawItem(l.items, i)
+		req, err := l.cfg.request(i, it, l.offset(it), conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+		l.sums.seal(&req, parts)
+		return req, err
 	}
 	it, ids, parts := l.tokens.AtParts(i)
 	off := l.offset(it)
@@ -199,12 +203,14 @@ func (l *lazySource) request(i int) (Request, error) {
 		// counts (countsOwnPrompt) but for the body.
 		req := l.cfg.head(i, it, off)
 		req.own, req.ids, req.parts = true, ids, parts
+		l.sums.seal(&req, parts)
 		return req, nil
 	}
 	if parts != nil {
 		it.Prompt = workload.Join(parts)
 	}
 	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
+	l.sums.seal(&req, parts)
 	if err == nil && req.own && ids != nil {
 		req.ids, req.parts = ids, []string{it.Prompt}
 	}
@@ -221,6 +227,7 @@ func (l *lazySource) turn(i int) (Request, error) {
 		conv = conversation{system: l.conv.system, turns: append(slices.Clone(l.conv.turns), it.Prompt)}
 	}
 	req, err := l.cfg.request(i, it, l.offset(it), conv, false, l.r, l.tok)
+	l.sums.seal(&req, nil)
 	conv.turns = append(conv.turns, it.Answer)
 	l.conv = conv
 	return req, err

@@ -87,7 +87,7 @@ func (x pending) before(y pending) bool {
 // once the phase stopped, when every record says how it ended).
 func (p *phase) run(c clock) error {
 	n := p.src.Len()
-	p.recs, p.sent = newRecords(p.src, p.acc, p.sink), newSentDigest(p.render.template)
+	p.recs, p.sent = newRecords(p.src, p.acc, p.sink), newSentDigest()
 	p.next, p.convs = map[int]int{}, map[int]conversation{}
 	for range n {
 		if err := p.pull(); err != nil {
@@ -164,11 +164,7 @@ func (p *phase) dispatch(c clock, it pending, now time.Duration) {
 		return
 	}
 	r := p.src.At(i)
-	w := wireBody{bytes: body}
-	if body == nil {
-		w = r.wire() // a token-path request's prompt parts
-	}
-	p.sent.add(i, r.Session, w)
+	p.sent.add(i, r.Session, sumOf(r, body))
 	if !c.send(p, i, body, p.headerFor(i, r.Session), now) {
 		p.finished += 1 + p.finish(i, now, "")
 		return
@@ -178,7 +174,7 @@ func (p *phase) dispatch(c clock, it pending, now time.Duration) {
 
 // body is request i's body: kept, rendered again (lazy) or rendered from
 // its session's conversation so far (actual history); nil for a token-path
-// request held as its prompt's parts (Request.wire).
+// request held as its prompt's parts (Request.parts).
 func (p *phase) body(i int) ([]byte, error) {
 	r := p.src.At(i)
 	if r.lazy {

@@ -209,34 +209,42 @@ func (cfg Config) describe(s *metrics.Summary, st *Stream, prompts int, started 
 // sentDigest digests the session headers and bodies actually sent, in
 // index order: two runs with equal sent hashes sent byte-identical
 // requests, also where multi_turn history holds the server's answers. It
-// takes each body as it is sent; one sent ahead of an earlier index waits
-// until the earlier ones were sent or the phase ended, so a phase that
-// sends in index order keeps no bodies.
+// takes each body's digest (bodySum) as it is sent; one sent ahead of an
+// earlier index waits, as its digest, until the earlier ones were sent or
+// the phase ended, so a phase that sends in index order keeps nothing.
 type sentDigest struct {
-	h      hash.Hash
-	next   int              // the lowest index not digested yet
-	held   map[int]sentBody // sent, waiting for an earlier index
-	bodies bodyHasher
+	h    hash.Hash
+	next int              // the lowest index not digested yet
+	held map[int]sentBody // sent, waiting for an earlier index
 }
 
 type sentBody struct {
 	session string
-	body    wireBody
+	sum     bodySum
 }
 
-// newSentDigest digests a phase's sent requests, whose token-path bodies t
-// renders.
-func newSentDigest(t *bodyTemplate) *sentDigest {
-	return &sentDigest{h: sha256.New(), held: map[int]sentBody{}, bodies: bodyHasher{t: t}}
+// newSentDigest digests a phase's sent requests.
+func newSentDigest() *sentDigest {
+	return &sentDigest{h: sha256.New(), held: map[int]sentBody{}}
 }
 
-// add takes request i's body as it is sent.
-func (d *sentDigest) add(i int, session string, body wireBody) {
+// sumOf is the digest of request r's body as sent: the one taken when r
+// was produced (sealed), else that of body's bytes (a warm-up request, a
+// later turn rendered with the server's answers).
+func sumOf(r *Request, body []byte) bodySum {
+	if r.sealed {
+		return r.sum
+	}
+	return bytesSum(body)
+}
+
+// add takes request i's body digest as it is sent.
+func (d *sentDigest) add(i int, session string, sum bodySum) {
 	if i != d.next {
-		d.held[i] = sentBody{session, body}
+		d.held[i] = sentBody{session, sum}
 		return
 	}
-	d.write(i, sentBody{session, body})
+	d.write(i, sentBody{session, sum})
 	for d.next++; ; d.next++ {
 		b, ok := d.held[d.next]
 		if !ok {
@@ -250,7 +258,7 @@ func (d *sentDigest) add(i int, session string, body wireBody) {
 func (d *sentDigest) write(i int, b sentBody) {
 	writeInt(d.h, int64(i))
 	writeField(d.h, b.session)
-	d.bodies.write(d.h, b.body)
+	d.h.Write(b.sum[:])
 }
 
 // sum digests what is still held, in index order (requests never sent are

@@ -19,7 +19,9 @@ import (
 //
 // It also keeps the stream hash of each measured stream a run produced
 // whole: a later run of the same stream (streamKey) takes it instead of
-// digesting every body again.
+// producing the requests it did not send (a run max_seconds stopped) only
+// to digest them. Each run still takes the digest of every body it
+// produces, once, for its own sent hash (bodySums).
 type Workloads struct {
 	mu     sync.Mutex
 	items  map[string]*sharedItems

@@ -46,17 +46,13 @@ type Request struct {
 	own bool
 	ids []int
 	// parts are the prompt the ids are of (workload.Join). A request of a
-	// lazy token-path source has parts and no Body: its body is rendered
-	// from them only to be hashed (wireBody).
+	// lazy token-path source has parts and no Body: its body is never
+	// rendered (its digest needs only the parts: bodySum).
 	parts []string
-}
-
-// wire is the request's body as sent.
-func (r *Request) wire() wireBody {
-	if r.Body == nil && r.parts != nil {
-		return wireBody{parts: r.parts, maxTokens: r.MaxTokens}
-	}
-	return wireBody{bytes: r.Body}
+	// sum is the body's digest, taken once when the request was produced
+	// (sealed; bodySums.seal) for the stream hash and the sent hash both.
+	sum    bodySum
+	sealed bool
 }
 
 // Stream is the full request stream of a run: the measured requests and
@@ -78,8 +74,9 @@ type Stream struct {
 func (s *Stream) TokenizerID() string { return s.tok.ID() }
 
 // Hash identifies the measured stream: SHA-256 over every request's index,
-// session header, turn links, intended offset and body (for a body rendered
-// at run time, its fixed parts). Equal hashes mean byte-identical requests.
+// session header, turn links, intended offset and body digest (bodySum;
+// for a body rendered at run time, its fixed parts). Equal hashes mean
+// byte-identical requests.
 func (s *Stream) Hash() string { return s.hash }
 
 // Generate builds the stream of cfg: a pure function of the workload, seed,
@@ -108,8 +105,8 @@ func plan(cfg Config, lazy bool) (*Stream, error) {
 	}
 	r := newRenderer(cfg)
 	st := &Stream{tok: tok, items: items, render: r}
-	h := newStreamHash(cfg, r.template)
-	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h); err != nil {
+	h := newStreamHash(cfg)
+	if st.Requests, err = cfg.requests(items, r, src, tok, lazy, h, newBodySums(r.template)); err != nil {
 		return nil, err
 	}
 	if st.Warmup, err = cfg.warmup(items, r, tok, cfg.WarmupRequests); err != nil {
@@ -135,10 +132,10 @@ func (s *Stream) body(r *Request) ([]byte, error) {
 
 // requests renders items: offsets of session starts from the arrival
 // process (or the trace), bodies with history for later turns. Every
-// request goes into h as it is made; with lazy set, a single-turn
-// request's body is dropped once hashed.
+// request is sealed by sums and goes into h as it is made; with lazy set,
+// a single-turn request's body is dropped once hashed.
 func (cfg Config) requests(items workload.Items, r renderer, src workload.Source, tok workload.Tokenizer,
-	lazy bool, h *streamHash) ([]Request, error) {
+	lazy bool, h *streamHash, sums *bodySums) ([]Request, error) {
 	n := items.Len()
 	offsets := cfg.Arrival.Offsets(items.Starts(), func() *rand.Rand { return src("arrival", 0) })
 	synthetic := cfg.Workload.History == workload.HistorySynthetic
@@ -147,7 +144,7 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 	out := make([]Request, n)
 	next := 0
 	for i := range n {
-		it := items.At(i)
+		it, parts := drawItem(items, i)
 		var offset time.Duration
 		if it.Prev < 0 {
 			offset = offsets[next]
@@ -165,6 +162,7 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 			conv.turns = append(conv.turns, it.Answer)
 			convs[it.Session] = &conv
 		}
+		sums.seal(&req, parts)
 		h.add(&req)
 		if lazy && it.Turn == 0 && it.Prev < 0 && !actual && !synthetic && it.System == "" {
 			req.Body, req.lazy = nil, true
@@ -258,28 +256,27 @@ func (cfg Config) warmup(items workload.Items, r renderer, tok workload.Tokenize
 }
 
 // streamHash digests what identifies the measured stream on the wire,
-// request by request.
+// request by request: each body as its digest (bodySum).
 type streamHash struct {
-	h      hash.Hash
-	bodies bodyHasher
+	h hash.Hash
 }
 
-// newStreamHash is the hash of cfg's stream, whose token-path requests'
-// bodies t renders.
-func newStreamHash(cfg Config, t *bodyTemplate) *streamHash {
+// newStreamHash is the hash of cfg's stream.
+func newStreamHash(cfg Config) *streamHash {
 	h := sha256.New()
 	writeField(h, cfg.Endpoint)
 	writeField(h, cfg.SessionHeader)
-	return &streamHash{h: h, bodies: bodyHasher{t: t}}
+	return &streamHash{h: h}
 }
 
+// add digests q, sealed if it has a body.
 func (s *streamHash) add(q *Request) {
 	for _, n := range []int64{int64(q.Index), int64(q.Turn), int64(q.Prev), int64(q.Think), int64(q.Offset), int64(q.MaxTokens)} {
 		writeInt(s.h, n)
 	}
 	writeField(s.h, q.Session)
-	if q.Body != nil || q.parts != nil {
-		s.bodies.write(s.h, q.wire())
+	if q.sealed {
+		s.h.Write(q.sum[:])
 	} else {
 		writeField(s.h, "history+")
 		writeField(s.h, q.conv.turns[0])
@@ -297,10 +294,4 @@ func writeInt(h hash.Hash, n int64) {
 func writeField(h hash.Hash, s string) {
 	writeInt(h, int64(len(s)))
 	_, _ = io.WriteString(h, s)
-}
-
-// writeBytes is writeField of string(b), without copying b.
-func writeBytes(h hash.Hash, b []byte) {
-	writeInt(h, int64(len(b)))
-	h.Write(b)
 }
