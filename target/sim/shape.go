@@ -126,6 +126,9 @@ func (s *Shape) spansPrompt(spans []tokenizer.Span) ([]tokenizer.Span, *apiError
 		return nil, emptyPrompt()
 	}
 	for _, sp := range spans {
+		if belowVocabulary(sp.IDs) {
+			continue
+		}
 		for _, id := range sp.IDs {
 			if id >= tokenizer.VocabSize {
 				return nil, outOfVocabulary(int(id))
@@ -138,6 +141,22 @@ func (s *Shape) spansPrompt(spans []tokenizer.Span) ([]tokenizer.Span, *apiError
 	p := make([]tokenizer.Span, 0, len(spans)+2)
 	p = append(append(p, tokenizer.Span{IDs: s.markers[:1]}), spans...)
 	return append(p, tokenizer.Span{IDs: s.markers[1:]}), nil
+}
+
+// belowVocabulary reports that every id is below VocabSize when their
+// bitwise OR is (no id exceeds it): eight ids an operation, a third of
+// the time of comparing each over a prompt's every token. VocabSize is a
+// power of two, so the converse holds too and only a prompt it refuses
+// is scanned again for the id to name.
+func belowVocabulary(ids []uint16) bool {
+	var or uint16
+	for ; len(ids) >= 8; ids = ids[8:] {
+		or |= ids[0] | ids[1] | ids[2] | ids[3] | ids[4] | ids[5] | ids[6] | ids[7]
+	}
+	for _, id := range ids {
+		or |= id
+	}
+	return or < tokenizer.VocabSize
 }
 
 func emptyPrompt() *apiError { return badRequest("prompt", "The prompt cannot be empty.") }
