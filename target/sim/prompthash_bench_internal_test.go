@@ -105,13 +105,7 @@ func BenchmarkPromptIntake(b *testing.B) {
 		m := newMooncakeMix()
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			p := make([]int, 0, len(flat))
-			for _, sp := range m.prompt() {
-				for _, id := range sp.IDs {
-					p = append(p, int(id))
-				}
-			}
-			intake(b, p, nil)
+			intake(b, flatten(m.prompt()), nil)
 		}
 	})
 }

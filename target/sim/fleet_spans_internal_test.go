@@ -1,4 +1,4 @@
-package sim_test
+package sim
 
 import (
 	"math/rand/v2"
@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/engine"
+	engcfg "github.com/autoinfer/autoinfer/target/engine"
 	"github.com/autoinfer/autoinfer/target/kvevents"
-	"github.com/autoinfer/autoinfer/target/sim"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
@@ -17,12 +16,12 @@ import (
 // KV events.
 type fleetRecord struct {
 	tokens   map[int][]time.Duration
-	finishes map[int]sim.FleetFinish
+	finishes map[int]FleetFinish
 	kv       []kvevents.Batch
 }
 
 func (r *fleetRecord) Token(tag int, at time.Duration) { r.tokens[tag] = append(r.tokens[tag], at) }
-func (r *fleetRecord) Finished(tag int, f sim.FleetFinish) {
+func (r *fleetRecord) Finished(tag int, f FleetFinish) {
 	r.finishes[tag] = f
 }
 
@@ -78,27 +77,27 @@ func spansRequests(n int) []spansRequest {
 // its spans or flattened into Prompt, and returns what the fleet reported.
 func runSpansFleet(t *testing.T, reqs []spansRequest, asSpans bool) *fleetRecord {
 	t.Helper()
-	prof, err := sim.LookupProfile("fast")
+	prof, err := LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
 	off := false
-	cfgs := []engine.Config{
+	cfgs := []engcfg.Config{
 		{Model: "m", MaxModelLen: 1024, NumGPUBlocksOverride: 96},
 		{Model: "m", MaxModelLen: 1024, NumGPUBlocksOverride: 48, BlockSize: 32},
 		{Model: "m", MaxModelLen: 1024, EnablePrefixCaching: &off},
 	}
-	var workers []sim.Options
+	var workers []Options
 	for _, c := range cfgs {
-		workers = append(workers, sim.Options{Profile: prof, Engine: c})
+		workers = append(workers, Options{Profile: prof, Engine: c})
 	}
-	rec := &fleetRecord{tokens: map[int][]time.Duration{}, finishes: map[int]sim.FleetFinish{}}
-	f, err := sim.NewFleet(workers, rec)
+	rec := &fleetRecord{tokens: map[int][]time.Duration{}, finishes: map[int]FleetFinish{}}
+	f, err := NewFleet(workers, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ObserveKVEvents(func(_, _ int, b kvevents.Batch) { rec.kv = append(rec.kv, b) })
-	var shapes [3][2]*sim.Shape
+	var shapes [3][2]*Shape
 	for w := range shapes {
 		if shapes[w][0], err = f.Shape(w, []byte(`{"model":"m","prompt":"x","max_tokens":1,"temperature":0}`), false); err != nil {
 			t.Fatal(err)
@@ -117,11 +116,11 @@ func runSpansFleet(t *testing.T, reqs []spansRequest, asSpans bool) *fleetRecord
 		}
 		for ; i < len(reqs) && reqs[i].at == at; i++ {
 			r := reqs[i]
-			fr := sim.FleetRequest{Worker: r.worker, Tag: i, Shape: shapes[r.worker][btoi(r.chat)], MaxTokens: r.max}
+			fr := FleetRequest{Worker: r.worker, Tag: i, Shape: shapes[r.worker][btoi(r.chat)], MaxTokens: r.max}
 			if asSpans {
 				fr.Spans = r.spans
 			} else {
-				fr.Prompt = flatIDs(r.spans)
+				fr.Prompt = flatten(r.spans)
 			}
 			if err := f.Submit(fr, at); err != nil {
 				t.Fatalf("request %d: %v", i, err)
@@ -137,16 +136,6 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func flatIDs(spans []tokenizer.Span) []int {
-	var ids []int
-	for _, sp := range spans {
-		for _, id := range sp.IDs {
-			ids = append(ids, int(id))
-		}
-	}
-	return ids
 }
 
 // A request whose prompt comes as spans is served as the same request
@@ -177,11 +166,11 @@ func TestFleetSpansServeAsTheFlatPrompt(t *testing.T) {
 // flat prompt.
 func TestFleetSpansRefusals(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("fast")
+	prof, err := LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := sim.NewFleet([]sim.Options{{Profile: prof, Engine: engine.Config{Model: "m"}}}, &fleetRecord{})
+	f, err := NewFleet([]Options{{Profile: prof, Engine: engcfg.Config{Model: "m"}}}, &fleetRecord{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,13 +181,13 @@ func TestFleetSpansRefusals(t *testing.T) {
 	one := []tokenizer.Span{{IDs: []uint16{1}}}
 	for _, c := range []struct {
 		name string
-		r    sim.FleetRequest
+		r    FleetRequest
 		want string
 	}{
-		{"no shape", sim.FleetRequest{Body: []byte(`{"prompt":"x"}`), Spans: one}, "sim fleet: Spans needs a Shape and no Prompt"},
-		{"prompt too", sim.FleetRequest{Shape: sh, Prompt: []int{1}, Spans: one}, "sim fleet: Spans needs a Shape and no Prompt"},
-		{"empty", sim.FleetRequest{Shape: sh, Spans: []tokenizer.Span{{Key: 3}}}, "BadRequestError: The prompt cannot be empty."},
-		{"vocabulary", sim.FleetRequest{Shape: sh, Spans: []tokenizer.Span{{IDs: []uint16{1, tokenizer.VocabSize}, Key: 3}}},
+		{"no shape", FleetRequest{Body: []byte(`{"prompt":"x"}`), Spans: one}, "sim fleet: Spans needs a Shape and no Prompt"},
+		{"prompt too", FleetRequest{Shape: sh, Prompt: []int{1}, Spans: one}, "sim fleet: Spans needs a Shape and no Prompt"},
+		{"empty", FleetRequest{Shape: sh, Spans: []tokenizer.Span{{Key: 3}}}, "BadRequestError: The prompt cannot be empty."},
+		{"vocabulary", FleetRequest{Shape: sh, Spans: []tokenizer.Span{{IDs: []uint16{1, tokenizer.VocabSize}, Key: 3}}},
 			"BadRequestError: Token id 32768 is out of vocabulary"},
 	} {
 		if err := f.Submit(c.r, 0); err == nil || err.Error() != c.want {
