@@ -85,9 +85,31 @@ func TestHashSpansIsHashPromptOfTheFlatIDs(t *testing.T) {
 	l := newSpanLayouts(1)
 	var m promptMemo
 	const seed = 0xfeed
-	var turns, warm, promoted int
+	// Where the memo holds each keyed span before it is hashed: in its
+	// newer generation, its older one, or no longer (seen before).
+	seen := map[memoKey]bool{}
+	var newer, older, dropped int
+	census := func(spans []tokenizer.Span, bs int) {
+		c := startChains(seed)
+		for _, sp := range spans {
+			if k := (memoKey{before: c.key, span: sp.Key, blockSize: bs}); sp.Key != 0 {
+				e, ok := m.entries[k]
+				switch {
+				case ok && e.gen == m.gen:
+					newer++
+				case ok:
+					older++
+				case seen[k]:
+					dropped++
+				}
+				seen[k] = true
+			}
+			feed(&c, sp.IDs, bs, nil)
+		}
+	}
 	check := func(spans []tokenizer.Span, bs int) {
 		t.Helper()
+		census(spans, bs)
 		wantKey, wantHashes := hashPrompt(seed, flatten(spans), bs)
 		key, hashes := hashSpans(seed, spans, bs, &m)
 		if key != wantKey || !slices.Equal(hashes, wantHashes) {
@@ -97,18 +119,8 @@ func TestHashSpansIsHashPromptOfTheFlatIDs(t *testing.T) {
 	for range 8000 {
 		spans := l.next()
 		for _, bs := range []int{0, 16, 32} {
-			cur, old := len(m.cur.entries), len(m.old.entries)
 			check(spans, bs)
-			if len(m.cur.entries) < cur {
-				turns++
-			} else if len(m.old.entries) < old {
-				promoted++
-			}
-			cur = len(m.cur.entries)
 			check(spans, bs)
-			if len(m.cur.entries) == cur {
-				warm++
-			}
 		}
 	}
 	for _, spans := range l.prompts[:300] { // long dropped from the memo
@@ -116,8 +128,20 @@ func TestHashSpansIsHashPromptOfTheFlatIDs(t *testing.T) {
 			check(spans, bs)
 		}
 	}
-	if turns < 2 || promoted == 0 || warm < 8000 {
-		t.Errorf("the memo turned over %d times, promoted from its older generation %d times and was warm %d times: the test does not cover it", turns, promoted, warm)
+	if m.gen < 2 || newer == 0 || older == 0 || dropped == 0 {
+		t.Errorf("the memo turned over %d times; keyed spans found in its newer generation %d times, its older %d, dropped %d: the test does not cover it", m.gen, newer, older, dropped)
+	}
+	if n, h := len(m.entries), len(m.arenas[0])+len(m.arenas[1]); n > 2*memoEntries || h > 2*memoHashes {
+		t.Errorf("the memo holds %d entries and %d block hashes, more than two generations of %d and %d", n, h, memoEntries, memoHashes)
+	}
+	kept := 0
+	for _, e := range m.entries {
+		if e.gen == m.gen {
+			kept += int(e.n)
+		}
+	}
+	if a := len(m.arenas[m.gen%2]); a != kept {
+		t.Errorf("the newer generation's arena holds %d block hashes, its entries %d", a, kept)
 	}
 }
 

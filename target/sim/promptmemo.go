@@ -3,10 +3,10 @@ package sim
 import "github.com/autoinfer/autoinfer/target/tokenizer"
 
 // Bounds of one generation of a promptMemo. An entry costs its map slot
-// (a 24-byte key, a 32-byte value and the map's overhead: about 70 bytes)
+// (a 24-byte key, a 40-byte value and the map's overhead: about 80 bytes)
 // and 8 bytes per block hash it keeps, so a memo holds at most
-// 2 × (memoEntries × 70 + memoHashes × 8) bytes, about 6.5 MB (under
-// 10 MB with the map's and the slice's growth slack). A Mooncake-scale
+// 2 × (memoEntries × 80 + memoHashes × 8) bytes, about 6.8 MB (under
+// 10 MB with the map's and the slices' growth slack). A Mooncake-scale
 // trace's 512-token block at the default 16-token blocks keeps 32
 // hashes, so a generation holds 8,192 such spans: minutes of the trace's
 // arrivals: it finds 37.4 % of that trace's full blocks, an unbounded
@@ -25,11 +25,19 @@ const (
 // per prompt. One per Fleet: its engines run on the caller's goroutine.
 //
 // Two generations bound it (as the driver's trace block cache): an entry
-// found in the older one moves to the newer one, and when the newer one
-// is full the older one is emptied and becomes the newer, so spans that
-// live conversations keep repeating survive.
+// of the older one found moves to the newer one, and when the newer one
+// is full the older one is dropped and the newer becomes the older, so
+// spans that live conversations keep repeating survive. Both live in one
+// map, each entry tagged with its generation, so a span costs one lookup
+// (most spans of a trace are new: a second map would be a second cache
+// miss for each); the map drops the dead generation's entries as the
+// generations turn over.
 type promptMemo struct {
-	cur, old memoGen
+	entries map[memoKey]memoEntry
+	// arenas hold generation g's block hashes in arenas[g%2], end to end.
+	arenas [2][]uint64
+	gen    int // the newer generation
+	fresh  int // entries the newer generation holds
 }
 
 // memoKey names an entry: the key chain before the span, the span's Key
@@ -39,33 +47,25 @@ type memoKey struct {
 	blockSize    int
 }
 
-// memoEntry is the chains after the span and where its completed block
-// hashes lie in its generation's arena.
+// memoEntry is the chains after the span, its generation and where its
+// completed block hashes lie in that generation's arena.
 type memoEntry struct {
 	after  chains
 	off, n int32
-}
-
-// memoGen is one generation: its entries and the block hashes they keep,
-// end to end in one slice.
-type memoGen struct {
-	entries map[memoKey]memoEntry
-	arena   []uint64
+	gen    int
 }
 
 // feed is the package's feed of span's ids onto c: taken from the memo
 // when it holds the span at c, else hashed and kept.
 func (m *promptMemo) feed(c *chains, sp tokenizer.Span, blockSize int, hashes []uint64) []uint64 {
 	k := memoKey{before: c.key, span: sp.Key, blockSize: blockSize}
-	if e, ok := m.cur.entries[k]; ok {
-		*c = e.after
-		return append(hashes, m.cur.arena[e.off:e.off+e.n]...)
-	}
 	n := len(hashes)
-	if e, ok := m.old.entries[k]; ok {
+	if e, ok := m.entries[k]; ok {
 		*c = e.after
-		hashes = append(hashes, m.old.arena[e.off:e.off+e.n]...)
-		delete(m.old.entries, k)
+		hashes = append(hashes, m.arenas[e.gen%2][e.off:e.off+e.n]...)
+		if e.gen == m.gen {
+			return hashes
+		}
 	} else {
 		hashes = feed(c, sp.IDs, blockSize, hashes)
 	}
@@ -79,14 +79,26 @@ func (m *promptMemo) put(k memoKey, after chains, hashes []uint64) {
 	if len(hashes) > memoHashes {
 		return // a span longer than a generation is not kept
 	}
-	if len(m.cur.entries) >= memoEntries || len(m.cur.arena)+len(hashes) > memoHashes {
-		m.old, m.cur = m.cur, m.old
-		clear(m.cur.entries)
-		m.cur.arena = m.cur.arena[:0]
+	if m.entries == nil {
+		m.entries = make(map[memoKey]memoEntry)
 	}
-	if m.cur.entries == nil {
-		m.cur.entries = make(map[memoKey]memoEntry)
+	if m.fresh >= memoEntries || len(m.arenas[m.gen%2])+len(hashes) > memoHashes {
+		m.turn()
 	}
-	m.cur.entries[k] = memoEntry{after: after, off: int32(len(m.cur.arena)), n: int32(len(hashes))}
-	m.cur.arena = append(m.cur.arena, hashes...)
+	a := &m.arenas[m.gen%2]
+	m.entries[k] = memoEntry{after: after, off: int32(len(*a)), n: int32(len(hashes)), gen: m.gen}
+	*a = append(*a, hashes...)
+	m.fresh++
+}
+
+// turn makes the newer generation the older and starts an empty one in
+// the arena of the one it drops, whose entries leave the map.
+func (m *promptMemo) turn() {
+	m.gen++
+	m.arenas[m.gen%2], m.fresh = m.arenas[m.gen%2][:0], 0
+	for k, e := range m.entries {
+		if e.gen < m.gen-1 {
+			delete(m.entries, k)
+		}
+	}
 }
