@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // FleetObserver receives what a Fleet's engines did, in virtual time since
@@ -40,11 +42,16 @@ type FleetRequest struct {
 	Body []byte
 	Chat bool
 	// Shape, when set, stands for Body: the request is Shape's body with
-	// Prompt as its prompt (the user message's content, for chat) and
-	// MaxTokens as its length (0: Shape's own), and no body is parsed or
-	// tokenized (the virtual clock's token path).
-	Shape     *Shape
-	Prompt    []int
+	// Prompt (or Spans) as its prompt (the user message's content, for
+	// chat) and MaxTokens as its length (0: Shape's own), and no body is
+	// parsed or tokenized (the virtual clock's token path).
+	Shape  *Shape
+	Prompt []int
+	// Spans, instead of Prompt, is the prompt as the workload's shared
+	// spans: the engine keeps them as they are (no flat copy) and hashes a
+	// span with a Key once per prefix it follows (the fleet's memo), not
+	// per prompt.
+	Spans     []tokenizer.Span
 	MaxTokens int
 	// Pulled marks a decode leg whose prompt KV was transferred from a
 	// prefill engine: like a successful pull over HTTP, the engine skips
@@ -99,6 +106,9 @@ type Fleet struct {
 	counts   []rankCounts
 	opened   []rankCounts
 	windowAt time.Time
+
+	// memo keeps the block hashes of spans prompts repeat (Spans).
+	memo promptMemo
 }
 
 // fleetBase is virtual time zero.
@@ -187,7 +197,7 @@ func (f *Fleet) advance(at time.Duration) error {
 }
 
 // Submit parses r.Body as the HTTP handler does (or takes r.Shape's
-// request with r.Prompt) and hands the request to its rank at virtual time
+// request with r.Prompt or r.Spans) and hands the request to its rank at virtual time
 // at. A body the engine would refuse is an error
 // carrying the engine's message; nothing is submitted then.
 func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
@@ -200,9 +210,12 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 	s := f.servers[r.Worker]
 	var req *genRequest
 	var e *apiError
-	if r.Shape != nil {
-		req, e = r.Shape.request(r.Prompt, r.MaxTokens, &s.cfg)
-	} else {
+	switch {
+	case r.Spans != nil && (r.Shape == nil || r.Prompt != nil):
+		return errors.New("sim fleet: Spans needs a Shape and no Prompt")
+	case r.Shape != nil:
+		req, e = r.Shape.request(r.Prompt, r.Spans, r.MaxTokens, &s.cfg)
+	default:
 		req, e = parseGenBody(r.Body, r.Chat, &s.cfg)
 	}
 	if e != nil {
@@ -231,7 +244,7 @@ func (f *Fleet) submitSeq(w, rank, tag int, id string, req *genRequest, at time.
 
 // newSeq is worker w's sequence for req, reporting to the fleet as tag.
 func (f *Fleet) newSeq(w, tag int, id string, req *genRequest) *seq {
-	sq := f.servers[w].newSeq(id, req)
+	sq := f.servers[w].newSeq(id, req, &f.memo)
 	sq.fleet, sq.tag = f, tag
 	return sq
 }

@@ -47,7 +47,7 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 		}
 		id := requestID(r, chat)
 		w.Header().Set("X-Request-Id", id)
-		sq := s.newSeq(id, req)
+		sq := s.newSeq(id, req, nil)
 		if req.kv != nil {
 			switch {
 			case s.cfg.role == RolePrefill && req.kv.DoRemoteDecode && !req.stream:
@@ -73,13 +73,22 @@ func (s *Server) handleGenerate(chat bool) http.HandlerFunc {
 	}
 }
 
-// newSeq builds the engine sequence of a validated request.
-func (s *Server) newSeq(id string, req *genRequest) *seq {
+// newSeq builds the engine sequence of a validated request; memo keeps
+// the hashing of a spans prompt (a Fleet's; nil over HTTP, whose prompts
+// are flat).
+func (s *Server) newSeq(id string, req *genRequest, memo *promptMemo) *seq {
 	bs := 0
 	if s.cfg.prefixCache {
 		bs = s.cfg.blockSize
 	}
-	key, hashes := hashPrompt(mixhash.FNV64a(s.cfg.model), req.prompt, bs)
+	seed := mixhash.FNV64a(s.cfg.model)
+	var key uint64
+	var hashes []uint64
+	if req.spans != nil {
+		key, hashes = hashSpans(seed, req.spans, bs, memo)
+	} else {
+		key, hashes = hashPrompt(seed, req.prompt, bs)
+	}
 	samp := sampling{key: key, temp: req.temperature, prec: s.cfg.precision}
 	if req.temperature > 0 {
 		if req.seed != nil {
@@ -95,7 +104,7 @@ func (s *Server) newSeq(id string, req *genRequest) *seq {
 		}
 	}
 	sq := newSeq(id, req.prompt, samp, target, reason, s.cfg.clock.Now())
-	sq.hashes = hashes
+	sq.spans, sq.promptLen, sq.hashes = req.spans, req.promptLen(), hashes
 	return sq
 }
 

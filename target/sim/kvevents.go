@@ -28,8 +28,8 @@ type kvEventLog struct {
 // stored records that block i of s entered the cache.
 func (l *kvEventLog) stored(s *seq, i, bs int) {
 	toks := make([]int, 0, bs)
-	for p := i * bs; p < (i+1)*bs; p++ {
-		toks = append(toks, s.tokenID(p))
+	for id := range s.ids(i*bs, (i+1)*bs) {
+		toks = append(toks, id)
 	}
 	h := kvevents.IntHash(s.hashes[i])
 	if n := len(l.events); n > 0 && l.lastSeq == s && l.lastNext == i {

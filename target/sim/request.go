@@ -49,8 +49,10 @@ type contentPart struct {
 
 // genRequest is a validated generation request.
 type genRequest struct {
-	chat         bool
+	chat bool
+	// prompt is the prompt's ids, or spans holds them (FleetRequest.Spans).
 	prompt       []int
+	spans        []tokenizer.Span
 	maxTokens    int
 	stream       bool
 	includeUsage bool
@@ -97,7 +99,7 @@ func parseGenBody(body []byte, chat bool, cfg *config) (*genRequest, *apiError) 
 		return nil, perr
 	}
 	if len(g.prompt) == 0 {
-		return nil, badRequest("prompt", "The prompt cannot be empty.")
+		return nil, emptyPrompt()
 	}
 	if e := g.readSampling(&w); e != nil {
 		return nil, e
@@ -180,7 +182,7 @@ func completionPrompt(raw json.RawMessage) ([]int, *apiError) {
 	}
 	for _, id := range ids {
 		if id < 0 || id >= tokenizer.VocabSize {
-			return nil, badRequest("prompt", "Token id %d is out of vocabulary", id)
+			return nil, outOfVocabulary(id)
 		}
 	}
 	return ids, nil
@@ -267,10 +269,18 @@ func (g *genRequest) readLength(w *wireRequest, cfg *config) *apiError {
 	return g.setLength(mt, param, cfg)
 }
 
+// promptLen is the number of prompt tokens.
+func (g *genRequest) promptLen() int {
+	if g.spans != nil {
+		return tokenizer.SpansLen(g.spans)
+	}
+	return len(g.prompt)
+}
+
 // setLength is readLength of the length mt asked for under param (nil: not
 // asked).
 func (g *genRequest) setLength(mt *int, param string, cfg *config) *apiError {
-	p := len(g.prompt)
+	p := g.promptLen()
 	switch {
 	case mt != nil:
 		if *mt < 1 {

@@ -2,11 +2,12 @@ package sim
 
 import (
 	"errors"
+	"iter"
 	"slices"
 	"sync/atomic"
 	"time"
 
-	"github.com/autoinfer/autoinfer/target/mixhash"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // errEngineStopped ends sequences still in the engine when it shuts down.
@@ -24,8 +25,12 @@ const (
 // touched only by the engine goroutine under engine.mu; the atomics and the
 // notify channel are how the engine hands progress to the HTTP handler.
 type seq struct {
-	id        string
+	id string
+	// prompt holds the prompt's ids flat (the HTTP and replay paths) or
+	// spans does, as the workload shares them (a Fleet's token path):
+	// never copied into one slice. ids reads either.
 	prompt    []int
+	spans     []tokenizer.Span
 	promptLen int
 	samp      sampling
 	target    int    // tokens to generate before finishing
@@ -96,19 +101,50 @@ func (s *seq) publish(generated int, done bool) {
 	s.progress.Store(p)
 }
 
-// tokenID is the id at absolute position p of the sequence.
-func (s *seq) tokenID(p int) int {
-	if p < s.promptLen {
-		return s.prompt[p]
+// ids yields the sequence's token ids at positions [from, to): the
+// prompt's where they are kept, then the generated ones the sampler
+// draws. Every reader of prompt ids after hashPrompt goes through it.
+func (s *seq) ids(from, to int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		end := min(to, s.promptLen)
+		if s.spans == nil {
+			if from < end && !yieldIDs(s.prompt[from:end], yield) {
+				return
+			}
+		}
+		base := 0
+		for _, sp := range s.spans {
+			lo, hi := max(from, base), min(end, base+len(sp.IDs))
+			if lo < hi && !yieldIDs(sp.IDs[lo-base:hi-base], yield) {
+				return
+			}
+			if base += len(sp.IDs); base >= end {
+				break
+			}
+		}
+		for p := max(from, s.promptLen); p < to; p++ {
+			if !yield(s.samp.token(p - s.promptLen)) {
+				return
+			}
+		}
 	}
-	return s.samp.token(p - s.promptLen)
+}
+
+// yieldIDs yields ids and reports whether the consumer took them all.
+func yieldIDs[T int | uint16](ids []T, yield func(int) bool) bool {
+	for _, id := range ids {
+		if !yield(int(id)) {
+			return false
+		}
+	}
+	return true
 }
 
 // ensureHashes extends the block hash chain to n full blocks: each
 // block's hash chains its tokens onto the previous block's (the chain
-// root for the first). The prompt's ids are read from the slice and only
-// generated ones asked of the sampler: this runs over every computed
-// token under the virtual clock.
+// root for the first). A served request's full prompt blocks come from
+// hashPrompt, so this mostly reads the block straddling the prompt's end
+// and generated ones.
 func (s *seq) ensureHashes(n, blockSize int) {
 	if len(s.hashes) >= n {
 		return
@@ -119,49 +155,11 @@ func (s *seq) ensureHashes(n, blockSize int) {
 		if i > 0 {
 			h = s.hashes[i-1]
 		}
-		p, end := i*blockSize, (i+1)*blockSize
-		for _, id := range s.prompt[min(p, s.promptLen):min(end, s.promptLen)] {
+		for id := range s.ids(i*blockSize, (i+1)*blockSize) {
 			h = chainToken(h, id)
-		}
-		for p = max(p, s.promptLen); p < end; p++ {
-			h = chainToken(h, s.samp.token(p-s.promptLen))
 		}
 		s.hashes = append(s.hashes, h)
 	}
-}
-
-// hashPrompt is the sampler's key of prompt, chained onto seed, and the
-// block hash chain of prompt's full blocks of blockSize tokens (none when
-// blockSize is 0: no prefix caching), in one pass over the prompt. The
-// two chains are independent, so the CPU runs them side by side at about
-// the cost of one: under the virtual clock they are a pass over every
-// prompt token.
-func hashPrompt(seed uint64, prompt []int, blockSize int) (uint64, []uint64) {
-	key := seed
-	var hashes []uint64
-	done := 0
-	if blockSize > 0 {
-		hashes = make([]uint64, 0, len(prompt)/blockSize)
-		h := uint64(chainRoot)
-		for ; done+blockSize <= len(prompt); done += blockSize {
-			for _, id := range prompt[done : done+blockSize] {
-				key, h = chainToken(key, id), chainToken(h, id)
-			}
-			hashes = append(hashes, h)
-		}
-	}
-	for _, id := range prompt[done:] {
-		key = chainToken(key, id)
-	}
-	return key, hashes
-}
-
-// chainRoot is the hash the first block's chain starts from.
-const chainRoot = 0x6a09e667f3bcc908
-
-// chainToken chains token id onto hash h.
-func chainToken(h uint64, id int) uint64 {
-	return mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
 }
 
 // signal wakes s's handler. A fleet's sequence has none (the fleet hears

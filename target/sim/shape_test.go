@@ -44,7 +44,7 @@ func TestShapeRequestIsTheParsedBody(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: shape: %v", shell, err)
 		}
-		got, gerr := s.request(ids, c.max, cfg)
+		got, gerr := s.request(ids, nil, c.max, cfg)
 		if c.refusing {
 			if werr == nil || gerr == nil || werr.msg != gerr.msg || werr.param != gerr.param {
 				t.Errorf("%s: the body is refused with %v, the shape's request with %v", body, werr, gerr)
