@@ -94,7 +94,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	defer release()
-	cfg = cfg.withDefaults()
+	return runStream(ctx, cfg.withDefaults(), st, src, o)
+}
+
+// runStream is Run of the stream st, whose measured requests src produces.
+func runStream(ctx context.Context, cfg Config, st *Stream, src reqSource, o options) (*Result, error) {
 	client := cfg.HTTPClient
 	if client == nil {
 		conns := cfg.Arrival.MaxConcurrency
@@ -104,11 +108,10 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		client = newHTTPClient(min(max(conns, 16), 4096))
 		defer client.CloseIdleConnections()
 	}
-	render := newRenderer(cfg)
 	url := strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint
 	header := cfg.baseHeader()
 	newPhase := func(name string) *phase {
-		return &phase{cfg: cfg, header: header, render: render, tok: st.tok, limit: cfg.Arrival.MaxConcurrency,
+		return &phase{cfg: cfg, header: header, render: st.render, tok: st.tok, limit: cfg.Arrival.MaxConcurrency,
 			progress: o.progress, live: metrics.NewLive(), name: name}
 	}
 	res := &Result{}
@@ -121,9 +124,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		if len(warmup) > 0 {
 			ready, warmup, warmupDone = warmup[0], warmup[1:], 1
 		}
-		if readyStream, err = readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
+		rs, err := readyCheck(ctx, cfg, client, url, ready, header.Clone())
+		if err != nil {
 			return nil, err
 		}
+		readyStream = rs
 	}
 	res.Warmup.Sent = warmupDone
 	var side sync.WaitGroup

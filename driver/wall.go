@@ -64,7 +64,13 @@ func runWall(parent context.Context, p *phase, src reqSource, st *Stream, client
 		w.limit = lt.C
 	}
 	w.start = now()
-	return w, p.run(w)
+	err := p.run(w)
+	if err != nil {
+		// The source failed with requests in flight: their goroutines
+		// end before the phase does.
+		w.drain(p, w.since())
+	}
+	return w, err
 }
 
 func (w *wall) since() time.Duration { return w.now().Sub(w.start) }
