@@ -106,7 +106,8 @@ type aheadSource struct {
 	reqSource
 	out      chan produced
 	finished chan struct{}
-	left     *produced // produced when the producer stopped, never handed over
+	primed   chan struct{} // closed once the window is full or the producer returned
+	left     *produced     // produced when the producer stopped, never handed over
 	over     bool      // the producer has returned and out is empty
 	live     map[int]*Request
 	stop     context.CancelFunc
@@ -125,10 +126,12 @@ type produced struct {
 func readAhead(ctx context.Context, src reqSource) *aheadSource {
 	ctx, cancel := context.WithCancel(ctx)
 	a := &aheadSource{reqSource: src, out: make(chan produced, prerenderAhead), finished: make(chan struct{}),
-		live: map[int]*Request{}, stop: cancel}
+		primed: make(chan struct{}), live: map[int]*Request{}, stop: cancel}
 	a.wg.Go(func() {
+		var prime sync.Once
 		defer close(a.finished)
-		for {
+		defer prime.Do(func() { close(a.primed) })
+		for n := 1; ; n++ {
 			p := a.produce()
 			select {
 			case a.out <- p:
@@ -139,10 +142,18 @@ func readAhead(ctx context.Context, src reqSource) *aheadSource {
 			if !p.ok {
 				return
 			}
+			if n == cap(a.out) {
+				prime.Do(func() { close(a.primed) })
+			}
 		}
 	})
 	return a
 }
+
+// prime waits until the window is full (or the source produced all it
+// has, or ctx ended), so the phase's first sends, due at its start, are
+// not rendered after it, as a kept stream's are rendered before.
+func (a *aheadSource) prime() { <-a.primed }
 
 // produce takes the source's next request over from it.
 func (a *aheadSource) produce() produced {

@@ -50,6 +50,7 @@ func runWall(parent context.Context, p *phase, src reqSource, st *Stream, client
 	if src.Lazy() {
 		a := readAhead(ctx, src)
 		defer a.close()
+		a.prime()
 		p.src = a
 	} else {
 		p.pre = startPrerender(ctx, st, src)
