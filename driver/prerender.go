@@ -108,7 +108,7 @@ type aheadSource struct {
 	finished chan struct{}
 	primed   chan struct{} // closed once the window is full or the producer returned
 	left     *produced     // produced when the producer stopped, never handed over
-	over     bool      // the producer has returned and out is empty
+	over     bool          // the producer has returned and out is empty
 	live     map[int]*Request
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
