@@ -101,7 +101,9 @@ func (p *prerender) close() {
 // returned (finished); Next then reads it directly, so a phase that stops
 // early (the producer stops with the wall clock's context) still produces
 // what its records need. Tokens is the embedded source's: the wall clock
-// has no token path, and the source holds no request it handed over.
+// has no token path, and the source holds no request it handed over. The
+// source's Hash is taken once the producer is closed (what it produced
+// and no one took was digested as it was produced).
 type aheadSource struct {
 	reqSource
 	out      chan produced
@@ -202,13 +204,6 @@ func (a *aheadSource) take() (produced, bool) {
 
 func (a *aheadSource) At(i int) *Request { return a.live[i] }
 func (a *aheadSource) Drop(i int)        { delete(a.live, i) }
-
-// Hash stops the producer: what it produced and no one took was digested
-// already, the source digests the rest.
-func (a *aheadSource) Hash() (string, error) {
-	a.close()
-	return a.reqSource.Hash()
-}
 
 // close stops the producer and waits for it.
 func (a *aheadSource) close() {

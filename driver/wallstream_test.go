@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,4 +188,47 @@ func heapTrace(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// A lazy source read ahead hands over its requests in index order, each
+// Generate's, also after its producer was stopped midway (what it had
+// produced and not handed over comes first, then the source's own), and
+// the source's hash is Generate's.
+func TestReadAheadStoppedMidway(t *testing.T) {
+	cfg := Config{BaseURL: "http://127.0.0.1:1", Model: "m", Seed: 5, TrialID: "ahead", SessionHeader: "x-session-id",
+		Workload: Workload{Kind: "multi_turn", History: "synthetic", Sessions: 100, Turns: 3, InputLen: 12, OutputLen: 4},
+		Arrival:  Arrival{RequestRate: 50}}
+	for _, stopAt := range []int{0, 5, prerenderAhead + 20} {
+		t.Run(fmt.Sprint(stopAt), func(t *testing.T) {
+			eager, _, src := generatedAndLazy(t, cfg)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			a := readAhead(ctx, src)
+			a.prime()
+			for n := 0; ; n++ {
+				if n == stopAt {
+					cancel()
+					<-a.finished
+				}
+				i, more, err := a.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !more {
+					if n != len(eager.Requests) {
+						t.Fatalf("%d requests handed over, Generate made %d", n, len(eager.Requests))
+					}
+					break
+				}
+				if got, want := a.At(i), &eager.Requests[i]; i != n || !bytes.Equal(got.Body, want.Body) || got.Offset != want.Offset {
+					t.Fatalf("request %d handed over as %d: body or offset differ from Generate's", n, i)
+				}
+				a.Drop(i)
+			}
+			a.close()
+			if h, err := src.Hash(); err != nil || h != eager.Hash() {
+				t.Errorf("hash %s (%v), Generate's %s", h, err, eager.Hash())
+			}
+		})
+	}
 }
