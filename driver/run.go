@@ -54,8 +54,9 @@ func WithDuringWarmup(fn func(ctx context.Context)) Option {
 // (on the scheduler goroutine, which it must not hold up; fn must not
 // keep the pointer) and dropped, so Result.Requests stays empty and the
 // records take no memory. The measured requests are then produced as they
-// fall due and dropped with their records (wallStream). Each latency metric keeps its values exactly up
-// to exact (0: DefaultExactValues), then within metrics.PercentileRelError.
+// fall due and dropped with their records (wallStream). Each latency
+// metric keeps its values exactly up to exact (0: DefaultExactValues),
+// then within metrics.PercentileRelError.
 func WithRecords(fn func(*RequestRecord), exact int) Option {
 	return func(o *options) { o.records, o.exact = fn, cmp.Or(exact, DefaultExactValues) }
 }
