@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,32 +27,49 @@ import (
 // (the kept path: every request's fields and, for multi_turn, its body
 // with its history) grows by hundreds of bytes per request. The engine
 // runs on an in-memory network inside a synctest bubble, so the arrivals
-// stay below what it serves (live sessions do not pile up) on any host.
-// The trace file is the same for both counts (num_prompts cuts it), so its
-// lines, the workload's input, weigh the same in both.
+// stay below what it serves (live sessions do not pile up) on any host;
+// the trace also goes to an engine on 127.0.0.1 in real time, through
+// Run's own client, all due at once (rate inf) behind the concurrency cap,
+// so what is live does not depend on the host's speed either. The trace
+// file is the same for both counts (num_prompts cuts it), so its lines,
+// the workload's input, weigh the same in both.
 func TestWallHeapIndependentOfRequests(t *testing.T) {
 	const n = 600
 	trace := heapTrace(t, 4*n)
 	for _, c := range []struct {
-		name string
-		cfg  func(n int) Config
-		kept float64 // the least the kept path grows per request
+		name     string
+		cfg      func(n int) Config
+		kept     float64 // the least the kept path grows per request
+		loopback bool    // real time over TCP to 127.0.0.1, else the bubble
 	}{
 		{"multi_turn", func(n int) Config {
 			return Config{Workload: Workload{Kind: "multi_turn", History: "synthetic", Sessions: n / 4, Turns: 4, InputLen: 48,
 				OutputLen: 4, SystemPromptLen: 24, ThinkTimeMs: 100}, Arrival: Arrival{Kind: "poisson", RequestRate: 10}}
-		}, 1024},
+		}, 1024, false},
 		{"trace", func(n int) Config {
 			return Config{NumPrompts: n, Workload: Workload{Kind: "trace", Path: trace, BlockSize: 16, IgnoreTimestamps: true},
 				Arrival: Arrival{Kind: "poisson", RequestRate: 40}}
-		}, 128},
+		}, 128, false},
+		{"trace_on_loopback", func(n int) Config {
+			return Config{NumPrompts: n, Workload: Workload{Kind: "trace", Path: trace, BlockSize: 16, IgnoreTimestamps: true}}
+		}, 128, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// A first run allocates what a process does once (tables,
 			// pools of the HTTP stack), which is no request's memory.
-			wallHeap(t, c.cfg(n), n, false)
+			cfg := c.cfg
+			if c.loopback {
+				// One engine for every run: its memory is the same in each.
+				url := simtest.Start(t, sim.Options{})
+				cfg = func(n int) Config {
+					cfg := c.cfg(n)
+					cfg.BaseURL = url
+					return cfg
+				}
+			}
+			wallHeap(t, cfg(n), n, false)
 			grow := func(kept bool) float64 {
-				small, large := wallHeap(t, c.cfg(n), n, kept), wallHeap(t, c.cfg(4*n), 4*n, kept)
+				small, large := wallHeap(t, cfg(n), n, kept), wallHeap(t, cfg(4*n), 4*n, kept)
 				return (float64(large) - float64(small)) / (3 * n)
 			}
 			lazy, kept := grow(false), grow(true)
@@ -64,26 +82,35 @@ func TestWallHeapIndependentOfRequests(t *testing.T) {
 	}
 }
 
-// wallHeapLeft is how many requests are left when wallHeap reads the heap:
-// more than the source reads ahead (prerenderAhead), so the read-ahead
-// window is full at every request count.
-const wallHeapLeft = prerenderAhead + 72
+// wallHeapLeft is how many requests are left when wallHeap starts reading
+// the heap: more than the source reads ahead (prerenderAhead) until its
+// last reading, so the read-ahead window is full at every request count.
+const wallHeapLeft = prerenderAhead + 80
 
 // wallHeap runs cfg (n requests) on the wall clock against a simulated
-// engine, its records streamed, and returns the live heap after a
-// collection when wallHeapLeft records were not final yet. kept plans the
-// stream whole, as a run that keeps its records does, and streams the
-// records all the same.
+// engine (at cfg's address through Run's own client, else one in a
+// bubble), its records streamed, and returns the live heap after a
+// collection late in the run (wallHeapLeft). kept plans the stream whole,
+// as a run that keeps its records does, and streams the records all the
+// same.
 func wallHeap(t *testing.T, cfg Config, n int, kept bool) uint64 {
 	t.Helper()
-	var heap uint64
+	heap := uint64(math.MaxUint64)
 	got := 0
-	res := wallOnSim(t, cfg, kept, func(*RequestRecord) {
-		if got++; got == n-wallHeapLeft {
+	sink := func(*RequestRecord) {
+		// The least of five readings, ten requests apart: what every
+		// moment holds, not the requests in flight at one.
+		if got++; got >= n-wallHeapLeft && got <= n-wallHeapLeft+40 && got%10 == 0 {
 			runtime.GC() // what sync.Pools keep for one more cycle goes too
-			heap = liveHeap()
+			heap = min(heap, liveHeap())
 		}
-	})
+	}
+	var res *Result
+	if cfg.BaseURL != "" {
+		res = wallRunOf(t, wallSimConfig(cfg), kept, sink)
+	} else {
+		res = wallOnSim(t, cfg, kept, sink)
+	}
 	if s := res.Summary; s.Completed != n || got != n {
 		t.Fatalf("%d of %d requests completed (%v), %d records handed over", s.Completed, n, s.ErrorsByType, got)
 	}
@@ -108,20 +135,29 @@ func wallOnSim(t *testing.T, cfg Config, kept bool, sink func(*RequestRecord)) *
 			WriteIdleTimeout: limit, IdleTimeout: limit}})
 		cfg = wallSimConfig(cfg)
 		cfg.BaseURL, cfg.HTTPClient = w.URL, net.Client()
-		st, src, release, err := wallStream(cfg, !kept)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer release()
-		if _, isLazy := src.(*lazySource); isLazy == kept {
-			t.Fatalf("the source is lazy: %v, want %v", isLazy, !kept)
-		}
-		o := options{now: time.Now}
-		WithRecords(sink, 1)(&o)
-		if res, err = runStream(t.Context(), cfg.withDefaults(), st, src, o); err != nil {
-			t.Fatal(err)
-		}
+		res = wallRunOf(t, cfg, kept, sink)
 	})
+	return res
+}
+
+// wallRunOf runs cfg's stream on the wall clock, its records handed to
+// sink: from the lazy source, or with kept from the stream planned whole.
+func wallRunOf(t *testing.T, cfg Config, kept bool, sink func(*RequestRecord)) *Result {
+	t.Helper()
+	st, src, release, err := wallStream(cfg, !kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, isLazy := src.(*lazySource); isLazy == kept {
+		t.Fatalf("the source is lazy: %v, want %v", isLazy, !kept)
+	}
+	o := options{now: time.Now}
+	WithRecords(sink, 1)(&o)
+	res, err := runStream(t.Context(), cfg.withDefaults(), st, src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return res
 }
 
