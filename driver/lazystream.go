@@ -10,8 +10,8 @@ import (
 	"github.com/autoinfer/autoinfer/driver/workload"
 )
 
-// reqSource is a measured stream as the virtual driver reads it: requests in
-// index order, held only between their production and their drop.
+// reqSource is a measured stream as a phase reads it, on either clock:
+// requests in index order, held only between their production and their drop.
 type reqSource interface {
 	Len() int
 	// Lazy is true when requests are produced on demand: the driver pulls

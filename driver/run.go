@@ -53,8 +53,10 @@ func WithDuringWarmup(fn func(ctx context.Context)) Option {
 // record is counted into the summary when it becomes final, handed to fn
 // (on the scheduler goroutine, which it must not hold up; fn must not
 // keep the pointer) and dropped, so Result.Requests stays empty and the
-// records take no memory. Each latency metric keeps its values exactly up
-// to exact (0: DefaultExactValues), then within metrics.PercentileRelError.
+// records take no memory. The measured requests are then produced as they
+// fall due and dropped with their records (wallStream). Each latency
+// metric keeps its values exactly up to exact (0: DefaultExactValues),
+// then within metrics.PercentileRelError.
 func WithRecords(fn func(*RequestRecord), exact int) Option {
 	return func(o *options) { o.records, o.exact = fn, cmp.Or(exact, DefaultExactValues) }
 }
@@ -89,25 +91,29 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	st, err := plan(cfg, true)
+	st, src, release, err := wallStream(cfg, o.records != nil)
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	defer release()
+	return runStream(ctx, cfg.withDefaults(), st, src, o)
+}
+
+// runStream is Run of the stream st, whose measured requests src produces.
+func runStream(ctx context.Context, cfg Config, st *Stream, src reqSource, o options) (*Result, error) {
 	client := cfg.HTTPClient
 	if client == nil {
 		conns := cfg.Arrival.MaxConcurrency
 		if conns == 0 {
-			conns = max(len(st.Requests), len(st.Warmup))
+			conns = max(src.Len(), len(st.Warmup))
 		}
 		client = newHTTPClient(min(max(conns, 16), 4096))
 		defer client.CloseIdleConnections()
 	}
-	render := newRenderer(cfg)
 	url := strings.TrimRight(cfg.BaseURL, "/") + cfg.Endpoint
 	header := cfg.baseHeader()
 	newPhase := func(name string) *phase {
-		return &phase{cfg: cfg, header: header, render: render, tok: st.tok, limit: cfg.Arrival.MaxConcurrency,
+		return &phase{cfg: cfg, header: header, render: st.render, tok: st.tok, limit: cfg.Arrival.MaxConcurrency,
 			progress: o.progress, live: metrics.NewLive(), name: name}
 	}
 	res := &Result{}
@@ -120,9 +126,11 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 		if len(warmup) > 0 {
 			ready, warmup, warmupDone = warmup[0], warmup[1:], 1
 		}
-		if readyStream, err = readyCheck(ctx, cfg, client, url, ready, header.Clone()); err != nil {
+		rs, err := readyCheck(ctx, cfg, client, url, ready, header.Clone())
+		if err != nil {
 			return nil, err
 		}
+		readyStream = rs
 	}
 	res.Warmup.Sent = warmupDone
 	var side sync.WaitGroup
@@ -133,7 +141,8 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	if len(warmup) > 0 {
 		w := newPhase(phaseWarmup)
 		w.answered = warmupDone
-		runWall(ctx, w, warmup, st, client, url, o.now)
+		// A warm-up is built whole and kept: its source never fails.
+		_, _ = runWall(ctx, w, &sliceSource{reqs: warmup}, st, client, url, o.now)
 		res.addWarmup(w.recs.all)
 	}
 	<-readyStream // it ends with ctx at the latest
@@ -152,7 +161,10 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	}
 	started := time.Now()
 	sched := metrics.SampleSched()
-	mw := runWall(ctx, m, st.Requests, st, client, url, o.now)
+	mw, err := runWall(ctx, m, src, st, client, url, o.now)
+	if err != nil {
+		return nil, err
+	}
 	params.Duration = mw.since()
 	params.SchedP99Ms = metrics.SampleSched().P99MsSince(sched)
 	if o.window.End != nil {
@@ -166,11 +178,41 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (*Result, error) {
 	} else {
 		s = metrics.Summarize(m.recs.all, params)
 	}
-	cfg.describe(&s, st, len(st.Requests), started)
-	s.StreamHash = st.Hash()
+	cfg.describe(&s, st, src.Len(), started)
+	if s.StreamHash, err = src.Hash(); err != nil {
+		return nil, err
+	}
 	s.SentHash = m.sent.sum()
 	res.Summary = s
 	return res, ctx.Err()
+}
+
+// wallStream is Run's stream and its measured requests as a source. A run
+// that streams its records (WithRecords) reads a lazy source, the virtual
+// clock's (lazyStream), when the workload has one: requests are produced
+// as they fall due and dropped when final, so memory does not grow with
+// the stream. Otherwise the stream is planned whole, single requests'
+// bodies dropped and rendered again when sent (plan): multi_turn with
+// actual history (later turns carry the server's answers, so the stream
+// is not the lazy source's), and a run that keeps its records
+// (Result.Requests: a record per request from the start, made from the
+// request's fields; `autoinfer bench`, sweeps, sim overhead's probe).
+// release ends what the source holds besides memory (its arrival
+// sequence); call it once the stream hash was taken.
+func wallStream(cfg Config, streamed bool) (st *Stream, src reqSource, release func(), err error) {
+	if streamed {
+		st, l, ok, err := lazyStream(cfg, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			return st, l, l.stop, nil
+		}
+	}
+	if st, err = plan(cfg, true); err != nil {
+		return nil, nil, nil, err
+	}
+	return st, &sliceSource{reqs: st.Requests, hash: st.Hash()}, func() {}, nil
 }
 
 // addWarmup counts a warm-up phase's records into the warm-up's outcome.

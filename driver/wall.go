@@ -33,16 +33,30 @@ type wall struct {
 	held []done
 }
 
-// runWall runs p over HTTP on the wall clock (now timestamps; st renders
-// lazy bodies) and returns the clock, whose start and since say when the
-// phase ran.
-func runWall(parent context.Context, p *phase, reqs []Request, st *Stream, client *http.Client, url string, now func() time.Time) *wall {
+// doneBuffer lets that many answers wait for the scheduler before a
+// request's goroutine waits to hand its answer over (its end is taken
+// before).
+const doneBuffer = 256
+
+// runWall runs p over HTTP on the wall clock (now timestamps) and returns
+// the clock, whose start and since say when the phase ran. src is read
+// ahead (aheadSource) when it is lazy; a source built whole has its
+// dropped bodies rendered ahead from st (prerender). The error is the
+// source's: the wall clock itself never fails a phase.
+func runWall(parent context.Context, p *phase, src reqSource, st *Stream, client *http.Client, url string, now func() time.Time) (*wall, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	p.src = &sliceSource{reqs: reqs}
-	p.pre = startPrerender(ctx, st, reqs)
-	defer p.pre.close()
-	w := &wall{ctx: ctx, cancel: cancel, client: client, url: url, now: now, done: make(chan done, len(reqs)),
+	p.src = src
+	if src.Lazy() {
+		a := readAhead(ctx, src)
+		defer a.close()
+		a.prime()
+		p.src = a
+	} else {
+		p.pre = startPrerender(ctx, st, src)
+		defer p.pre.close()
+	}
+	w := &wall{ctx: ctx, cancel: cancel, client: client, url: url, now: now, done: make(chan done, doneBuffer),
 		timer: time.NewTimer(time.Hour)}
 	defer w.timer.Stop()
 	if p.maxDuration > 0 {
@@ -51,8 +65,13 @@ func runWall(parent context.Context, p *phase, reqs []Request, st *Stream, clien
 		w.limit = lt.C
 	}
 	w.start = now()
-	_ = p.run(w) // the wall clock never fails a phase
-	return w
+	err := p.run(w)
+	if err != nil {
+		// The source failed with requests in flight: their goroutines
+		// end before the phase does.
+		w.drain(p, w.since())
+	}
+	return w, err
 }
 
 func (w *wall) since() time.Duration { return w.now().Sub(w.start) }
