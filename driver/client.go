@@ -116,12 +116,36 @@ func (x *exchange) fail(typ, format string, args ...any) {
 // role-only or empty-text one), each later such event adds an ITL, and the
 // last one ends E2EL, as vllm bench serve measures.
 func do(ctx context.Context, client *http.Client, url string, body []byte, header http.Header, now func() time.Time) *exchange {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	x, events := send(ctx, client, url, body, header, now)
 	if events != nil {
 		defer events.Close()
 		x.readEvents(ctx, events, now)
+		if x.errType == "" {
+			drain(events, cancel)
+		}
 	}
 	return x
+}
+
+// Bounds of drain: what an engine writes after [DONE] is the chunked
+// body's end, a few bytes, at once.
+const (
+	drainWait  = time.Second
+	drainBytes = 64 << 10
+)
+
+// drain reads body to its end after [DONE], so the transport keeps the
+// connection for the next request as vllm bench serve's keep-alive
+// session does: a body closed unread makes it drop the connection, and
+// every request then dialled anew with a connect in its TTFT. Bounded in
+// bytes and time (cancel ends the request) for a server that holds the
+// stream open; the measurement was taken at [DONE] already.
+func drain(body io.Reader, cancel context.CancelFunc) {
+	stop := time.AfterFunc(drainWait, cancel)
+	defer stop.Stop()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainBytes))
 }
 
 // send posts one request and reads the answer's status. An error answer is
