@@ -31,13 +31,18 @@ var spaced = func() []spacedWord {
 	return s
 }()
 
+// ID is a token id as GenerateIDs writes it: an int, or two bytes (every
+// id a generator emits is below VocabSize), so a prompt's ids cached or
+// shared by many prompts take a quarter of the room.
+type ID interface{ ~int | ~uint16 }
+
 // GenerateIDs is Generate's text as token ids, and the text itself: the same
 // draws from r, so the text is Generate(r, n) and the ids are
 // Tokenize(text) without tokenizing it. The virtual clock hands a
 // simulated engine these ids instead of a body it would parse and
 // tokenize again. The ids are appended to ids (a prompt's drawn block by
 // block goes into one slice).
-func GenerateIDs(r *rand.Rand, n int, ids []int) (string, []int) {
+func GenerateIDs[T ID](r *rand.Rand, n int, ids []T) (string, []T) {
 	if n <= 0 {
 		return "", ids
 	}
@@ -45,18 +50,21 @@ func GenerateIDs(r *rand.Rand, n int, ids []int) (string, []int) {
 	// first one (the first token is always a word); the room past the
 	// usual length lets the last words take the fixed-width store too.
 	buf := make([]byte, 0, 1+n*6+len(spacedWord{}.b))
-	ids = slices.Grow(ids, n)
+	from := len(ids)
+	ids = slices.Grow(ids, n)[:from+n]
+	out := ids[from:] // indexed, not appended: no capacity check per token
+	words := len(vocabulary) - FirstWord
 	untilStop := 8 + r.IntN(13)
-	for i := range n {
+	for i := range out {
 		if untilStop == 0 && i > 0 && i < n-1 {
 			buf = append(buf, '.')
-			ids = append(ids, period)
+			out[i] = period
 			untilStop = 8 + r.IntN(13)
 			continue
 		}
-		id := FirstWord + r.IntN(len(vocabulary)-FirstWord)
+		id := FirstWord + r.IntN(words)
 		buf = appendSpaced(buf, id)
-		ids = append(ids, id)
+		out[i] = T(id)
 		untilStop--
 	}
 	return unsafe.String(&buf[1], len(buf)-1), ids

@@ -32,3 +32,25 @@ func TestGenerateIDsIsTokenizedGenerate(t *testing.T) {
 		}
 	}
 }
+
+// GenerateIDs into two-byte ids draws what it draws into ints: the same
+// text and the same ids, appended after what the slice held.
+func TestGenerateIDsUint16IsGenerateIDs(t *testing.T) {
+	for seed := range uint64(100) {
+		n := int(seed*53%1100) + int(seed%2)
+		before := []uint16{}
+		if seed%2 == 1 {
+			before = []uint16{9, 8}
+		}
+		text16, ids16 := GenerateIDs(rand.New(rand.NewPCG(seed, 11)), n, before)
+		text, ids := GenerateIDs[int](rand.New(rand.NewPCG(seed, 11)), n, nil)
+		if text16 != text || len(ids16) != len(before)+len(ids) || !slices.Equal(ids16[:len(before)], before) {
+			t.Fatalf("seed %d, n %d: text equal %v, %d ids after %v, want %d after it", seed, n, text16 == text, len(ids16), before, len(ids))
+		}
+		for j, id := range ids {
+			if int(ids16[len(before)+j]) != id {
+				t.Fatalf("seed %d, n %d: id %d is %d, GenerateIDs[int] gives %d", seed, n, j, ids16[len(before)+j], id)
+			}
+		}
+	}
+}
