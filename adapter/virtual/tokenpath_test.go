@@ -18,6 +18,7 @@ import (
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // textPath is a deployment with its token path hidden: every request goes
@@ -36,11 +37,14 @@ func (t textPath) OpenWindow()   { t.d.OpenWindow() }
 type perturbed struct{ *virtual.Deployment }
 
 func (p perturbed) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
-	ids := append([]int(nil), pr.IDs...)
-	for j := 16; j < min(32, len(ids)); j++ {
-		ids[j] = 7 + (ids[j]+id)%1000
+	var ids []uint16
+	for _, s := range pr.Spans {
+		ids = append(ids, s.IDs...)
 	}
-	pr.IDs = ids
+	for j := 16; j < min(32, len(ids)); j++ {
+		ids[j] = uint16(7 + (int(ids[j])+id)%1000)
+	}
+	pr.Spans = []tokenizer.Span{{IDs: ids}} // its own: no key
 	return p.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
