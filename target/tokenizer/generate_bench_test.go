@@ -12,7 +12,12 @@ func BenchmarkGenerateIDs(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	b.Run("int", func(b *testing.B) {
 		for b.Loop() {
-			GenerateIDs(r, 512, []int(nil))
+			GenerateIDs[int](r, 512, nil)
+		}
+	})
+	b.Run("uint16", func(b *testing.B) {
+		for b.Loop() {
+			GenerateIDs[uint16](r, 512, nil)
 		}
 	})
 }
