@@ -134,7 +134,7 @@ func (r randomItems) render(i int, g generator) (Item, []tokenizer.Span, []strin
 		it.InputTokens = r.b.tok.Count(it.Prompt)
 		return it, nil, nil
 	}
-	spans := appendSpan(appendSpan(make([]tokenizer.Span, 0, 2), pspan), tokenizer.Span{IDs: bids})
+	spans := g.appendSpan(g.appendSpan(make([]tokenizer.Span, 0, 2), pspan), tokenizer.Span{IDs: bids})
 	// The sim tokenizer's count of the joined prompt: a space joins words
 	// without a token of its own.
 	it.InputTokens = tokenizer.SpansLen(spans)

@@ -68,9 +68,9 @@ func (g generator) shared(r *rand.Rand, n int) (string, tokenizer.Span) {
 	return text, tokenizer.Span{IDs: ids, Key: max(r.Uint64(), 1)}
 }
 
-// appendSpan appends s to spans unless it has no ids.
-func appendSpan(spans []tokenizer.Span, s tokenizer.Span) []tokenizer.Span {
-	if len(s.IDs) == 0 {
+// appendSpan appends s to spans when g draws ids and s has some.
+func (g generator) appendSpan(spans []tokenizer.Span, s tokenizer.Span) []tokenizer.Span {
+	if !g.ids || len(s.IDs) == 0 {
 		return spans
 	}
 	return append(spans, s)

@@ -266,7 +266,7 @@ func (l TraceLine) validate() error {
 func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src Source, i int, unique bool) ([]string, []tokenizer.Span) {
 	if unique {
 		text, ids := g.generate(src("unique-trace", i), l.InputLength)
-		return []string{text}, appendSpan(g.spans(1), tokenizer.Span{IDs: ids})
+		return []string{text}, g.appendSpan(g.spans(1), tokenizer.Span{IDs: ids})
 	}
 	left := l.InputLength
 	parts := make([]string, 0, min(len(l.HashIDs), l.InputLength/max(size, 1)+1)+1)
@@ -277,7 +277,7 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src So
 		}
 		if left < size {
 			text, ids := g.generate(src("partial-block", id), left)
-			parts, spans = append(parts, text), appendSpan(spans, tokenizer.Span{IDs: ids})
+			parts, spans = append(parts, text), g.appendSpan(spans, tokenizer.Span{IDs: ids})
 			left = 0
 			break
 		}
@@ -286,12 +286,12 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src So
 			b.text, b.span = g.shared(src("block", id), size)
 			blocks.put(id, b)
 		}
-		parts, spans = append(parts, b.text), appendSpan(spans, b.span)
+		parts, spans = append(parts, b.text), g.appendSpan(spans, b.span)
 		left -= size
 	}
 	if left > 0 {
 		text, ids := g.generate(src("trace", i), left)
-		parts, spans = append(parts, text), appendSpan(spans, tokenizer.Span{IDs: ids})
+		parts, spans = append(parts, text), g.appendSpan(spans, tokenizer.Span{IDs: ids})
 	}
 	return parts, spans
 }
