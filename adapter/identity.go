@@ -110,9 +110,10 @@ func workloadHash(tr *trialRun) (string, error) {
 }
 
 // workloadIdentity hashes everything that shapes t's request stream: the
-// workload settings, seed, stream id and warm-up, and the bytes of every
+// workload settings, seed, stream id and warm-up, the bytes of every
 // trace or dataset file it reads, so an edited file is another workload
-// even at the same path.
+// even at the same path, and how its generated text is drawn
+// (workload.SimPrompts), so prompts drawn another way are another workload.
 func workloadIdentity(t trials.Trial) (string, error) {
 	files, err := workload.ContentHash(t.Workload.ResolvePaths(t.SpecDir))
 	if err != nil {
@@ -124,7 +125,8 @@ func workloadIdentity(t trials.Trial) (string, error) {
 		Stream   string `json:"stream"`
 		Warmup   int    `json:"warmup"`
 		Files    string `json:"files,omitempty"`
-	}{t.Workload, t.Seed, streamID(t), t.Warmup.Requests, files})
+		Prompts  string `json:"prompts,omitempty"` // how generated text is drawn
+	}{t.Workload, t.Seed, streamID(t), t.Warmup.Requests, files, t.Workload.PromptDraw()})
 	if err != nil {
 		return "", fmt.Errorf("encoding workload identity: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // reqSource is a measured stream as a phase reads it, on either clock:
@@ -25,10 +26,10 @@ type reqSource interface {
 	Drop(i int)
 	// Hash is the stream hash; it produces what is left to produce.
 	Hash() (string, error)
-	// Tokens is produced request i's prompt as token ids (tokenpath.go)
-	// and its text as parts (workload.Join); nil when the source has none
-	// for it.
-	Tokens(i int) ([]int, []string)
+	// Tokens is produced request i's prompt as spans of token ids
+	// (tokenpath.go) and its text as parts (workload.Join); nil when the
+	// source has none for it.
+	Tokens(i int) ([]tokenizer.Span, []string)
 }
 
 // sliceSource is a stream built whole (Generate, a warm-up phase).
@@ -36,8 +37,8 @@ type sliceSource struct {
 	reqs []Request
 	hash string
 	next int
-	// tokens draws request i's ids and prompt (nil: none has them).
-	tokens func(i int) ([]int, []string)
+	// tokens draws request i's spans and prompt (nil: none has them).
+	tokens func(i int) ([]tokenizer.Span, []string)
 }
 
 func (s *sliceSource) Len() int   { return len(s.reqs) }
@@ -53,7 +54,7 @@ func (s *sliceSource) At(i int) *Request     { return &s.reqs[i] }
 func (s *sliceSource) Drop(int)              {}
 func (s *sliceSource) Hash() (string, error) { return s.hash, nil }
 
-func (s *sliceSource) Tokens(i int) ([]int, []string) {
+func (s *sliceSource) Tokens(i int) ([]tokenizer.Span, []string) {
 	if s.tokens == nil || !s.reqs[i].own {
 		return nil, nil
 	}
@@ -184,7 +185,7 @@ func (l *lazySource) Next() (int, bool, error) {
 }
 
 // request produces request i. On the token path it draws the prompt's
-// ids, and keeps a generated prompt as its parts: no body is rendered but
+// spans, and keeps a generated prompt as its parts: no body is rendered but
 // to be hashed (wireBody), and no joined prompt at all.
 func (l *lazySource) request(i int) (Request, error) {
 	if l.multi {
@@ -196,13 +197,13 @@ func (l *lazySource) request(i int) (Request, error) {
 		l.sums.seal(&req, parts)
 		return req, err
 	}
-	it, ids, parts := l.tokens.AtParts(i)
+	it, spans, parts := l.tokens.AtParts(i)
 	off := l.offset(it)
 	if parts != nil && it.System == "" && l.r.template != nil {
 		// The item's own prompt alone: what cfg.request renders and
 		// counts (countsOwnPrompt) but for the body.
 		req := l.cfg.head(i, it, off)
-		req.own, req.ids, req.parts = true, ids, parts
+		req.own, req.spans, req.parts = true, spans, parts
 		l.sums.seal(&req, parts)
 		return req, nil
 	}
@@ -211,8 +212,8 @@ func (l *lazySource) request(i int) (Request, error) {
 	}
 	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
 	l.sums.seal(&req, parts)
-	if err == nil && req.own && ids != nil {
-		req.ids, req.parts = ids, []string{it.Prompt}
+	if err == nil && req.own && spans != nil {
+		req.spans, req.parts = spans, []string{it.Prompt}
 	}
 	return req, err
 }
@@ -245,9 +246,9 @@ func (l *lazySource) offset(it workload.Item) time.Duration {
 
 func (l *lazySource) At(i int) *Request { return l.live[i] }
 
-func (l *lazySource) Tokens(i int) ([]int, []string) {
+func (l *lazySource) Tokens(i int) ([]tokenizer.Span, []string) {
 	if r := l.live[i]; r != nil {
-		return r.ids, r.parts
+		return r.spans, r.parts
 	}
 	return nil, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Request is one request of a stream.
@@ -41,11 +42,12 @@ type Request struct {
 	lazy bool
 	// own says the body's prompt is its item's own prompt, alone (no
 	// system prompt, no history): the virtual clock's token path may hand
-	// a system the item's ids instead (tokenpath.go). ids are those ids
-	// when the stream drew them with the request, text their prompt.
-	own bool
-	ids []int
-	// parts are the prompt the ids are of (workload.Join). A request of a
+	// a system the item's ids instead (tokenpath.go). spans are those ids
+	// when the stream drew them with the request (shared with the
+	// workload: never written), text their prompt.
+	own   bool
+	spans []tokenizer.Span
+	// parts are the prompt the spans are of (workload.Join). A request of a
 	// lazy token-path source has parts and no Body: its body is never
 	// rendered (its digest needs only the parts: bodySum).
 	parts []string

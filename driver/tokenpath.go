@@ -6,10 +6,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // Prompted is a System that takes a request as its prompt's token ids
-// (the virtual clock's token path) instead of its body: it builds the
+// (the virtual clock's token path), as spans, instead of its body: it builds the
 // request from Shell, the body every such request of the run shares but
 // for its prompt and length, and has no body to parse or tokenize.
 type Prompted interface {
@@ -20,7 +21,11 @@ type Prompted interface {
 // tokenizer gives its text (for a chat request, its one user message's),
 // drawn with the text rather than tokenized from it, and its length.
 type Prompt struct {
-	IDs       []int
+	// Spans are the ids in order: a span the workload keyed (Key != 0: a
+	// trace block, a random workload's shared prefix) is the one every
+	// prompt holding it shares, not a copy. Read-only: the ids belong to
+	// the workload.
+	Spans     []tokenizer.Span
 	MaxTokens int
 	// parts are the prompt's text (Text) as the workload drew it.
 	parts []string
@@ -91,15 +96,15 @@ func newTokenPath(cfg Config, sys System) (*tokenPath, error) {
 }
 
 // handOver hands request x to the system: as token ids when its source
-// drew them, else as its body. A token-path request's body and ids are
+// drew them, else as its body. A token-path request's body and spans are
 // the system's from then on: the request keeps neither while it runs.
 func (v *virtual) handOver(x inTransit) error {
 	if v.tp != nil {
-		if ids, parts := v.p.src.Tokens(x.index); ids != nil {
+		if spans, parts := v.p.src.Tokens(x.index); spans != nil {
 			r := v.p.src.At(x.index)
-			p := Prompt{IDs: ids, MaxTokens: r.MaxTokens, Shell: v.tp.shell, parts: parts}
+			p := Prompt{Spans: spans, MaxTokens: r.MaxTokens, Shell: v.tp.shell, parts: parts}
 			if v.p.src.Lazy() {
-				r.Body, r.ids, r.parts = nil, nil, nil
+				r.Body, r.spans, r.parts = nil, nil, nil
 			}
 			return v.tp.sys.SendPrompt(x.index, v.route, x.header, p, v.now)
 		}
@@ -107,7 +112,7 @@ func (v *virtual) handOver(x inTransit) error {
 	return v.sys.Send(x.index, v.route, x.header, x.body, v.now)
 }
 
-// tokenSource makes src draw each request's ids when the run has a token
+// tokenSource makes src draw each request's spans when the run has a token
 // path.
 func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
 	if tp == nil {
@@ -121,12 +126,12 @@ func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
 	case *lazySource:
 		s.tokens = ti
 	case *sliceSource:
-		s.tokens = func(i int) ([]int, []string) {
-			it, ids, parts := ti.AtParts(i)
+		s.tokens = func(i int) ([]tokenizer.Span, []string) {
+			it, spans, parts := ti.AtParts(i)
 			if parts == nil {
 				parts = []string{it.Prompt}
 			}
-			return ids, parts
+			return spans, parts
 		}
 	}
 }

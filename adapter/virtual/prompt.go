@@ -10,13 +10,14 @@ import (
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/router/pd"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // The token path (driver.Prompted): the engines take a request's prompt
 // as ids.
 var _ driver.Prompted = (*Deployment)(nil)
 
-// SendPrompt is Send of a request whose prompt comes as token ids: the
+// SendPrompt is Send of a request whose prompt comes as token ids (spans): the
 // router decides on the prompt as over HTTP (Router.RoutePrompt: the text
 // the HTTP path would extract from the body, for a policy that reads it),
 // and each engine leg is the run's shell with the ids (sim.Shape). No body
@@ -29,7 +30,7 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 	}
 	// Its token times sized for its length up front (bounded: a request may
 	// stop early), not grown token by token.
-	rq := &request{id: id, route: route, prompt: &promptLegs{shapes: sh, ids: p.IDs, max: p.MaxTokens},
+	rq := &request{id: id, route: route, prompt: &promptLegs{shapes: sh, spans: p.Spans, max: p.MaxTokens},
 		tokens: make([]time.Duration, 0, min(max(p.MaxTokens, 0), maxPresized))}
 	text := func() string {
 		if chat {
@@ -89,16 +90,20 @@ func (d *Deployment) shapesOf(shell []byte, chat bool) (*shapes, error) {
 // made for (8 bytes each).
 const maxPresized = 4096
 
-// promptLegs is a token-path request: its ids and length on its shapes.
+// promptLegs is a token-path request: its ids (spans) and length on its
+// shapes.
 type promptLegs struct {
 	shapes *shapes
-	ids    []int
+	spans  []tokenizer.Span
 	max    int
 }
 
 // leg makes fr the serving (or prefill) leg of the prompt.
 func (p *promptLegs) leg(fr *sim.FleetRequest, prefill bool) {
-	fr.Body, fr.Shape, fr.Prompt, fr.MaxTokens = nil, p.shapes.serve, p.ids, p.max
+	// Every leg shares the workload's spans: the engines read them in
+	// place, and the fleet's memo hashes a block the prefill leg hashed
+	// again from its record.
+	fr.Body, fr.Shape, fr.Spans, fr.MaxTokens = nil, p.shapes.serve, p.spans, p.max
 	if prefill {
 		fr.Shape, fr.MaxTokens = p.shapes.prefill, 0
 	}

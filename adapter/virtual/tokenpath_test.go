@@ -18,6 +18,7 @@ import (
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/router/routerconfig"
 	"github.com/autoinfer/autoinfer/target/sim"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // textPath is a deployment with its token path hidden: every request goes
@@ -36,11 +37,14 @@ func (t textPath) OpenWindow()   { t.d.OpenWindow() }
 type perturbed struct{ *virtual.Deployment }
 
 func (p perturbed) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
-	ids := append([]int(nil), pr.IDs...)
-	for j := 16; j < min(32, len(ids)); j++ {
-		ids[j] = 7 + (ids[j]+id)%1000
+	var ids []uint16
+	for _, s := range pr.Spans {
+		ids = append(ids, s.IDs...)
 	}
-	pr.IDs = ids
+	for j := 16; j < min(32, len(ids)); j++ {
+		ids[j] = uint16(7 + (int(ids[j])+id)%1000)
+	}
+	pr.Spans = []tokenizer.Span{{IDs: ids}} // its own: no key
 	return p.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
@@ -225,4 +229,50 @@ func firstDiff(a, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("%d lines against %d", len(la), len(lb))
+}
+
+// spanProbe is the token path, noting each request's first span (its
+// conversation's first block) and whether every prompt had ids.
+type spanProbe struct {
+	*virtual.Deployment
+	first map[int]tokenizer.Span
+	lenOK *bool
+}
+
+func (s spanProbe) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
+	s.first[id] = pr.Spans[0]
+	*s.lenOK = *s.lenOK && tokenizer.SpansLen(pr.Spans) > 0
+	return s.Deployment.SendPrompt(id, route, header, pr, at)
+}
+
+// The driver hands the engines a trace block as the workload's one span,
+// not a copy per prompt: every line of a conversation (tokenTrace: line i
+// is conversation i%6) gets its first block as the same ids (one backing
+// array) under the same nonzero key, and the six conversations' first
+// blocks have six keys.
+func TestTokenPathSharesBlockSpans(t *testing.T) {
+	ws := workers(t, 2, sim.RoleCollocated)
+	cfg := routerconfig.Default()
+	for _, w := range ws {
+		cfg.WorkerURLs = append(cfg.WorkerURLs, w.URL)
+	}
+	rc := router.Config(cfg)
+	dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 11,
+		WarmupRequests: -1, Workload: driver.Workload{Kind: "trace", Path: tokenTrace(t, 36), BlockSize: 16}}
+	first, lenOK := map[int]tokenizer.Span{}, true
+	tokenRun(t, ws, &rc, dc, false, func(d *virtual.Deployment) driver.System { return spanProbe{d, first, &lenOK} })
+	if len(first) != 36 || !lenOK {
+		t.Fatalf("%d requests took the token path (want 36), each with ids: %v", len(first), lenOK)
+	}
+	keys := map[uint64]bool{}
+	for i := range 36 {
+		a, b := first[i], first[i%6]
+		if &a.IDs[0] != &b.IDs[0] || a.Key != b.Key || a.Key == 0 {
+			t.Fatalf("request %d's first block is not request %d's span (key %d, %d)", i, i%6, a.Key, b.Key)
+		}
+		keys[a.Key] = true
+	}
+	if len(keys) != 6 {
+		t.Fatalf("%d keys for the six conversations' first blocks", len(keys))
+	}
 }

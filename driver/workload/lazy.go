@@ -1,6 +1,9 @@
 package workload
 
-import "github.com/autoinfer/autoinfer/trials/field"
+import (
+	"github.com/autoinfer/autoinfer/target/tokenizer"
+	"github.com/autoinfer/autoinfer/trials/field"
+)
 
 // Items are a workload's items, built on demand: At(i) always returns the
 // same item. A kind whose items each depend only on their index (random,
@@ -61,8 +64,9 @@ func (b built) Starts() int {
 type randomItems struct {
 	b      builder
 	prefix string
-	// prefixIDs are prefix's ids with the sim tokenizer (AtTokens).
-	prefixIDs []int
+	// prefixSpan is prefix's ids with the sim tokenizer (AtTokens): the
+	// span every prompt shares, keyed by its source (generator.shared).
+	prefixSpan tokenizer.Span
 }
 
 func (b builder) randomItems() (randomItems, error) {
@@ -72,7 +76,7 @@ func (b builder) randomItems() (randomItems, error) {
 	g := generator{tok: b.tok}
 	_, g.ids = b.tok.(Sim)
 	r := randomItems{b: b}
-	r.prefix, r.prefixIDs = g.generate(b.src("prefix", 0), b.w.PrefixLen)
+	r.prefix, r.prefixSpan = g.shared(b.src("prefix", 0), b.w.PrefixLen)
 	return r, nil
 }
 
@@ -91,32 +95,35 @@ func (r randomItems) At(i int) Item {
 }
 
 // AtTokens is At with the prompt's ids (TokenItems).
-func (r randomItems) AtTokens(i int) (Item, []int) {
-	it, ids, parts := r.AtParts(i)
+func (r randomItems) AtTokens(i int) (Item, []tokenizer.Span) {
+	it, spans, parts := r.AtParts(i)
 	if parts != nil {
 		it.Prompt = join(parts...)
 	}
-	return it, ids
+	return it, spans
 }
 
 // AtParts is AtTokens with the prompt as its parts, the prefix and the
 // body (TokenItems).
-func (r randomItems) AtParts(i int) (Item, []int, []string) {
+func (r randomItems) AtParts(i int) (Item, []tokenizer.Span, []string) {
 	if _, sim := r.b.tok.(Sim); !sim {
 		return r.At(i), nil, nil
 	}
 	return r.render(i, generator{tok: r.b.tok, ids: true})
 }
 
-// render builds item i; with g.ids it returns the prompt's ids and its
-// parts (join) instead of the item's Prompt.
-func (r randomItems) render(i int, g generator) (Item, []int, []string) {
+// render builds item i; with g.ids it returns the prompt's ids as spans
+// (the shared prefix's, then the item's own) and its parts (join) instead
+// of the item's Prompt.
+func (r randomItems) render(i int, g generator) (Item, []tokenizer.Span, []string) {
 	w := r.b.w
 	rnd := r.b.src("request", i)
 	in, out := length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
-	prefix, pids := r.prefix, r.prefixIDs
+	prefix, pspan := r.prefix, r.prefixSpan
 	if w.UniquePrefixes {
+		var pids []uint16
 		prefix, pids = g.generate(r.b.src("unique-prefix", i), w.PrefixLen)
+		pspan = tokenizer.Span{IDs: pids} // the item's own
 	}
 	body, bids := g.generate(rnd, in)
 	it := single(i)
@@ -127,12 +134,11 @@ func (r randomItems) render(i int, g generator) (Item, []int, []string) {
 		it.InputTokens = r.b.tok.Count(it.Prompt)
 		return it, nil, nil
 	}
-	ids := make([]int, 0, len(pids)+len(bids))
-	ids = append(append(ids, pids...), bids...)
+	spans := g.appendSpan(g.appendSpan(make([]tokenizer.Span, 0, 2), pspan), tokenizer.Span{IDs: bids})
 	// The sim tokenizer's count of the joined prompt: a space joins words
 	// without a token of its own.
-	it.InputTokens = len(ids)
-	return it, ids, parts
+	it.InputTokens = tokenizer.SpansLen(spans)
+	return it, spans, parts
 }
 
 // Sizes returns item i's drawn input and output lengths without generating

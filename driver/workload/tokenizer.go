@@ -31,6 +31,23 @@ type Tokenizer interface {
 	Generate(r *rand.Rand, n int) string
 }
 
+// SimPrompts names how the sim tokenizer draws prompt text
+// (tokenizer.GenerateIDs: five words from each 64-bit draw). A trial's
+// workload identity carries it (Workload.PromptDraw), so a row whose
+// prompts were drawn another way, one draw per word before, is another
+// workload rather than byte-identical traffic under the same hash.
+const SimPrompts = "sim/words-per-draw-5"
+
+// PromptDraw is how w's prompts are drawn, for its identity: SimPrompts
+// with the sim tokenizer, "" with a Hugging Face one (its prompts follow
+// vllm's random dataset, unchanged).
+func (w Workload) PromptDraw() string {
+	if w.Tokenizer == "" || w.Tokenizer == SimTokenizerID {
+		return SimPrompts
+	}
+	return ""
+}
+
 // Sim is the simulated engine's tokenizer.
 type Sim struct{}
 
@@ -40,8 +57,14 @@ func (Sim) ID() string { return SimTokenizerID }
 // Count counts with the shared sim tokenizer.
 func (Sim) Count(text string) int { return tokenizer.Count(text) }
 
-// Generate returns vocabulary words, exactly n tokens.
-func (Sim) Generate(r *rand.Rand, n int) string { return tokenizer.Generate(r, n) }
+// Generate returns vocabulary words, exactly n tokens: the text
+// tokenizer.GenerateIDs draws, so a prompt drawn with its ids (the
+// virtual clock's token path) and one drawn as text alone are the same
+// prompt.
+func (Sim) Generate(r *rand.Rand, n int) string {
+	text, _ := tokenizer.GenerateIDs[uint16](r, n, nil)
+	return text
+}
 
 // HF is a Hugging Face tokenizer.json.
 type HF struct {

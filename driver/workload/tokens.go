@@ -9,18 +9,23 @@ import (
 // TokenItems are Items that also give a prompt as the sim tokenizer's ids,
 // drawn with its text rather than tokenized from it: the virtual clock hands
 // these to a simulated engine, which then parses and tokenizes no body.
+// The ids come as spans (tokenizer.Span): a trace block or a random
+// workload's shared prefix is one span every prompt that holds it shares,
+// not a copy per prompt.
 type TokenItems interface {
 	Items
-	// AtTokens is At(i) and its prompt's ids, those tokenizer.Tokenize
-	// gives for At(i).Prompt; nil ids when the workload's tokenizer is not
-	// the sim's (the engine's own tokenizer then reads another text).
-	AtTokens(i int) (Item, []int)
+	// AtTokens is At(i) and its prompt's ids as spans, whose ids in order
+	// are those tokenizer.Tokenize gives for At(i).Prompt; nil spans when
+	// the workload's tokenizer is not the sim's (the engine's own
+	// tokenizer then reads another text). The spans are shared: never
+	// written.
+	AtTokens(i int) (Item, []tokenizer.Span)
 	// AtParts is AtTokens with a generated prompt left as the parts it
 	// joins (Join): the item's Prompt is then "", and each part is text
 	// of the sim tokenizer's words, which JSON writes as it is. A prompt
 	// that was not generated (a trace line's own) comes whole in the
 	// item, with nil parts.
-	AtParts(i int) (Item, []int, []string)
+	AtParts(i int) (Item, []tokenizer.Span, []string)
 }
 
 // Join is the prompt of parts: the non-empty ones separated by one space.
@@ -38,14 +43,35 @@ type generator struct {
 	ids bool
 }
 
-func (g generator) generate(r *rand.Rand, n int) (string, []int) {
-	return g.appendGenerated(r, n, nil)
+// generate draws n tokens of text with r and, with g.ids, their ids.
+func (g generator) generate(r *rand.Rand, n int) (string, []uint16) {
+	if g.ids {
+		return tokenizer.GenerateIDs[uint16](r, n, nil)
+	}
+	return g.tok.Generate(r, n), nil
 }
 
-// appendGenerated is generate with the ids (with ids only) appended to ids.
-func (g generator) appendGenerated(r *rand.Rand, n int, ids []int) (string, []int) {
-	if g.ids {
-		return tokenizer.GenerateIDs(r, n, ids)
+// shared draws n tokens with r as text that many prompts share and, with
+// g.ids, as their span, keyed. The span's Key is r's next draw after the
+// ids, made nonzero: a function of r's seed and n, which determine the ids,
+// so two spans drawn from equal seeds at equal lengths have equal ids and
+// equal keys. This is the Key contract (tokenizer.Span) for every source
+// of a run, warm-up and measured phases alike: their seeds differ, so do
+// their keys, but for the 2^-64 chance that two draws after distinct
+// (seed, length) pairs collide — the odds the engine's 64-bit block hashes
+// take already. Drawing from r after the text changes no byte of it.
+func (g generator) shared(r *rand.Rand, n int) (string, tokenizer.Span) {
+	text, ids := g.generate(r, n)
+	if !g.ids {
+		return text, tokenizer.Span{}
 	}
-	return g.tok.Generate(r, n), ids
+	return text, tokenizer.Span{IDs: ids, Key: max(r.Uint64(), 1)}
+}
+
+// appendSpan appends s to spans when g draws ids and s has some.
+func (g generator) appendSpan(spans []tokenizer.Span, s tokenizer.Span) []tokenizer.Span {
+	if !g.ids || len(s.IDs) == 0 {
+		return spans
+	}
+	return append(spans, s)
 }

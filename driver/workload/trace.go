@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,11 +70,12 @@ type traceItems struct {
 }
 
 // block is one hash id's text and, once a token-path request asked for
-// them, its ids under the sim tokenizer, two bytes each (the sim
-// vocabulary's ids are below 2^16): a 512-token block's ids take 1 KB.
+// them, its ids under the sim tokenizer as the span every prompt holding
+// the block shares (generator.shared: keyed by the block's source), two
+// bytes an id: a 512-token block's ids take 1 KB.
 type block struct {
 	text string
-	ids  []uint16
+	span tokenizer.Span
 }
 
 // maxCachedBlocks bounds traceItems' block cache: about 20 MB of text and
@@ -130,41 +130,42 @@ func (t *traceItems) At(i int) Item {
 }
 
 // AtTokens is At with the prompt's ids (TokenItems).
-func (t *traceItems) AtTokens(i int) (Item, []int) {
-	it, ids, parts := t.AtParts(i)
+func (t *traceItems) AtTokens(i int) (Item, []tokenizer.Span) {
+	it, spans, parts := t.AtParts(i)
 	if parts != nil {
 		it.Prompt = join(parts...)
 	}
-	return it, ids
+	return it, spans
 }
 
 // AtParts is AtTokens with a generated prompt as its parts (TokenItems).
-func (t *traceItems) AtParts(i int) (Item, []int, []string) {
+func (t *traceItems) AtParts(i int) (Item, []tokenizer.Span, []string) {
 	if _, sim := t.b.tok.(Sim); !sim {
 		return t.At(i), nil, nil
 	}
 	return t.render(i, true)
 }
 
-// render renders item i, and with ids its prompt's sim-tokenizer ids and,
-// when generated, its prompt as parts (the item's Prompt then "").
-func (t *traceItems) render(i int, ids bool) (Item, []int, []string) {
+// render renders item i, and with ids its prompt's sim-tokenizer ids as
+// spans and, when generated, its prompt as parts (the item's Prompt then
+// "").
+func (t *traceItems) render(i int, ids bool) (Item, []tokenizer.Span, []string) {
 	w, l := t.b.w, t.lines[i]
 	it := single(i)
 	it.Session = t.sessions[i]
 	it.OutputTokens, it.Line = l.OutputLength, l.Line
-	var pids []int
+	var spans []tokenizer.Span
 	var parts []string
 	if l.Prompt != "" {
 		it.Prompt = l.Prompt
 		it.InputTokens = t.b.tok.Count(it.Prompt)
 		if ids {
-			pids = tokenizer.Tokenize(l.Prompt)
+			spans = []tokenizer.Span{{IDs: compact(tokenizer.Tokenize(l.Prompt))}}
 		}
 	} else {
 		t.mu.Lock()
 		g := generator{tok: t.b.tok, ids: ids}
-		parts, pids = g.blockPrompt(l, w.BlockSize, &t.blocks, t.b.src, i, w.UniquePrefixes)
+		parts, spans = g.blockPrompt(l, w.BlockSize, &t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
 		if !ids {
 			it.Prompt, parts = join(parts...), nil
@@ -184,7 +185,7 @@ func (t *traceItems) render(i int, ids bool) (Item, []int, []string) {
 		it.Offset = time.Duration(math.Round(ms * float64(time.Millisecond)))
 		it.Timed = true
 	}
-	return it, pids, parts
+	return it, spans, parts
 }
 
 // sessionKey is the session a line belongs to: its session_id, else (with
@@ -257,51 +258,51 @@ func (l TraceLine) validate() error {
 // (cached in blocks so equal ids give equal text), a shorter last block when
 // input_length ends inside it, and line-specific text past the last id.
 // With unique (unique_prefixes) the whole prompt is line-specific text of
-// input_length tokens: no block is shared with another line. With g.ids
-// it also returns the prompt's ids. The prompt comes as its parts (join).
-func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src Source, i int, unique bool) ([]string, []int) {
+// input_length tokens: no block is shared with another line. The prompt
+// comes as its parts (join) and, with g.ids, as its spans: a full block's
+// is the cached block's own (keyed, shared by every line that holds it,
+// not copied), the rest are the line's own (Key 0: a partial block or a
+// tail is drawn for its line alone).
+func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src Source, i int, unique bool) ([]string, []tokenizer.Span) {
 	if unique {
 		text, ids := g.generate(src("unique-trace", i), l.InputLength)
-		return []string{text}, ids
+		return []string{text}, g.appendSpan(g.spans(1), tokenizer.Span{IDs: ids})
 	}
 	left := l.InputLength
-	parts := []string{}
-	var ids []int
-	if g.ids {
-		ids = make([]int, 0, l.InputLength)
-	}
-	var text string
+	parts := make([]string, 0, min(len(l.HashIDs), l.InputLength/max(size, 1)+1)+1)
+	spans := g.spans(cap(parts))
 	for _, id := range l.HashIDs {
 		if left == 0 {
 			break
 		}
 		if left < size {
-			text, ids = g.appendGenerated(src("partial-block", id), left, ids)
-			parts = append(parts, text)
+			text, ids := g.generate(src("partial-block", id), left)
+			parts, spans = append(parts, text), g.appendSpan(spans, tokenizer.Span{IDs: ids})
 			left = 0
 			break
 		}
 		b, ok := blocks.get(id)
-		if !ok || g.ids && b.ids == nil {
-			from := len(ids)
-			b.text, ids = g.appendGenerated(src("block", id), size, ids)
-			b.ids = compact(ids[from:])
+		if !ok || g.ids && b.span.IDs == nil {
+			b.text, b.span = g.shared(src("block", id), size)
 			blocks.put(id, b)
-		} else if b.ids != nil {
-			n := len(ids)
-			ids = slices.Grow(ids, len(b.ids))[:n+len(b.ids)]
-			for j, x := range b.ids {
-				ids[n+j] = int(x)
-			}
 		}
-		parts = append(parts, b.text)
+		parts, spans = append(parts, b.text), g.appendSpan(spans, b.span)
 		left -= size
 	}
 	if left > 0 {
-		text, ids = g.appendGenerated(src("trace", i), left, ids)
-		parts = append(parts, text)
+		text, ids := g.generate(src("trace", i), left)
+		parts, spans = append(parts, text), g.appendSpan(spans, tokenizer.Span{IDs: ids})
 	}
-	return parts, ids
+	return parts, spans
+}
+
+// spans is room for a prompt's n spans with g.ids (non-nil: the prompt
+// was drawn), else nil.
+func (g generator) spans(n int) []tokenizer.Span {
+	if !g.ids {
+		return nil
+	}
+	return make([]tokenizer.Span, 0, n)
 }
 
 // compact is ids as uint16 (nil for none).

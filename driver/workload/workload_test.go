@@ -29,7 +29,7 @@ func TestRandomExactTokenCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := tokenizer.Generate(testSource(1)("prefix", 0), 30)
+	prefix := Sim{}.Generate(testSource(1)("prefix", 0), 30)
 	for i, it := range items {
 		if got := tokenizer.Count(it.Prompt); got != it.InputTokens {
 			t.Fatalf("item %d: prompt has %d tokens, item says %d", i, got, it.InputTokens)
@@ -103,8 +103,8 @@ func TestSharedPrefixZipf(t *testing.T) {
 	for _, it := range items {
 		byGroup[it.System]++
 	}
-	first := tokenizer.Generate(testSource(5)("group", 0), 5)
-	last := tokenizer.Generate(testSource(5)("group", 7), 5)
+	first := Sim{}.Generate(testSource(5)("group", 0), 5)
+	last := Sim{}.Generate(testSource(5)("group", 7), 5)
 	p0, p7 := cdf[0], cdf[7]-cdf[6]
 	if got := float64(byGroup[first]) / 4000; got < p0-0.03 || got > p0+0.03 {
 		t.Errorf("rank 1 share %.3f, want %.3f", got, p0)

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"unsafe"
@@ -31,13 +32,31 @@ var spaced = func() []spacedWord {
 	return s
 }()
 
-// GenerateIDs is Generate's text as token ids, and the text itself: the same
-// draws from r, so the text is Generate(r, n) and the ids are
-// Tokenize(text) without tokenizing it. The virtual clock hands a
-// simulated engine these ids instead of a body it would parse and
-// tokenize again. The ids are appended to ids (a prompt's drawn block by
-// block goes into one slice).
-func GenerateIDs(r *rand.Rand, n int, ids []int) (string, []int) {
+// ID is a token id as GenerateIDs writes it: an int, or two bytes (every
+// id a generator emits is below VocabSize), so a prompt's ids cached or
+// shared by many prompts take a quarter of the room.
+type ID interface{ ~int | ~uint16 }
+
+// wordsPerDraw is how many words GenerateIDs takes from one 64-bit draw:
+// each is the high half of the draw's remainder times the number of
+// words, the low half the remainder the next is taken from (a chained
+// multiply-shift). Each word alone is uniform (the remainder is the draw
+// times an odd number, mod 2^64), and the five together are uniform over
+// every five-word sequence to within 2^-21 of its probability (2^64 draws
+// over 383^5 sequences). A draw per word was the larger part of drawing a
+// prompt, the larger part of the driver's share of a virtual trace run.
+const wordsPerDraw = 5
+
+// GenerateIDs draws a workload's prompt of exactly n tokens with r: its
+// text, natural-looking as Generate's (vocabulary words, a period every
+// 8–20), and its token ids, Tokenize(text) without tokenizing it. The
+// virtual clock hands a simulated engine these ids instead of a body it
+// would parse and tokenize again; the text path draws the same text
+// (driver/workload's Sim). Its words come wordsPerDraw to a draw, so its
+// text for an r is not Generate's, which keeps one draw per word for the
+// seeded prompts of calibration probes and quality gates. The ids are
+// appended to ids (a prompt's drawn block by block goes into one slice).
+func GenerateIDs[T ID](r *rand.Rand, n int, ids []T) (string, []T) {
 	if n <= 0 {
 		return "", ids
 	}
@@ -45,18 +64,30 @@ func GenerateIDs(r *rand.Rand, n int, ids []int) (string, []int) {
 	// first one (the first token is always a word); the room past the
 	// usual length lets the last words take the fixed-width store too.
 	buf := make([]byte, 0, 1+n*6+len(spacedWord{}.b))
-	ids = slices.Grow(ids, n)
+	from := len(ids)
+	ids = slices.Grow(ids, n)[:from+n]
+	out := ids[from:] // indexed, not appended: no capacity check per token
+	words := uint64(len(vocabulary) - FirstWord)
+	var x uint64 // the draw the next words come from
+	left := 0    // words x has left
 	untilStop := 8 + r.IntN(13)
-	for i := range n {
+	for i := range out {
+		// A period is its own token: place one only when a word follows it
+		// would not be required, i.e. it still counts towards n.
 		if untilStop == 0 && i > 0 && i < n-1 {
 			buf = append(buf, '.')
-			ids = append(ids, period)
+			out[i] = period
 			untilStop = 8 + r.IntN(13)
 			continue
 		}
-		id := FirstWord + r.IntN(len(vocabulary)-FirstWord)
+		if left == 0 {
+			x, left = r.Uint64(), wordsPerDraw
+		}
+		w, rest := bits.Mul64(x, words)
+		x, left = rest, left-1
+		id := FirstWord + int(w)
 		buf = appendSpaced(buf, id)
-		ids = append(ids, id)
+		out[i] = T(id)
 		untilStop--
 	}
 	return unsafe.String(&buf[1], len(buf)-1), ids
