@@ -12,13 +12,24 @@ type Span struct {
 	// holds the same ids, so work over them (the engine's block hashes)
 	// may be kept by Key and reused. 0: the span is its prompt's own.
 	Key uint64
+	// Blind, when not 0, is the length of a span whose ids were never
+	// drawn (IDs nil, Key not 0): Key alone says what they are. The
+	// virtual clock sends such spans when nothing on the request's way
+	// reads a prompt's ids or text (only the engines' prefix cache, which
+	// needs the blocks' identities, not their tokens), so a trace block is
+	// neither drawn nor hashed token by token. A consumer that needs ids
+	// refuses a blind span.
+	Blind int
 }
 
-// SpansLen is the number of token ids in spans.
+// Len is the span's number of tokens: its ids, or Blind.
+func (s Span) Len() int { return len(s.IDs) + s.Blind }
+
+// SpansLen is the number of tokens in spans.
 func SpansLen(spans []Span) int {
 	n := 0
 	for _, s := range spans {
-		n += len(s.IDs)
+		n += s.Len()
 	}
 	return n
 }
