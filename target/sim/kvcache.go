@@ -103,7 +103,9 @@ func (p *blockPool) acquire(id int32) {
 // reference, evicting their cached content in that order. The caller has
 // checked nfree.
 func (p *blockPool) alloc(ids []int32, n int) []int32 {
-	p.warmAllocations(n)
+	if n > 1 {
+		p.warmAllocations(n)
+	}
 	start := len(ids)
 	for range n {
 		id := p.free.pop(p.blocks)

@@ -42,7 +42,9 @@ func (e *engine) plan(now time.Time) time.Duration {
 		if i >= len(e.running) { // s itself was preempted
 			break
 		}
-		s.blocks = e.pool.alloc(s.blocks, need)
+		if need > 0 { // most steps of a decoding sequence need no block
+			s.blocks = e.pool.alloc(s.blocks, need)
+		}
 		decode := s.generated() > 0 && n == 1 && s.computed == s.known()-1
 		e.items = append(e.items, stepItem{s: s, n: n, decode: decode})
 		budget -= n
