@@ -122,7 +122,7 @@ func (p *blockPool) resetCache() bool {
 		return false
 	}
 	for i := range p.blocks {
-		p.blocks[i].cached = false
+		p.blocks[i].state &^= blockCached
 	}
 	p.cache.reset()
 	return true

@@ -8,6 +8,13 @@ package sim
 // prefix hit until allocation evicts it from the head of the queue.
 // Blocks are identified by index, so the pool allocates nothing after
 // construction.
+//
+// Under the virtual clock every prompt block is allocated, evicting
+// content cached long ago whose index slot no CPU cache holds any more
+// (eight ranks' pools and indexes outgrow a core's cache). Allocation
+// therefore takes a sequence's blocks in one batch and first reads each
+// block and its hash's slot in one branch-free pass, so those misses
+// overlap instead of each stalling the branchy removal behind it.
 type blockPool struct {
 	blocks []block
 	free   freeQueue
@@ -16,14 +23,34 @@ type blockPool struct {
 	// evicted, when set, receives the hash of each cached block that
 	// allocation evicts (the CPU tier stores it).
 	evicted func(hash uint64)
+	// warmed sums the words warmAllocations reads. Nothing uses it: it
+	// keeps the compiler from dropping loads made only for their cache
+	// lines.
+	warmed uint64
 }
 
+// block is 16 bytes, so four share a cache line.
 type block struct {
-	hash    uint64
-	freedAt uint64 // position of its latest entry on the free queue
-	ref     int32
-	cached  bool
+	hash uint64
+	// freedAt is the position of the block's latest entry on the free
+	// queue, modulo 2^32: the entries standing in the queue at once span
+	// at most its ring's length (< 2^32) of positions, so no two share it.
+	freedAt uint32
+	// state is the reference count times blockRef, plus blockCached
+	// while hash is in the index.
+	state uint32
 }
+
+const (
+	blockCached = 1 // state bit: the block's hash is in the index
+	blockRef    = 2 // state increment of one reference
+)
+
+// free reports whether nobody references the block.
+func (b *block) free() bool { return b.state < blockRef }
+
+// cached reports whether the block's content is in the index.
+func (b *block) cached() bool { return b.state&blockCached != 0 }
 
 func newBlockPool(n int) *blockPool {
 	p := &blockPool{blocks: make([]block, n), free: newFreeQueue(n), cache: newBlockIndex(n)}
@@ -55,7 +82,7 @@ func (p *blockPool) lookup(hashes []uint64, limit int, ids []int32) []int32 {
 func (p *blockPool) freeNeeded(hit []int32, fresh int) int {
 	need := fresh
 	for _, id := range hit {
-		if p.blocks[id].ref == 0 {
+		if p.blocks[id].free() {
 			need++
 		}
 	}
@@ -65,37 +92,69 @@ func (p *blockPool) freeNeeded(hit []int32, fresh int) int {
 // acquire takes a reference on cached block id (a free one's entry on
 // the free queue goes stale).
 func (p *blockPool) acquire(id int32) {
-	if p.blocks[id].ref == 0 {
+	b := &p.blocks[id]
+	if b.free() {
 		p.nfree--
 	}
-	p.blocks[id].ref++
+	b.state += blockRef
 }
 
-// alloc takes the least recently freed block, evicting its cached content.
-// The caller has checked nfree.
-func (p *blockPool) alloc() int32 {
-	id := p.free.pop(p.blocks)
-	p.nfree--
-	b := &p.blocks[id]
-	if b.cached {
+// alloc appends to ids the n least recently freed blocks, each with one
+// reference, evicting their cached content in that order. The caller has
+// checked nfree.
+func (p *blockPool) alloc(ids []int32, n int) []int32 {
+	if n > 1 {
+		p.warmAllocations(n)
+	}
+	start := len(ids)
+	for range n {
+		id := p.free.pop(p.blocks)
+		p.blocks[id].state += blockRef
+		ids = append(ids, id)
+	}
+	p.nfree -= n
+	for _, id := range ids[start:] {
+		b := &p.blocks[id]
+		if !b.cached() {
+			continue
+		}
 		p.cache.remove(b.hash, id)
-		b.cached = false
+		b.state &^= blockCached
 		if p.evicted != nil {
 			p.evicted(b.hash)
 		}
 	}
-	b.ref = 1
-	return id
+	return ids
+}
+
+// warmAllocations reads, for the free queue's next n entries (stale
+// ones included), each block and the index slot where its cached hash's
+// probe starts: allocating n blocks pops and evicts them.
+func (p *blockPool) warmAllocations(n int) {
+	q := &p.free
+	sum := p.warmed
+	for pos := q.head; pos < min(q.head+uint64(n), q.tail); pos++ {
+		sum += p.cache.slots[p.cache.home(tag(p.blocks[q.ring[pos&q.mask()]].hash))]
+	}
+	p.warmed = sum
 }
 
 // release drops one reference; an unreferenced block joins the tail of the
 // free queue and keeps its cached content until evicted.
 func (p *blockPool) release(id int32) {
 	b := &p.blocks[id]
-	b.ref--
-	if b.ref == 0 {
+	b.state -= blockRef
+	if b.free() {
 		p.free.push(id, p.blocks)
 		p.nfree++
+	}
+}
+
+// releaseAll releases blocks tail first, so a sequence's last blocks
+// are evicted before its shared prefix.
+func (p *blockPool) releaseAll(blocks []int32) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		p.release(blocks[i])
 	}
 }
 
@@ -104,13 +163,14 @@ func (p *blockPool) release(id int32) {
 // another block keeps its first copy.
 func (p *blockPool) register(id int32, h uint64) bool {
 	b := &p.blocks[id]
-	if b.cached {
+	if b.cached() {
 		return false
 	}
 	if !p.cache.add(h, id, p.blocks) {
 		return false
 	}
-	b.hash, b.cached = h, true
+	b.hash = h
+	b.state |= blockCached
 	return true
 }
 

@@ -12,10 +12,13 @@ func acquireHash(p *blockPool, h uint64) int32 {
 	return id
 }
 
+// alloc1 allocates one block.
+func alloc1(p *blockPool) int32 { return p.alloc(nil, 1)[0] }
+
 func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
 	t.Parallel()
 	p := newBlockPool(4)
-	a, b := p.alloc(), p.alloc()
+	a, b := alloc1(p), alloc1(p)
 	p.register(a, 100)
 	p.register(b, 200)
 	if p.nfree != 2 || len(p.lookup([]uint64{100, 200, 300}, 3, nil)) != 2 || len(p.lookup([]uint64{200}, 1, nil)) != 1 {
@@ -35,12 +38,12 @@ func TestBlockPoolPrefixHitsAndLRUEviction(t *testing.T) {
 		t.Fatalf("acquire(100) = %d, nfree %d", id, p.nfree)
 	}
 	// Two never-used blocks go first, then the least recently freed cached one (b).
-	p.alloc()
-	p.alloc()
+	alloc1(p)
+	alloc1(p)
 	if len(p.lookup([]uint64{200}, 1, nil)) != 1 {
 		t.Fatal("evicted a cached block while never-used blocks were free")
 	}
-	if id := p.alloc(); id != b || len(p.lookup([]uint64{200}, 1, nil)) != 0 {
+	if id := alloc1(p); id != b || len(p.lookup([]uint64{200}, 1, nil)) != 0 {
 		t.Fatalf("alloc should evict b (LRU cached), got %d", id)
 	}
 	if p.nfree != 0 || p.usage() != 1 {

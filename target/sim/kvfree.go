@@ -2,10 +2,10 @@ package sim
 
 // freeQueue is the pool's free blocks in the order they were freed: a
 // ring of block ids, in which an entry stands while it is its block's
-// latest (its position is the block's freedAt) and the block is still
-// unreferenced. Reviving a free block by a prefix hit leaves its entry
-// behind, stale, where a doubly linked list would unlink it, and
-// allocation skips stale entries. An allocation thus reads ids in sequence
+// latest (its position, modulo 2^32, is the block's freedAt) and the
+// block is still unreferenced. Reviving a free block by a prefix hit
+// leaves its entry behind, stale, where a doubly linked list would unlink
+// it, and allocation skips stale entries. An allocation thus reads ids in sequence
 // rather than chasing links through the block array, so the cache misses
 // of consecutive allocations overlap, and a revival touches no neighbour:
 // under the virtual clock every prompt block passes through here.
@@ -33,7 +33,7 @@ func (q *freeQueue) push(id int32, blocks []block) {
 	if q.tail-q.head == uint64(len(q.ring)) {
 		q.compact(blocks)
 	}
-	blocks[id].freedAt = q.tail
+	blocks[id].freedAt = uint32(q.tail)
 	q.ring[q.tail&q.mask()] = id
 	q.tail++
 }
@@ -45,7 +45,7 @@ func (q *freeQueue) pop(blocks []block) int32 {
 		p := q.head
 		id := q.ring[p&q.mask()]
 		q.head++
-		if b := &blocks[id]; b.ref == 0 && b.freedAt == p {
+		if b := &blocks[id]; b.free() && b.freedAt == uint32(p) {
 			return id
 		}
 	}
@@ -57,9 +57,9 @@ func (q *freeQueue) compact(blocks []block) {
 	w := q.head
 	for r := q.head; r < q.tail; r++ {
 		id := q.ring[r&q.mask()]
-		if b := &blocks[id]; b.ref == 0 && b.freedAt == r {
+		if b := &blocks[id]; b.free() && b.freedAt == uint32(r) {
 			q.ring[w&q.mask()] = id
-			b.freedAt = w
+			b.freedAt = uint32(w)
 			w++
 		}
 	}

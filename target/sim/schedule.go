@@ -42,8 +42,8 @@ func (e *engine) plan(now time.Time) time.Duration {
 		if i >= len(e.running) { // s itself was preempted
 			break
 		}
-		for range need {
-			s.blocks = append(s.blocks, e.pool.alloc())
+		if need > 0 { // most steps of a decoding sequence need no block
+			s.blocks = e.pool.alloc(s.blocks, need)
 		}
 		decode := s.generated() > 0 && n == 1 && s.computed == s.known()-1
 		e.items = append(e.items, stepItem{s: s, n: n, decode: decode})
@@ -120,9 +120,7 @@ func (e *engine) admit(s *seq, budget int, now time.Time) (int, bool) {
 	if cpuHit > 0 {
 		e.tier.touch(loaded) // before allocation can push them out
 	}
-	for range fresh {
-		s.blocks = append(s.blocks, e.pool.alloc())
-	}
+	s.blocks = e.pool.alloc(s.blocks, fresh)
 	// Blocks loaded from the CPU tier hold their content at once.
 	for j, h := range loaded {
 		if e.pool.register(s.blocks[hit+j], h) && e.kv != nil {
@@ -161,8 +159,4 @@ func (e *engine) preempt(s *seq) {
 
 // releaseBlocks frees blocks tail first, so a sequence's last blocks are
 // evicted before its shared prefix.
-func (e *engine) releaseBlocks(blocks []int32) {
-	for i := len(blocks) - 1; i >= 0; i-- {
-		e.pool.release(blocks[i])
-	}
-}
+func (e *engine) releaseBlocks(blocks []int32) { e.pool.releaseAll(blocks) }
