@@ -27,33 +27,43 @@ func blinded(spans []tokenizer.Span) []tokenizer.Span {
 // cached tokens), steps, prefix-cache hits and queries, preemptions, KV
 // usage, evictions and cached blocks at the end, on engines with 16- and
 // 32-token blocks and without prefix caching, completions and chat (whose
-// role marker shifts every span by one token). The block hashes differ
-// (a blind piece is not its tokens), but equal wherever the ids' are: the
-// hit pattern is the drawn prompt's.
+// role marker shifts every span by one token), at the requests' pace and
+// eight times faster (preempting). The block hashes differ (a blind piece
+// is not its tokens), but are equal wherever the ids' are: the hit
+// pattern is the drawn prompt's.
 func TestFleetBlindServesAsTheDrawnPrompt(t *testing.T) {
 	t.Parallel()
-	reqs := spansRequests(200)
-	drawn := runSpansFleet(t, reqs, fleetRun{ignoreEOS: true})
-	blind := runSpansFleet(t, reqs, fleetRun{blind: true, ignoreEOS: true})
-	cached := 0
-	for i := range reqs {
-		if !reflect.DeepEqual(blind.tokens[i], drawn.tokens[i]) || blind.finishes[i] != drawn.finishes[i] {
-			t.Errorf("request %d blind: %v, finish %+v; drawn: %v, finish %+v", i, blind.tokens[i], blind.finishes[i], drawn.tokens[i], drawn.finishes[i])
+	for _, pace := range []time.Duration{1, 8} {
+		reqs := spansRequests(200)
+		for i := range reqs {
+			reqs[i].at /= pace
 		}
-		cached += drawn.finishes[i].CachedTokens
-	}
-	if blind.steps != drawn.steps || blind.busy != drawn.busy {
-		t.Errorf("blind: %d steps of %v; drawn: %d of %v", blind.steps, blind.busy, drawn.steps, drawn.busy)
-	}
-	if !reflect.DeepEqual(blind.window, drawn.window) {
-		t.Errorf("window counts blind: %+v; drawn: %+v", blind.window, drawn.window)
-	}
-	if blind.cachedBlocks != drawn.cachedBlocks || blind.evictions != drawn.evictions {
-		t.Errorf("blind: %d cached blocks at the end, %d evicted; drawn: %d, %d", blind.cachedBlocks, blind.evictions, drawn.cachedBlocks, drawn.evictions)
-	}
-	if len(drawn.finishes) != len(reqs) || cached == 0 || drawn.evictions == 0 || drawn.cachedBlocks == 0 {
-		t.Errorf("%d of %d requests finished, %d cached tokens, %d evictions, %d cached blocks: the test does not cover the cache",
-			len(drawn.finishes), len(reqs), cached, drawn.evictions, drawn.cachedBlocks)
+		drawn := runSpansFleet(t, reqs, fleetRun{ignoreEOS: true})
+		blind := runSpansFleet(t, reqs, fleetRun{blind: true, ignoreEOS: true})
+		cached := 0
+		for i := range reqs {
+			if !reflect.DeepEqual(blind.tokens[i], drawn.tokens[i]) || blind.finishes[i] != drawn.finishes[i] {
+				t.Errorf("pace %d, request %d blind: %v, finish %+v; drawn: %v, finish %+v", pace, i, blind.tokens[i], blind.finishes[i], drawn.tokens[i], drawn.finishes[i])
+			}
+			cached += drawn.finishes[i].CachedTokens
+		}
+		if blind.steps != drawn.steps || blind.busy != drawn.busy {
+			t.Errorf("pace %d blind: %d steps of %v; drawn: %d of %v", pace, blind.steps, blind.busy, drawn.steps, drawn.busy)
+		}
+		if !reflect.DeepEqual(blind.window, drawn.window) {
+			t.Errorf("pace %d window counts blind: %+v; drawn: %+v", pace, blind.window, drawn.window)
+		}
+		if blind.cachedBlocks != drawn.cachedBlocks || blind.evictions != drawn.evictions {
+			t.Errorf("pace %d blind: %d cached blocks at the end, %d evicted; drawn: %d, %d", pace, blind.cachedBlocks, blind.evictions, drawn.cachedBlocks, drawn.evictions)
+		}
+		preempted := 0.0
+		for _, w := range drawn.window {
+			preempted += w.Preemptions
+		}
+		if len(drawn.finishes) != len(reqs) || cached == 0 || drawn.evictions == 0 || drawn.cachedBlocks == 0 || pace == 8 && preempted == 0 {
+			t.Errorf("pace %d: %d of %d requests finished, %d cached tokens, %d evictions, %d cached blocks, %v preemptions: the test does not cover the cache",
+				pace, len(drawn.finishes), len(reqs), cached, drawn.evictions, drawn.cachedBlocks, preempted)
+		}
 	}
 }
 

@@ -28,7 +28,8 @@ type seq struct {
 	id string
 	// prompt holds the prompt's ids flat (the HTTP and replay paths) or
 	// spans does, as the workload shares them (a Fleet's token path):
-	// never copied into one slice. ids reads either.
+	// never copied into one slice; a blind span holds none, only its Key.
+	// walk reads either, ids where every span has its ids.
 	prompt    []int
 	spans     []tokenizer.Span
 	promptLen int
@@ -108,7 +109,7 @@ func (s *seq) publish(generated int, done bool) {
 // where ids are read: KV events).
 func (s *seq) ids(from, to int) iter.Seq[int] {
 	return func(yield func(int) bool) {
-		s.walk(from, to, yield, func(uint64, int, int) bool {
+		s.walk(from, to, yield, func(uint64, int, int) {
 			panic("sim: token ids of a blind span read (Fleet.Submit admits blind spans only where no id is read)")
 		})
 	}
@@ -118,12 +119,11 @@ func (s *seq) ids(from, to int) iter.Seq[int] {
 // one (the prompt's ids, then the generated ones the sampler draws) and
 // each piece of a blind span among them (the span's tokens inside
 // [from, to), by blindKey of its Key and offsets in the span) to blind,
-// in order, until either returns false; it reports whether it went to
-// the end.
-func (s *seq) walk(from, to int, tok func(int) bool, blind func(k uint64, a, b int) bool) bool {
+// in order, until tok returns false.
+func (s *seq) walk(from, to int, tok func(int) bool, blind func(k uint64, a, b int)) {
 	end := min(to, s.promptLen)
 	if s.spans == nil && from < end && !yieldIDs(s.prompt[from:end], tok) {
-		return false
+		return
 	}
 	base := 0
 	for _, sp := range s.spans {
@@ -131,20 +131,20 @@ func (s *seq) walk(from, to int, tok func(int) bool, blind func(k uint64, a, b i
 			break
 		}
 		n := sp.Len()
-		if lo, hi := max(from, base), min(end, base+n); lo < hi {
-			if sp.Blind > 0 && !blind(blindKey(sp.Key), lo-base, hi-base) ||
-				sp.Blind == 0 && !yieldIDs(sp.IDs[lo-base:hi-base], tok) {
-				return false
-			}
+		switch lo, hi := max(from, base), min(end, base+n); {
+		case lo >= hi:
+		case sp.Blind > 0:
+			blind(blindKey(sp.Key), lo-base, hi-base)
+		case !yieldIDs(sp.IDs[lo-base:hi-base], tok):
+			return
 		}
 		base += n
 	}
 	for p := max(from, s.promptLen); p < to; p++ {
 		if !tok(s.samp.token(p - s.promptLen)) {
-			return false
+			return
 		}
 	}
-	return true
 }
 
 // yieldIDs yields ids and reports whether the consumer took them all.
@@ -175,7 +175,7 @@ func (s *seq) ensureHashes(n, blockSize int) {
 		}
 		s.walk(i*blockSize, (i+1)*blockSize,
 			func(id int) bool { h = chainToken(h, id); return true },
-			func(k uint64, a, b int) bool { h = chainBlind(h, k, a, b); return true })
+			func(k uint64, a, b int) { h = chainBlind(h, k, a, b) })
 		s.hashes = append(s.hashes, h)
 	}
 }
