@@ -160,8 +160,8 @@ func runSpansFleet(t *testing.T, reqs []spansRequest, run fleetRun) *fleetRecord
 	rec.steps, rec.busy = f.Steps()
 	rec.window = f.Window()
 	for _, e := range f.ranks {
-		for _, b := range e.pool.blocks {
-			rec.cachedBlocks += btoi(b.cached)
+		for _, slot := range e.pool.cache.slots { // a cached block's entry
+			rec.cachedBlocks += btoi(slot != 0)
 		}
 	}
 	return rec
