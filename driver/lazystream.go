@@ -197,7 +197,7 @@ func (l *lazySource) request(i int) (Request, error) {
 		l.sums.seal(&req, parts)
 		return req, err
 	}
-	it, spans, parts := l.tokens.AtParts(i)
+	it, spans, parts := l.tokens.AtParts(i, false)
 	off := l.offset(it)
 	if parts != nil && it.System == "" && l.r.template != nil {
 		// The item's own prompt alone: what cfg.request renders and

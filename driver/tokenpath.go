@@ -127,7 +127,7 @@ func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
 		s.tokens = ti
 	case *sliceSource:
 		s.tokens = func(i int) ([]tokenizer.Span, []string) {
-			it, spans, parts := ti.AtParts(i)
+			it, spans, parts := ti.AtParts(i, false)
 			if parts == nil {
 				parts = []string{it.Prompt}
 			}

@@ -110,7 +110,7 @@ func drawItem(items workload.Items, i int) (workload.Item, []string) {
 	if !ok {
 		return items.At(i), nil
 	}
-	it, _, parts := ti.AtParts(i)
+	it, _, parts := ti.AtParts(i, false)
 	if parts != nil {
 		it.Prompt = workload.Join(parts)
 	}
