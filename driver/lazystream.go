@@ -210,9 +210,9 @@ func (l *lazySource) request(i int) (Request, error) {
 		l.sums.seal(&req, spans)
 		return req, nil
 	}
-	if l.blind {
+	if parts != nil && l.blind {
 		// tokenSource asks for blind prompts only when the run has a
-		// template and random or trace items, which have no system prompt.
+		// template, and random and trace items have no system prompt.
 		return Request{}, fmt.Errorf("request %d: a blind prompt needs the body template", i)
 	}
 	var generated []tokenizer.Span

@@ -49,6 +49,10 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 	return d.start(rq, header, x, nil, at)
 }
 
+// ReadsPrompts (driver.Prompted) is true: the engines (target/sim) read
+// every prompt's ids until they take blind spans (tokenizer.Span.Blind).
+func (d *Deployment) ReadsPrompts() bool { return true }
+
 // shapes are a shell's engine legs: the serving leg's and, in
 // prefill/decode, the prefill leg's (the router's own prefill body of the
 // shell: one token, not streamed, KV kept for the decode side).
