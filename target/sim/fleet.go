@@ -50,7 +50,9 @@ type FleetRequest struct {
 	// Spans, instead of Prompt, is the prompt as the workload's shared
 	// spans: the engine keeps them as they are (no flat copy) and hashes a
 	// span with a Key once per prefix it follows (the fleet's memo), not
-	// per prompt.
+	// per prompt. A blind span (no ids, tokenizer.Span.Blind) is hashed
+	// by its Key in O(blocks) (feedBlind); an engine that publishes KV
+	// events refuses it, as they carry token ids.
 	Spans     []tokenizer.Span
 	MaxTokens int
 	// Pulled marks a decode leg whose prompt KV was transferred from a
@@ -214,6 +216,9 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 	case r.Spans != nil && (r.Shape == nil || r.Prompt != nil):
 		return errors.New("sim fleet: Spans needs a Shape and no Prompt")
 	case r.Shape != nil:
+		if err := checkBlind(r.Spans, f.ranks[f.first[r.Worker]+r.Rank].kv != nil); err != nil {
+			return err
+		}
 		req, e = r.Shape.request(r.Prompt, r.Spans, r.MaxTokens, &s.cfg)
 	default:
 		req, e = parseGenBody(r.Body, r.Chat, &s.cfg)

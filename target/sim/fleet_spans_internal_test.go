@@ -18,6 +18,14 @@ type fleetRecord struct {
 	tokens   map[int][]time.Duration
 	finishes map[int]FleetFinish
 	kv       []kvevents.Batch
+	// At the end of the run: the fleet's steps and their time, its window
+	// counts from the first arrival, the blocks its caches hold and the
+	// cached blocks allocation evicted.
+	steps        int
+	busy         time.Duration
+	window       []WindowCounts
+	cachedBlocks int
+	evictions    int
 }
 
 func (r *fleetRecord) Token(tag int, at time.Duration) { r.tokens[tag] = append(r.tokens[tag], at) }
@@ -72,10 +80,18 @@ func spansRequests(n int) []spansRequest {
 	return reqs
 }
 
+// fleetRun is how runSpansFleet serves its requests: each prompt as its
+// spans, flattened into Prompt (flat) or with its keyed spans blind (their
+// Key and length, no ids); recording KV events (kv) or not; with
+// ignore_eos (a blind prompt's lengths are the drawn one's only then).
+type fleetRun struct {
+	flat, blind, kv, ignoreEOS bool
+}
+
 // runSpansFleet serves reqs on a fleet of three workers (16- and 32-token
-// blocks with small caches, one without prefix caching), each prompt as
-// its spans or flattened into Prompt, and returns what the fleet reported.
-func runSpansFleet(t *testing.T, reqs []spansRequest, asSpans bool) *fleetRecord {
+// blocks with small caches, one without prefix caching) as run says, and
+// returns what the fleet reported.
+func runSpansFleet(t *testing.T, reqs []spansRequest, run fleetRun) *fleetRecord {
 	t.Helper()
 	prof, err := LookupProfile("fast")
 	if err != nil {
@@ -96,16 +112,26 @@ func runSpansFleet(t *testing.T, reqs []spansRequest, asSpans bool) *fleetRecord
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.ObserveKVEvents(func(_, _ int, b kvevents.Batch) { rec.kv = append(rec.kv, b) })
+	if run.kv {
+		f.ObserveKVEvents(func(_, _ int, b kvevents.Batch) { rec.kv = append(rec.kv, b) })
+	}
+	for _, e := range f.ranks { // no CPU tier here: the hook is free
+		e.pool.evicted = func(uint64) { rec.evictions++ }
+	}
+	eos := ""
+	if run.ignoreEOS {
+		eos = `,"ignore_eos":true`
+	}
 	var shapes [3][2]*Shape
 	for w := range shapes {
-		if shapes[w][0], err = f.Shape(w, []byte(`{"model":"m","prompt":"x","max_tokens":1,"temperature":0}`), false); err != nil {
+		if shapes[w][0], err = f.Shape(w, []byte(`{"model":"m","prompt":"x","max_tokens":1,"temperature":0`+eos+`}`), false); err != nil {
 			t.Fatal(err)
 		}
-		if shapes[w][1], err = f.Shape(w, []byte(`{"messages":[{"role":"user","content":"x"}],"max_tokens":1,"temperature":0.8,"seed":7}`), true); err != nil {
+		if shapes[w][1], err = f.Shape(w, []byte(`{"messages":[{"role":"user","content":"x"}],"max_tokens":1,"temperature":0.8,"seed":7`+eos+`}`), true); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.OpenWindow()
 	for i := 0; i < len(reqs) || !f.Idle(); {
 		at, ok := f.Next()
 		if i < len(reqs) && (!ok || reqs[i].at < at) {
@@ -117,16 +143,26 @@ func runSpansFleet(t *testing.T, reqs []spansRequest, asSpans bool) *fleetRecord
 		for ; i < len(reqs) && reqs[i].at == at; i++ {
 			r := reqs[i]
 			fr := FleetRequest{Worker: r.worker, Tag: i, Shape: shapes[r.worker][btoi(r.chat)], MaxTokens: r.max}
-			if asSpans {
-				fr.Spans = r.spans
-			} else {
+			switch {
+			case run.flat:
 				fr.Prompt = flatten(r.spans)
+			case run.blind:
+				fr.Spans = blinded(r.spans)
+			default:
+				fr.Spans = r.spans
 			}
 			if err := f.Submit(fr, at); err != nil {
 				t.Fatalf("request %d: %v", i, err)
 			}
 		}
 		f.Plan()
+	}
+	rec.steps, rec.busy = f.Steps()
+	rec.window = f.Window()
+	for _, e := range f.ranks {
+		for _, b := range e.pool.blocks {
+			rec.cachedBlocks += btoi(b.cached)
+		}
 	}
 	return rec
 }
@@ -145,7 +181,7 @@ func btoi(b bool) int {
 func TestFleetSpansServeAsTheFlatPrompt(t *testing.T) {
 	t.Parallel()
 	reqs := spansRequests(150)
-	flat, spans := runSpansFleet(t, reqs, false), runSpansFleet(t, reqs, true)
+	flat, spans := runSpansFleet(t, reqs, fleetRun{flat: true, kv: true}), runSpansFleet(t, reqs, fleetRun{kv: true})
 	cached := 0
 	for i := range reqs {
 		if !reflect.DeepEqual(spans.tokens[i], flat.tokens[i]) || spans.finishes[i] != flat.finishes[i] {

@@ -76,13 +76,42 @@ func hashSpans(seed uint64, spans []tokenizer.Span, blockSize int, memo *promptM
 	c := startChains(seed)
 	hashes := blockHashes(tokenizer.SpansLen(spans), blockSize)
 	for _, sp := range spans {
-		if sp.Key == 0 {
+		switch {
+		case sp.Blind > 0:
+			hashes = feedBlind(&c, sp, blockSize, hashes)
+		case sp.Key == 0:
 			hashes = feed(&c, sp.IDs, blockSize, hashes)
-			continue
+		default:
+			hashes = memo.feed(&c, sp, blockSize, hashes)
 		}
-		hashes = memo.feed(&c, sp, blockSize, hashes)
 	}
 	return c.key, hashes
+}
+
+// feedBlind is feed of a blind span (tokenizer.Span.Blind: no ids, its
+// Key names them), in O(blocks) rather than O(tokens): the span enters
+// the key chain as one step (chainBlind of the whole span, so the
+// sampler's key does not depend on the block size, as an id prompt's
+// does not), and the block chain as one step per piece, the run of the
+// span's tokens inside one block. A block's hash is the chain after its
+// last piece, so a layout of spans gives the same block hashes wherever
+// it stands against block boundaries, and whatever the block size,
+// without a memo: a piece costs what a token of an id span costs.
+func feedBlind(c *chains, sp tokenizer.Span, blockSize int, hashes []uint64) []uint64 {
+	k := blindKey(sp.Key)
+	c.key = chainBlind(c.key, k, 0, sp.Blind)
+	if blockSize == 0 {
+		return hashes
+	}
+	for a := 0; a < sp.Blind; {
+		b := min(a+blockSize-c.fill, sp.Blind)
+		c.h, c.fill = chainBlind(c.h, k, a, b), c.fill+b-a
+		if c.fill == blockSize {
+			hashes, c.fill = append(hashes, c.h), 0
+		}
+		a = b
+	}
+	return hashes
 }
 
 // chainRoot is the hash the first block's chain starts from.
@@ -91,4 +120,20 @@ const chainRoot = 0x6a09e667f3bcc908
 // chainToken chains token id onto hash h.
 func chainToken(h uint64, id int) uint64 {
 	return mixhash.Mix64(h ^ uint64(id)*0x9e3779b97f4a7c15)
+}
+
+// blindKey is a blind span's Key as chainBlind takes it: mixed, so that
+// Keys a driver numbers in sequence (1, 2, 3...) do not cancel against
+// the piece offsets chainBlind folds into them.
+func blindKey(key uint64) uint64 { return mixhash.Mix64(key ^ 0xb11d5ba5e0f5eed5) }
+
+// chainBlind chains the piece [a, b) of the blind span of mixed key k
+// (blindKey) onto hash h, as one step: h mixed with a hash of (k, a, b),
+// which for one span differs for every piece (a and b fit in 32 bits, the
+// mixer is a bijection) and across spans with different Keys w.h.p., as
+// two token ids' blocks differ. The piece's hash does not depend on h, so
+// the CPU computes it while the previous step finishes: a chain of pieces
+// costs one mix per piece, as a chain of tokens one per token.
+func chainBlind(h, k uint64, a, b int) uint64 {
+	return mixhash.Mix64(h ^ mixhash.Mix64(k^uint64(a)<<32^uint64(b)))
 }

@@ -14,9 +14,12 @@ import (
 // 24 blocks of 512 tokens, the first shared of them a recent prompt's
 // leading blocks (its conversation's context), the rest fresh blocks
 // (keyed, as a trace's hash_ids are, but new), then a tail of its own
-// (Key 0) shorter than a block.
+// (Key 0) shorter than a block. Blind, the blocks and the tail are blind
+// spans (the tail keyed as a block of its own), as the virtual clock's
+// driver sends a trace it never draws.
 type mooncakeMix struct {
 	shared int
+	blind  bool
 	rnd    *rand.Rand
 	ids    [][]uint16 // fresh blocks' ids: cost does not depend on them
 	recent [][]tokenizer.Span
@@ -48,9 +51,14 @@ func (m *mooncakeMix) prompt() []tokenizer.Span {
 	}
 	for len(p) < mixBlocks {
 		m.next++
-		p = append(p, tokenizer.Span{IDs: m.ids[m.rnd.IntN(len(m.ids))], Key: m.next})
+		p = append(p, m.span(m.ids[m.rnd.IntN(len(m.ids))], m.next))
 	}
-	p = append(p, tokenizer.Span{IDs: m.ids[0][:mixTail]})
+	tail := tokenizer.Span{IDs: m.ids[0][:mixTail]}
+	if m.blind {
+		m.next++
+		tail = m.span(tail.IDs, m.next)
+	}
+	p = append(p, tail)
 	if len(m.recent) < 256 {
 		m.recent = append(m.recent, p)
 	} else {
@@ -59,10 +67,19 @@ func (m *mooncakeMix) prompt() []tokenizer.Span {
 	return p
 }
 
+// span is a block of ids keyed key: blind (its length) for a blind mix.
+func (m *mooncakeMix) span(ids []uint16, key uint64) tokenizer.Span {
+	if m.blind {
+		return tokenizer.Span{Key: key, Blind: len(ids)}
+	}
+	return tokenizer.Span{IDs: ids, Key: key}
+}
+
 // BenchmarkPromptIntake is what the engine does with a Mooncake-sized
 // prompt before scheduling it (checking it, hashing its sampler key and
 // its 16-token block chain): as shared spans through the fleet's memo,
-// with 14 or 9 of its 24 blocks a recent prompt's, as flat ids, and as
+// with 14 or 9 of its 24 blocks a recent prompt's, as blind spans (no
+// memo: a block is hashed in its 32 pieces, shared or not), as flat ids, and as
 // flat ids the caller first copies out of its shared blocks (the token
 // path before spans). ns/op is per prompt, and so is cpu-ns/prompt, the
 // process's CPU time: steadier than wall time on a loaded host.
@@ -100,6 +117,14 @@ func BenchmarkPromptIntake(b *testing.B) {
 			}
 		})
 	}
+	b.Run("blind", func(b *testing.B) {
+		m := newMooncakeMix(14)
+		m.blind = true
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			intake(b, nil, m.prompt())
+		}
+	})
 	b.Run("flat", func(b *testing.B) {
 		m := newMooncakeMix(14)
 		defer cpuPerOp(b)()

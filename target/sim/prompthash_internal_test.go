@@ -149,7 +149,7 @@ func TestHashSpansIsHashPromptOfTheFlatIDs(t *testing.T) {
 func spanShape(spans []tokenizer.Span) [][2]uint64 {
 	var s [][2]uint64
 	for _, sp := range spans {
-		s = append(s, [2]uint64{uint64(len(sp.IDs)), sp.Key})
+		s = append(s, [2]uint64{uint64(sp.Len()), sp.Key})
 	}
 	return s
 }

@@ -103,31 +103,48 @@ func (s *seq) publish(generated int, done bool) {
 
 // ids yields the sequence's token ids at positions [from, to): the
 // prompt's where they are kept, then the generated ones the sampler
-// draws. Every reader of prompt ids after hashPrompt goes through it.
+// draws. Every reader of prompt ids after hashPrompt goes through it,
+// and none runs on a blind span's (Fleet.Submit refuses blind spans
+// where ids are read: KV events).
 func (s *seq) ids(from, to int) iter.Seq[int] {
 	return func(yield func(int) bool) {
-		end := min(to, s.promptLen)
-		if s.spans == nil {
-			if from < end && !yieldIDs(s.prompt[from:end], yield) {
-				return
+		s.walk(from, to, yield, func(uint64, int, int) bool {
+			panic("sim: token ids of a blind span read (Fleet.Submit admits blind spans only where no id is read)")
+		})
+	}
+}
+
+// walk hands the sequence's tokens at positions [from, to) to tok one by
+// one (the prompt's ids, then the generated ones the sampler draws) and
+// each piece of a blind span among them (the span's tokens inside
+// [from, to), by blindKey of its Key and offsets in the span) to blind,
+// in order, until either returns false; it reports whether it went to
+// the end.
+func (s *seq) walk(from, to int, tok func(int) bool, blind func(k uint64, a, b int) bool) bool {
+	end := min(to, s.promptLen)
+	if s.spans == nil && from < end && !yieldIDs(s.prompt[from:end], tok) {
+		return false
+	}
+	base := 0
+	for _, sp := range s.spans {
+		if base >= end {
+			break
+		}
+		n := sp.Len()
+		if lo, hi := max(from, base), min(end, base+n); lo < hi {
+			if sp.Blind > 0 && !blind(blindKey(sp.Key), lo-base, hi-base) ||
+				sp.Blind == 0 && !yieldIDs(sp.IDs[lo-base:hi-base], tok) {
+				return false
 			}
 		}
-		base := 0
-		for _, sp := range s.spans {
-			lo, hi := max(from, base), min(end, base+len(sp.IDs))
-			if lo < hi && !yieldIDs(sp.IDs[lo-base:hi-base], yield) {
-				return
-			}
-			if base += len(sp.IDs); base >= end {
-				break
-			}
-		}
-		for p := max(from, s.promptLen); p < to; p++ {
-			if !yield(s.samp.token(p - s.promptLen)) {
-				return
-			}
+		base += n
+	}
+	for p := max(from, s.promptLen); p < to; p++ {
+		if !tok(s.samp.token(p - s.promptLen)) {
+			return false
 		}
 	}
+	return true
 }
 
 // yieldIDs yields ids and reports whether the consumer took them all.
@@ -141,10 +158,11 @@ func yieldIDs[T int | uint16](ids []T, yield func(int) bool) bool {
 }
 
 // ensureHashes extends the block hash chain to n full blocks: each
-// block's hash chains its tokens onto the previous block's (the chain
-// root for the first). A served request's full prompt blocks come from
-// hashPrompt, so this mostly reads the block straddling the prompt's end
-// and generated ones.
+// block's hash chains its tokens (a blind span's piece in it as one step,
+// as feedBlind chains it) onto the previous block's (the chain root for
+// the first). A served request's full prompt blocks come from hashPrompt
+// or hashSpans, so this mostly reads the block straddling the prompt's
+// end and generated ones.
 func (s *seq) ensureHashes(n, blockSize int) {
 	if len(s.hashes) >= n {
 		return
@@ -155,9 +173,9 @@ func (s *seq) ensureHashes(n, blockSize int) {
 		if i > 0 {
 			h = s.hashes[i-1]
 		}
-		for id := range s.ids(i*blockSize, (i+1)*blockSize) {
-			h = chainToken(h, id)
-		}
+		s.walk(i*blockSize, (i+1)*blockSize,
+			func(id int) bool { h = chainToken(h, id); return true },
+			func(k uint64, a, b int) bool { h = chainBlind(h, k, a, b); return true })
 		s.hashes = append(s.hashes, h)
 	}
 }

@@ -126,7 +126,7 @@ func (s *Shape) spansPrompt(spans []tokenizer.Span) ([]tokenizer.Span, *apiError
 		return nil, emptyPrompt()
 	}
 	for _, sp := range spans {
-		if belowVocabulary(sp.IDs) {
+		if belowVocabulary(sp.IDs) { // a blind span's too: it has none
 			continue
 		}
 		for _, id := range sp.IDs {
