@@ -2,19 +2,13 @@ package virtual_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/autoinfer/autoinfer/adapter/virtual"
 	"github.com/autoinfer/autoinfer/driver"
-	"github.com/autoinfer/autoinfer/driver/metrics"
-	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/routerconfig"
-	"github.com/autoinfer/autoinfer/target/sim"
 )
 
 // blindCount is the token path, counting the prompts that came with a
@@ -35,38 +29,6 @@ func (b blindCount) SendPrompt(id int, route string, header http.Header, pr driv
 	return b.Deployment.SendPrompt(id, route, header, pr, at)
 }
 
-// streamedRun is tokenRun streamed (the lazy source, the only one that
-// sends blind prompts): the records come from SimOptions.Records, in index
-// order.
-func streamedRun(t *testing.T, ws []virtual.Worker, rc *router.Config, dc driver.Config,
-	wrap func(*virtual.Deployment) driver.System) ([]byte, []virtual.Decision, metrics.Summary, float64) {
-	t.Helper()
-	d, err := virtual.New(ws, rc, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decisions []virtual.Decision
-	d.RecordDecisions(func(x virtual.Decision) { decisions = append(decisions, x) })
-	var recs []metrics.RequestRecord
-	res, err := driver.SimulateWith(context.Background(), dc, wrap(d), driver.SimOptions{Stream: true,
-		Records: func(r *driver.RequestRecord) { recs = append(recs, *r) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(recs, func(a, b metrics.RequestRecord) int { return a.Index - b.Index })
-	var buf bytes.Buffer
-	if err := metrics.WriteJSONL(&buf, recs); err != nil {
-		t.Fatal(err)
-	}
-	prompt, cached := 0, 0
-	for _, r := range recs {
-		if r.PromptTokens != nil && r.CachedTokens != nil {
-			prompt, cached = prompt+*r.PromptTokens, cached+*r.CachedTokens
-		}
-	}
-	return buf.Bytes(), decisions, res.Summary, float64(cached) / float64(max(prompt, 1))
-}
-
 // TestBlindPathParity is the clock-parity test for blind prompts (issue 30
 // item 1: no prompt text in virtual time): on a Mooncake-format trace with
 // shared hash_ids, under policies that read no prompt (round_robin,
@@ -81,28 +43,18 @@ func TestBlindPathParity(t *testing.T) {
 	trace := tokenTrace(t, 90)
 	dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 11,
 		WarmupRequests: 2, Workload: driver.Workload{Kind: "trace", Path: trace, BlockSize: 16}}
-	deploy := func(policy string) ([]virtual.Worker, *router.Config) {
-		ws := workers(t, 3, sim.RoleCollocated)
-		cfg := routerconfig.Default()
-		cfg.Policy = policy
-		for _, w := range ws {
-			cfg.WorkerURLs = append(cfg.WorkerURLs, w.URL)
-		}
-		rc := router.Config(cfg)
-		return ws, &rc
-	}
 	var blind, prompts int
 	counting := func(d *virtual.Deployment) driver.System { return blindCount{d, &blind, &prompts} }
 	text := func(d *virtual.Deployment) driver.System { return textPath{d, d} }
 	for _, policy := range []string{"round_robin", "power_of_two"} {
 		t.Run(policy, func(t *testing.T) {
-			ws, rc := deploy(policy)
+			ws, rc := collocatedUnder(t, policy)
 			blind, prompts = 0, 0
-			recs, decs, sum, hits := streamedRun(t, ws, rc, dc, counting)
+			recs, decs, sum, hits := tokenRun(t, ws, rc, dc, true, counting)
 			if blind != sum.Completed || blind == 0 {
 				t.Fatalf("%d of %d prompts came blind, %d completed: want all of them", blind, prompts, sum.Completed)
 			}
-			want, wantDecs, wantSum, _ := streamedRun(t, ws, rc, dc, text)
+			want, wantDecs, wantSum, _ := tokenRun(t, ws, rc, dc, true, text)
 			if !bytes.Equal(recs, want) {
 				t.Fatalf("the blind path's records differ from the text path's: %s", firstDiff(recs, want))
 			}
@@ -125,9 +77,9 @@ func TestBlindPathParity(t *testing.T) {
 		dc     driver.Config
 	}{{"cache_aware", "cache_aware", dc}, {"no ignore_eos", "round_robin", sighted}} {
 		t.Run(c.name, func(t *testing.T) {
-			ws, rc := deploy(c.policy)
+			ws, rc := collocatedUnder(t, c.policy)
 			blind, prompts = 0, 0
-			streamedRun(t, ws, rc, c.dc, counting)
+			tokenRun(t, ws, rc, c.dc, true, counting)
 			if blind != 0 || prompts == 0 {
 				t.Fatalf("%d of %d prompts came blind: want none", blind, prompts)
 			}

@@ -29,15 +29,8 @@ func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 		{Kind: Random, InputLen: 30, OutputLen: 5, PrefixLen: 12, UniquePrefixes: true},
 		{Kind: Trace, Path: trace, BlockSize: 16},
 	} {
-		n := 6
-		if w.Kind == Trace {
-			n = 0
-		}
-		items, err := BuildItems(w, n, testSource(3), Sim{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ti := items.(TokenItems)
+		ti := tokenItems(t, w)
+		items := Items(ti)
 		for i := range items.Len() {
 			it, spans := ti.AtTokens(i)
 			ids := flat(spans)
@@ -60,6 +53,21 @@ func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tokenItems builds w's items with the sim tokenizer: six of random, the
+// whole trace.
+func tokenItems(t *testing.T, w Workload) TokenItems {
+	t.Helper()
+	n := 6
+	if w.Kind == Trace {
+		n = 0
+	}
+	items, err := BuildItems(w, n, testSource(3), Sim{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items.(TokenItems)
 }
 
 // flat is spans' ids in order.
@@ -161,17 +169,9 @@ func TestBlindPartsNameTheDrawnSpans(t *testing.T) {
 		{Kind: Trace, Path: trace, BlockSize: 16},
 	} {
 		for _, blindFirst := range []bool{true, false} {
-			n := 4
-			if w.Kind == Trace {
-				n = 0
-			}
-			items, err := BuildItems(w, n, testSource(3), Sim{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ti := items.(TokenItems)
+			ti := tokenItems(t, w)
 			blinds := 0
-			for i := range items.Len() {
+			for i := range ti.Len() {
 				var bit, it Item
 				var bspans, spans []tokenizer.Span
 				if blindFirst {
