@@ -84,8 +84,10 @@ type lazySource struct {
 	known, key string
 	keyed      bool
 	shared     *Workloads
-	// tokens draws each prompt's ids with its text (tokenpath.go).
+	// tokens draws each prompt's ids with its text (tokenpath.go); blind:
+	// its shared parts are only named (workload.TokenItems.AtParts).
 	tokens workload.TokenItems
+	blind  bool
 	// multi: multi_turn sessions (synthetic history), produced in index
 	// order, so session by session; conv is the conversation of the session
 	// in production so far, answers included, the only one held.
@@ -185,33 +187,40 @@ func (l *lazySource) Next() (int, bool, error) {
 }
 
 // request produces request i. On the token path it draws the prompt's
-// spans, and keeps a generated prompt as its parts: no body is rendered but
-// to be hashed (wireBody), and no joined prompt at all.
+// spans (blind: its shared parts only named, l.blind), and keeps a
+// generated prompt as its parts: no body is rendered but to be sent as
+// one, and no joined prompt at all.
 func (l *lazySource) request(i int) (Request, error) {
 	if l.multi {
 		return l.turn(i)
 	}
 	if l.tokens == nil {
-		it, parts := drawItem(l.items, i)
+		it, spans := drawItem(l.items, i)
 		req, err := l.cfg.request(i, it, l.offset(it), conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
-		l.sums.seal(&req, parts)
+		l.sums.seal(&req, spans)
 		return req, err
 	}
-	it, spans, parts := l.tokens.AtParts(i)
+	it, spans, parts := l.tokens.AtParts(i, l.blind)
 	off := l.offset(it)
 	if parts != nil && it.System == "" && l.r.template != nil {
 		// The item's own prompt alone: what cfg.request renders and
 		// counts (countsOwnPrompt) but for the body.
 		req := l.cfg.head(i, it, off)
 		req.own, req.spans, req.parts = true, spans, parts
-		l.sums.seal(&req, parts)
+		l.sums.seal(&req, spans)
 		return req, nil
 	}
+	if parts != nil && l.blind {
+		// tokenSource asks for blind prompts only when the run has a
+		// template, and random and trace items have no system prompt.
+		return Request{}, fmt.Errorf("request %d: a blind prompt needs the body template", i)
+	}
+	var generated []tokenizer.Span
 	if parts != nil {
-		it.Prompt = workload.Join(parts)
+		it.Prompt, generated = workload.Join(parts), spans
 	}
 	req, err := l.cfg.request(i, it, off, conversation{system: it.System, turns: []string{it.Prompt}}, false, l.r, l.tok)
-	l.sums.seal(&req, parts)
+	l.sums.seal(&req, generated)
 	if err == nil && req.own && spans != nil {
 		req.spans, req.parts = spans, []string{it.Prompt}
 	}

@@ -146,7 +146,7 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 	out := make([]Request, n)
 	next := 0
 	for i := range n {
-		it, parts := drawItem(items, i)
+		it, spans := drawItem(items, i)
 		var offset time.Duration
 		if it.Prev < 0 {
 			offset = offsets[next]
@@ -164,7 +164,7 @@ func (cfg Config) requests(items workload.Items, r renderer, src workload.Source
 			conv.turns = append(conv.turns, it.Answer)
 			convs[it.Session] = &conv
 		}
-		sums.seal(&req, parts)
+		sums.seal(&req, spans)
 		h.add(&req)
 		if lazy && it.Turn == 0 && it.Prev < 0 && !actual && !synthetic && it.System == "" {
 			req.Body, req.lazy = nil, true

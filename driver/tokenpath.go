@@ -15,6 +15,12 @@ import (
 // for its prompt and length, and has no body to parse or tokenize.
 type Prompted interface {
 	SendPrompt(id int, route string, header http.Header, p Prompt, at time.Duration) error
+	// ReadsPrompts is false when nothing on a request's way reads its
+	// prompt's ids or text (only the engines' prefix caches, by the
+	// blocks' identities): the run's prompts may then come blind, their
+	// shared parts named, never drawn (tokenizer.Span.Blind; Prompt.Text
+	// and Chars are then not the prompt's). Asked once, as a run starts.
+	ReadsPrompts() bool
 }
 
 // Prompt is a request's prompt on the token path: the ids the sim
@@ -56,6 +62,8 @@ func (p Prompt) Chars() int {
 type tokenPath struct {
 	sys   Prompted
 	shell []byte
+	// blind: the measured requests' shared parts go blind (blindPrompts).
+	blind bool
 }
 
 // shellKeys are body keys an extra_body must not override for the token
@@ -92,7 +100,15 @@ func newTokenPath(cfg Config, sys System) (*tokenPath, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tokenPath{sys: ps, shell: shell}, nil
+	return &tokenPath{sys: ps, shell: shell, blind: blindPrompts(cfg, ps)}, nil
+}
+
+// blindPrompts reports whether a run's prompts may go blind: nothing on
+// their way reads them (Prompted.ReadsPrompts) and the engines generate
+// to the length asked (ignore_eos), not until their own draw stops them,
+// whatever the prompt's tokens.
+func blindPrompts(cfg Config, ps Prompted) bool {
+	return *cfg.Workload.IgnoreEOS && !ps.ReadsPrompts()
 }
 
 // handOver hands request x to the system: as token ids when its source
@@ -124,10 +140,10 @@ func (tp *tokenPath) tokenSource(src reqSource, st *Stream) {
 	}
 	switch s := src.(type) {
 	case *lazySource:
-		s.tokens = ti
+		s.tokens, s.blind = ti, tp.blind && s.r.template != nil
 	case *sliceSource:
 		s.tokens = func(i int) ([]tokenizer.Span, []string) {
-			it, spans, parts := ti.AtParts(i)
+			it, spans, parts := ti.AtParts(i, false)
 			if parts == nil {
 				parts = []string{it.Prompt}
 			}

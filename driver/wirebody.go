@@ -3,9 +3,9 @@ package driver
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"unsafe"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
+	"github.com/autoinfer/autoinfer/target/tokenizer"
 )
 
 // bodySum is the digest of a request's body, the form in which the stream
@@ -13,25 +13,35 @@ import (
 // the workload drew (sealBody), never by the path that produced it:
 //
 //   - a parts body, the run's template (bodyTemplate) written around an
-//     item's own prompt the workload drew as parts (TokenItems.AtParts: a
+//     item's own prompt the workload generated (TokenItems.AtParts: a
 //     generated prompt of random or trace with the sim tokenizer): SHA-256
 //     of partsTag, the template's digest (SHA-256 of the hole order and the
-//     three byte pieces, each after its length), max_tokens, the count of
-//     non-empty parts and each non-empty part's own SHA-256, in order (all
-//     integers 8 bytes little-endian). The body's bytes are never needed,
-//     and a trace block repeated by thousands of prompts is digested once
-//     (partSums);
-//   - any other body: SHA-256 of its bytes.
+//     three byte pieces, each after its length), the generator's revision
+//     (workload.SimPrompts, after its length), max_tokens, the count of
+//     the prompt's spans and each span's record, in order: a shared span
+//     (a trace's full hash_id block, random's shared prefix: Key not 0) is
+//     the byte 1, its Key and its length, a descriptor of its content
+//     (the Key is its source's first draw, the tokens are drawn after it:
+//     workload.generator.shared), so its tokens are never needed and a
+//     block thousands of prompts repeat costs 17 bytes a prompt; any
+//     other span is the byte 0 and SHA-256 of its ids (2 bytes each,
+//     little-endian), the sim tokenizer's words being a function of them.
+//     All integers are 8 bytes little-endian. A blind prompt (ids never
+//     drawn) and a drawn one have the same record: one request has one
+//     digest whatever the path, clock or kept body;
+//   - any other body (a trace line's own prompt, a dataset's text, a
+//     system prompt or history): SHA-256 of its bytes.
 //
-// Either changes when any byte of the body changes: the parts digest
-// covers every byte of the template, the length and every part, and Join
-// puts one space between two non-empty parts, so equal records are equal
-// bodies.
+// Either changes when any byte of the body would change: the parts digest
+// covers every byte of the template, the length, the generator and each
+// span's content (its ids, or the seed, length and revision that fix a
+// shared span's), and Join puts one space between two non-empty parts.
 type bodySum [sha256.Size]byte
 
 // partsTag opens a parts body's record: no JSON body starts with a zero
-// byte, so a record is never also some body's bytes.
-const partsTag = "\x00autoinfer parts body\x00"
+// byte, so a record is never also some body's bytes. v2: spans, not the
+// parts' text.
+const partsTag = "\x00autoinfer parts body v2\x00"
 
 // bytesSum is the digest of a body that is not a parts body.
 func bytesSum(b []byte) bodySum { return sha256.Sum256(b) }
@@ -42,8 +52,7 @@ func bytesSum(b []byte) bodySum { return sha256.Sum256(b) }
 type bodySums struct {
 	t      *bodyTemplate // nil: no request is a parts body
 	tsum   bodySum       // the template's digest
-	parts  partSums
-	record []byte // a parts body's record, reused
+	record []byte        // a parts body's record, reused
 }
 
 func newBodySums(t *bodyTemplate) *bodySums {
@@ -61,16 +70,16 @@ func newBodySums(t *bodyTemplate) *bodySums {
 	return d
 }
 
-// seal sets q's body digest as it is produced: parts are the workload's
-// draw of its item's prompt (drawItem; nil when not drawn as parts). A
-// request whose body is the template's rendering of parts (q.own: the
-// item's prompt alone) gets the parts digest, any other with a body the
-// digest of its bytes; one without (a later turn carrying the server's
-// answers) is digested when sent.
-func (d *bodySums) seal(q *Request, parts []string) {
+// seal sets q's body digest as it is produced: spans are the workload's
+// draw of its item's generated prompt (drawItem; nil when not generated).
+// A request whose body is the template's rendering of that prompt (q.own:
+// the item's prompt alone) gets the parts digest, any other with a body
+// the digest of its bytes; one without (a later turn carrying the
+// server's answers) is digested when sent.
+func (d *bodySums) seal(q *Request, spans []tokenizer.Span) {
 	switch {
-	case parts != nil && q.own && d.t != nil:
-		q.sum = d.partsSum(parts, q.MaxTokens)
+	case spans != nil && q.own && d.t != nil:
+		q.sum = d.partsSum(spans, q.MaxTokens)
 	case q.Body != nil:
 		q.sum = bytesSum(q.Body)
 	default:
@@ -79,97 +88,48 @@ func (d *bodySums) seal(q *Request, parts []string) {
 	q.sealed = true
 }
 
-// partsSum is the digest of the template's body of parts with maxTokens.
-func (d *bodySums) partsSum(parts []string, maxTokens int) bodySum {
-	n := 0
-	for _, p := range parts {
-		if p != "" {
-			n++
-		}
-	}
+// partsSum is the digest of the template's body of the prompt of spans
+// with maxTokens.
+func (d *bodySums) partsSum(spans []tokenizer.Span, maxTokens int) bodySum {
+	le := binary.LittleEndian
 	r := append(append(d.record[:0], partsTag...), d.tsum[:]...)
-	r = binary.LittleEndian.AppendUint64(r, uint64(maxTokens))
-	r = binary.LittleEndian.AppendUint64(r, uint64(n))
-	for _, p := range parts {
-		if p != "" {
-			s := d.parts.sum(p)
-			r = append(r, s[:]...)
+	r = append(le.AppendUint64(r, uint64(len(workload.SimPrompts))), workload.SimPrompts...)
+	r = le.AppendUint64(r, uint64(maxTokens))
+	r = le.AppendUint64(r, uint64(len(spans)))
+	var ids []byte
+	for _, s := range spans {
+		if s.Key != 0 {
+			r = le.AppendUint64(le.AppendUint64(append(r, 1), s.Key), uint64(s.Len()))
+			continue
 		}
+		// The ids' bytes in place would do, but their order is the
+		// platform's: written out, the digest is the same everywhere.
+		ids = ids[:0]
+		for _, id := range s.IDs {
+			ids = le.AppendUint16(ids, id)
+		}
+		sum := sha256.Sum256(ids)
+		r = append(append(r, 0), sum[:]...)
 	}
 	d.record = r
 	return sha256.Sum256(r)
 }
 
-// drawItem is item i with its prompt as the parts the workload draws it in
-// (TokenItems.AtParts), nil when it does not (another tokenizer than the
-// sim's, a trace line's own prompt, another kind); the item's Prompt is
-// their join either way. Every producer of a stream draws its items here,
-// so a request gets the same digest whichever path produced it.
-func drawItem(items workload.Items, i int) (workload.Item, []string) {
+// drawItem is item i with its prompt drawn as the workload generates it
+// (TokenItems.AtParts), and then its spans; nil spans when it is not
+// generated (another tokenizer than the sim's, a trace line's own prompt,
+// another kind). The item's Prompt is the prompt either way. Every
+// producer of a stream draws its items here or as AtParts does, so a
+// request gets the same digest whichever path produced it.
+func drawItem(items workload.Items, i int) (workload.Item, []tokenizer.Span) {
 	ti, ok := items.(workload.TokenItems)
 	if !ok {
 		return items.At(i), nil
 	}
-	it, _, parts := ti.AtParts(i)
-	if parts != nil {
-		it.Prompt = workload.Join(parts)
+	it, spans, parts := ti.AtParts(i, false)
+	if parts == nil {
+		return it, nil
 	}
-	return it, parts
-}
-
-// Bounds of partSums: about twice the trace block cache's blocks
-// (workload.maxCachedBlocks), and of the text it keeps alive.
-const (
-	maxMemoParts = 8192
-	maxMemoBytes = 32 << 20
-)
-
-// partSums memoizes prompt parts' SHA-256: a trace block's text recurs in
-// every prompt that shares it. A part is keyed by its identity, the
-// address of its bytes and its length: the workload hands every prompt
-// that shares a cached block the same string, and hashing a key's content
-// (a map[string]) cost half what the digests it spared did. The key holds
-// the address, so the bytes stay alive and, Go strings being immutable,
-// keep the content they had when digested; a block made again (after the
-// block cache dropped it) is a new string, digested again.
-//
-// It holds two generations of at most maxMemoParts/2 parts and
-// maxMemoBytes/2 bytes each, as the block cache does: a part found in the
-// older one moves to the newer one, and when the newer one is full the
-// older one is dropped and the newer one becomes the older. A part larger
-// than a generation is digested each time.
-type partSums struct {
-	cur, old map[partKey]bodySum
-	curBytes int
-}
-
-type partKey struct {
-	p *byte
-	n int
-}
-
-func (m *partSums) sum(p string) bodySum {
-	k := partKey{unsafe.StringData(p), len(p)}
-	if s, ok := m.cur[k]; ok {
-		return s
-	}
-	s, ok := m.old[k]
-	if ok {
-		delete(m.old, k)
-	} else {
-		// The part's bytes, read in place: the digest only reads them.
-		s = sha256.Sum256(unsafe.Slice(k.p, k.n))
-	}
-	if len(p) <= maxMemoBytes/2 {
-		m.put(k, s)
-	}
-	return s
-}
-
-func (m *partSums) put(k partKey, s bodySum) {
-	if m.cur == nil || len(m.cur) >= maxMemoParts/2 || m.curBytes+k.n > maxMemoBytes/2 {
-		m.old, m.cur, m.curBytes = m.cur, make(map[partKey]bodySum, maxMemoParts/2), 0
-	}
-	m.cur[k] = s
-	m.curBytes += k.n
+	it.Prompt = workload.Join(parts)
+	return it, spans
 }

@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/autoinfer/autoinfer/driver/workload"
 	"github.com/autoinfer/autoinfer/target/tokenizer"
@@ -95,10 +92,10 @@ func TestTokenPathBodiesAreGenerated(t *testing.T) {
 	}
 }
 
-// partsRecordSum is a parts body's digest as docs/workloads.md defines it,
-// written apart from bodySums: SHA-256 of the tag, the template's digest,
-// max_tokens, the count of non-empty parts and each one's SHA-256.
-func partsRecordSum(tpl *bodyTemplate, parts []string, maxTokens int) bodySum {
+// partsRecordSum is a parts body's digest as documented (bodySum): SHA-256
+// of the tag, the template's digest, the generator's revision, max_tokens,
+// the count of spans and each one's record.
+func partsRecordSum(tpl *bodyTemplate, spans []tokenizer.Span, maxTokens int) bodySum {
 	le := binary.LittleEndian
 	tb := []byte{0}
 	if tpl.promptFirst {
@@ -108,35 +105,42 @@ func partsRecordSum(tpl *bodyTemplate, parts []string, maxTokens int) bodySum {
 		tb = append(le.AppendUint64(tb, uint64(len(p))), p...)
 	}
 	ts := sha256.Sum256(tb)
-	var sums [][32]byte
-	for _, p := range parts {
-		if p != "" {
-			sums = append(sums, sha256.Sum256([]byte(p)))
-		}
-	}
 	r := append([]byte(partsTag), ts[:]...)
-	r = le.AppendUint64(le.AppendUint64(r, uint64(maxTokens)), uint64(len(sums)))
-	for _, s := range sums {
-		r = append(r, s[:]...)
+	r = append(le.AppendUint64(r, uint64(len(workload.SimPrompts))), workload.SimPrompts...)
+	r = le.AppendUint64(le.AppendUint64(r, uint64(maxTokens)), uint64(len(spans)))
+	for _, s := range spans {
+		if s.Key != 0 {
+			r = le.AppendUint64(le.AppendUint64(append(r, 1), s.Key), uint64(s.Len()))
+			continue
+		}
+		var ids []byte
+		for _, id := range s.IDs {
+			ids = le.AppendUint16(ids, id)
+		}
+		sum := sha256.Sum256(ids)
+		r = append(append(r, 0), sum[:]...)
 	}
 	return sha256.Sum256(r)
 }
 
-// A parts body's digest is the documented one, whether its parts are
-// digested cold, found in the memo or made again as new strings, and it
-// changes when any single byte of any one part changes (first, middle or
-// last, of a part the memo holds or not), with max_tokens, with the
-// template, and when a part moves to another place; empty parts count for
-// nothing, as they add nothing to the body (workload.Join).
+// A parts body's digest is the documented one, the same for a shared
+// span drawn or blind (its Key and length, not its ids), and it changes
+// when any one id of a span of its own changes (first, middle or last),
+// when a shared span's Key (its source: seed, hash id) or length changes,
+// with max_tokens, with the template, and when a span moves to another
+// place.
 func TestPartsSumFollowsEveryByte(t *testing.T) {
 	r := rand.New(rand.NewPCG(30, 1))
-	parts := []string{tokenizer.Generate(r, 40), "", tokenizer.Generate(r, 3), tokenizer.Generate(r, 200)}
+	draw := func(n int) []uint16 { _, ids := tokenizer.GenerateIDs[uint16](r, n, nil); return ids }
+	spans := []tokenizer.Span{{IDs: draw(40)}, {IDs: draw(16), Key: 7}, {IDs: draw(3)}, {IDs: draw(200)}}
+	blind := slices.Clone(spans)
+	blind[1] = tokenizer.Span{Key: 7, Blind: 16}
 	for _, endpoint := range []string{CompletionsEndpoint, ChatEndpoint} {
 		tpl := newRenderer(Config{Endpoint: endpoint, Model: "m", Workload: Workload{IgnoreEOS: new(bool)}}).template
 		sums := newBodySums(tpl)
-		want := partsRecordSum(tpl, parts, 17)
-		for round, ps := range [][]string{parts, parts, copies(parts), append(copies(parts), "")} {
-			if got := sums.partsSum(ps, 17); got != want {
+		want := partsRecordSum(tpl, spans, 17)
+		for round, ss := range [][]tokenizer.Span{spans, spans, blind} {
+			if got := sums.partsSum(ss, 17); got != want {
 				t.Fatalf("%s round %d: digest %x, the definition's %x", endpoint, round, got, want)
 			}
 		}
@@ -148,64 +152,25 @@ func TestPartsSumFollowsEveryByte(t *testing.T) {
 			}
 			seen[got] = what
 		}
-		for j, p := range parts {
-			for _, at := range []int{0, len(p) / 2, len(p) - 1} {
-				if p == "" {
-					continue
-				}
-				b := []byte(p)
-				b[at] ^= 1
-				changed := slices.Clone(parts)
-				changed[j] = string(b)
-				differ(fmt.Sprintf("part %d byte %d", j, at), sums.partsSum(changed, 17))
+		for j, s := range spans {
+			if s.Key != 0 {
+				continue
+			}
+			for _, at := range []int{0, len(s.IDs) / 2, len(s.IDs) - 1} {
+				changed := slices.Clone(spans)
+				changed[j].IDs = slices.Clone(s.IDs)
+				changed[j].IDs[at] ^= 1
+				differ(fmt.Sprintf("span %d id %d", j, at), sums.partsSum(changed, 17))
 			}
 		}
-		differ("max_tokens 18", sums.partsSum(parts, 18))
-		differ("parts swapped", sums.partsSum([]string{parts[2], parts[0], parts[3]}, 17))
+		for what, s := range map[string]tokenizer.Span{"another key": {Key: 8, Blind: 16}, "another length": {Key: 7, Blind: 15}} {
+			changed := slices.Clone(blind)
+			changed[1] = s
+			differ(what, sums.partsSum(changed, 17))
+		}
+		differ("max_tokens 18", sums.partsSum(spans, 18))
+		differ("spans swapped", sums.partsSum([]tokenizer.Span{spans[2], spans[0], spans[1], spans[3]}, 17))
 		other := newRenderer(Config{Endpoint: endpoint, Model: "n", Workload: Workload{IgnoreEOS: new(bool)}}).template
-		differ("another model", newBodySums(other).partsSum(parts, 17))
-	}
-}
-
-// copies is parts made again as new strings of the same bytes.
-func copies(parts []string) []string {
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = strings.Clone(p)
-	}
-	return out
-}
-
-// The parts memo never holds more than its bounds, keeps the part in use
-// (found in the older generation, it moves to the newer), and gives every
-// part its own SHA-256 however often it was dropped.
-func TestPartSumsBounded(t *testing.T) {
-	var m partSums
-	hot := strings.Repeat("hot ", 100)
-	big := strings.Repeat("b", maxMemoBytes/16)
-	for i := range 3 * maxMemoParts {
-		p := strconv.Itoa(i)
-		if i%97 == 0 {
-			p = strings.Clone(big) // large parts: the byte bound
-		}
-		if m.sum(p) != sha256.Sum256([]byte(p)) {
-			t.Fatalf("part %d: wrong digest", i)
-		}
-		if i%128 == 0 && m.sum(hot) != sha256.Sum256([]byte(hot)) {
-			t.Fatal("the hot part: wrong digest")
-		}
-		n, bytes := len(m.cur)+len(m.old), m.curBytes
-		for k := range m.old {
-			bytes += k.n
-		}
-		if n > maxMemoParts || bytes > maxMemoBytes {
-			t.Fatalf("after %d parts the memo holds %d parts of %d bytes, bounds %d and %d", i+1, n, bytes, maxMemoParts, maxMemoBytes)
-		}
-	}
-	k := partKey{unsafe.StringData(hot), len(hot)}
-	_, cur := m.cur[k]
-	_, old := m.old[k]
-	if !cur && !old {
-		t.Error("the part in use fell out of the memo")
+		differ("another model", newBodySums(other).partsSum(spans, 17))
 	}
 }

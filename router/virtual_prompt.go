@@ -62,6 +62,15 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 	return x.withPrefill(pr)
 }
 
+// ReadsPrompts reports whether RoutePrompt ever reads a prompt's text or
+// length: a policy that matches on the text (Needs.Text: cache_aware,
+// precise_prefix, a weighted prefix scorer), receipts keyed by it, or a
+// PD routing_threshold (Chars). When not, the caller may route a prompt
+// it never drew.
+func (r *Router) ReadsPrompts() bool {
+	return r.policyNeeds().Text || r.pd != nil && r.pd.threshold > 0
+}
+
 // local starts x on the pool that serves a request without a prefill hop:
 // the collocated pool, or under PD the decode pool (which prefills it).
 func (x *Routed) local(pr policy.Request) (*Routed, error) {

@@ -23,7 +23,7 @@ func BenchmarkMooncakeDraw(b *testing.B) {
 		}
 		ti := items.(workload.TokenItems)
 		for i := range items.Len() {
-			it, _, _ := ti.AtParts(i)
+			it, _, _ := ti.AtParts(i, false)
 			tokens += it.InputTokens
 		}
 	}

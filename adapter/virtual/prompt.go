@@ -49,6 +49,18 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 	return d.start(rq, header, x, nil, at)
 }
 
+// ReadsPrompts (driver.Prompted) is true when something on a request's
+// way reads its prompt's ids or text: the router (Router.ReadsPrompts:
+// a policy over the text, receipts, a PD routing_threshold), or whatever
+// takes the engines' KV events (precise_prefix's index, receipts' held
+// tokens), which carry token ids. Else only the engines' prefix caches
+// read a prompt, by its blocks' identities, which a blind span
+// (tokenizer.Span.Blind) gives without its ids. Asked as a run starts,
+// after RecordReceipts.
+func (d *Deployment) ReadsPrompts() bool {
+	return d.kv.observed || d.router != nil && d.router.ReadsPrompts()
+}
+
 // shapes are a shell's engine legs: the serving leg's and, in
 // prefill/decode, the prefill leg's (the router's own prefill body of the
 // shell: one token, not streamed, KV kept for the decode side).

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,9 @@ func tokenTrace(t *testing.T, n int) string {
 
 // tokenRun runs dc on a fresh deployment of rc over ws, as wrap makes it
 // (the token path, the text path or a perturbed one), and returns its
-// records as JSON lines, its routing decisions and its summary.
+// records as JSON lines (streamed: as SimOptions.Records hands them, in
+// index order), its routing decisions, its summary and the share of
+// prompt tokens the prefix caches hit.
 func tokenRun(t *testing.T, ws []virtual.Worker, rc *router.Config, dc driver.Config, stream bool,
 	wrap func(*virtual.Deployment) driver.System) ([]byte, []virtual.Decision, metrics.Summary, float64) {
 	t.Helper()
@@ -102,21 +105,45 @@ func tokenRun(t *testing.T, ws []virtual.Worker, rc *router.Config, dc driver.Co
 	}
 	var decisions []virtual.Decision
 	d.RecordDecisions(func(x virtual.Decision) { decisions = append(decisions, x) })
-	res, err := driver.SimulateWith(context.Background(), dc, wrap(d), driver.SimOptions{Stream: stream})
+	opt := driver.SimOptions{Stream: stream}
+	var streamed []metrics.RequestRecord
+	if stream {
+		opt.Records = func(r *driver.RequestRecord) { streamed = append(streamed, *r) }
+	}
+	res, err := driver.SimulateWith(context.Background(), dc, wrap(d), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := res.Requests
+	if stream {
+		slices.SortFunc(streamed, func(a, b metrics.RequestRecord) int { return a.Index - b.Index })
+		recs = streamed
+	}
 	var buf bytes.Buffer
-	if err := metrics.WriteJSONL(&buf, res.Requests); err != nil {
+	if err := metrics.WriteJSONL(&buf, recs); err != nil {
 		t.Fatal(err)
 	}
 	prompt, cached := 0, 0
-	for _, r := range res.Requests {
+	for _, r := range recs {
 		if r.PromptTokens != nil && r.CachedTokens != nil {
 			prompt, cached = prompt+*r.PromptTokens, cached+*r.CachedTokens
 		}
 	}
 	return buf.Bytes(), decisions, res.Summary, float64(cached) / float64(max(prompt, 1))
+}
+
+// collocatedUnder is three collocated engines behind the router under
+// policy.
+func collocatedUnder(t *testing.T, policy string) ([]virtual.Worker, *router.Config) {
+	t.Helper()
+	ws := workers(t, 3, sim.RoleCollocated)
+	cfg := routerconfig.Default()
+	cfg.Policy = policy
+	for _, w := range ws {
+		cfg.WorkerURLs = append(cfg.WorkerURLs, w.URL)
+	}
+	rc := router.Config(cfg)
+	return ws, &rc
 }
 
 // TestTokenPathParity is issue 30's acceptance 2, the clock-parity test:
@@ -136,16 +163,7 @@ func TestTokenPathParity(t *testing.T) {
 	randomCfg := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.ChatEndpoint, Model: "sim-model", Seed: 12,
 		WarmupRequests: 2, NumPrompts: 80, Arrival: driver.Arrival{Kind: "poisson", RequestRate: 30},
 		Workload: driver.Workload{Kind: "random", PrefixLen: 48, InputLen: 24, OutputLen: 6, RangeRatio: 0.5}}
-	collocated := func(policy string) ([]virtual.Worker, *router.Config) {
-		ws := workers(t, 3, sim.RoleCollocated)
-		cfg := routerconfig.Default()
-		cfg.Policy = policy
-		for _, w := range ws {
-			cfg.WorkerURLs = append(cfg.WorkerURLs, w.URL)
-		}
-		rc := router.Config(cfg)
-		return ws, &rc
-	}
+	collocated := func(policy string) ([]virtual.Worker, *router.Config) { return collocatedUnder(t, policy) }
 	disaggregated := func(threshold int) ([]virtual.Worker, *router.Config) {
 		ws := append(workers(t, 2, sim.RolePrefill), workers(t, 2, sim.RoleDecode)...)
 		cfg := routerconfig.Default()

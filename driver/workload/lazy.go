@@ -96,7 +96,7 @@ func (r randomItems) At(i int) Item {
 
 // AtTokens is At with the prompt's ids (TokenItems).
 func (r randomItems) AtTokens(i int) (Item, []tokenizer.Span) {
-	it, spans, parts := r.AtParts(i)
+	it, spans, parts := r.AtParts(i, false)
 	if parts != nil {
 		it.Prompt = join(parts...)
 	}
@@ -104,12 +104,13 @@ func (r randomItems) AtTokens(i int) (Item, []tokenizer.Span) {
 }
 
 // AtParts is AtTokens with the prompt as its parts, the prefix and the
-// body (TokenItems).
-func (r randomItems) AtParts(i int) (Item, []tokenizer.Span, []string) {
+// body (TokenItems). The shared prefix is drawn once whatever blind says;
+// blind only hands it as its key.
+func (r randomItems) AtParts(i int, blind bool) (Item, []tokenizer.Span, []string) {
 	if _, sim := r.b.tok.(Sim); !sim {
 		return r.At(i), nil, nil
 	}
-	return r.render(i, generator{tok: r.b.tok, ids: true})
+	return r.render(i, generator{tok: r.b.tok, ids: true, blind: blind})
 }
 
 // render builds item i; with g.ids it returns the prompt's ids as spans
@@ -120,6 +121,9 @@ func (r randomItems) render(i int, g generator) (Item, []tokenizer.Span, []strin
 	rnd := r.b.src("request", i)
 	in, out := length(rnd, w.InputLen, w.RangeRatio), length(rnd, w.OutputLen, w.RangeRatio)
 	prefix, pspan := r.prefix, r.prefixSpan
+	if g.blind && pspan.Key != 0 {
+		prefix, pspan = "", tokenizer.Span{Key: pspan.Key, Blind: pspan.Len()}
+	}
 	if w.UniquePrefixes {
 		var pids []uint16
 		prefix, pids = g.generate(r.b.src("unique-prefix", i), w.PrefixLen)

@@ -32,11 +32,13 @@ type Tokenizer interface {
 }
 
 // SimPrompts names how the sim tokenizer draws prompt text
-// (tokenizer.GenerateIDs: five words from each 64-bit draw). A trial's
-// workload identity carries it (Workload.PromptDraw), so a row whose
-// prompts were drawn another way, one draw per word before, is another
-// workload rather than byte-identical traffic under the same hash.
-const SimPrompts = "sim/words-per-draw-5"
+// (tokenizer.GenerateIDs: five words from each 64-bit draw; a shared
+// part's text after its key, generator.shared). A trial's workload
+// identity carries it (Workload.PromptDraw), so a row whose prompts were
+// drawn another way (one draw per word, or shared text before its key,
+// before) is another workload rather than byte-identical traffic under
+// the same hash. The request digests carry it too (driver bodySum).
+const SimPrompts = "sim/words-per-draw-5/key-first"
 
 // PromptDraw is how w's prompts are drawn, for its identity: SimPrompts
 // with the sim tokenizer, "" with a Hugging Face one (its prompts follow

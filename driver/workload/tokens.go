@@ -25,7 +25,15 @@ type TokenItems interface {
 	// of the sim tokenizer's words, which JSON writes as it is. A prompt
 	// that was not generated (a trace line's own) comes whole in the
 	// item, with nil parts.
-	AtParts(i int) (Item, []tokenizer.Span, []string)
+	//
+	// With blind, a part many prompts share (a trace's full hash_id
+	// block, random's shared prefix) is not drawn: its span is
+	// tokenizer.Span{Key, Blind} and its part "", so Join is no longer
+	// the prompt. Its Key is the one the drawn span has (generator.shared),
+	// so both ways name the same blocks. Only a caller that reads neither
+	// the ids nor the text of a prompt asks for it (the virtual clock's
+	// token path when nothing on the request's way reads a prompt).
+	AtParts(i int, blind bool) (Item, []tokenizer.Span, []string)
 }
 
 // Join is the prompt of parts: the non-empty ones separated by one space.
@@ -37,10 +45,12 @@ var (
 )
 
 // generator draws prompt text with tok, and with ids (the sim tokenizer
-// only) the text's ids as well.
+// only) the text's ids as well; with blind (and ids) a shared part is
+// not drawn at all (TokenItems.AtParts).
 type generator struct {
-	tok Tokenizer
-	ids bool
+	tok   Tokenizer
+	ids   bool
+	blind bool
 }
 
 // generate draws n tokens of text with r and, with g.ids, their ids.
@@ -52,25 +62,31 @@ func (g generator) generate(r *rand.Rand, n int) (string, []uint16) {
 }
 
 // shared draws n tokens with r as text that many prompts share and, with
-// g.ids, as their span, keyed. The span's Key is r's next draw after the
-// ids, made nonzero: a function of r's seed and n, which determine the ids,
-// so two spans drawn from equal seeds at equal lengths have equal ids and
-// equal keys. This is the Key contract (tokenizer.Span) for every source
-// of a run, warm-up and measured phases alike: their seeds differ, so do
-// their keys, but for the 2^-64 chance that two draws after distinct
-// (seed, length) pairs collide — the odds the engine's 64-bit block hashes
-// take already. Drawing from r after the text changes no byte of it.
+// g.ids, as their span, keyed. The span's Key is r's first draw, made
+// nonzero, and the tokens are drawn after it: a function of r's seed
+// alone, so with g.blind the span is {Key, Blind: n} and nothing else is
+// drawn, yet names the ids a drawn span of the same source has. Two spans
+// drawn from equal seeds at equal lengths have equal ids and equal keys.
+// This is the Key contract (tokenizer.Span) for every source of a run,
+// warm-up and measured phases alike: their seeds differ, so do their
+// keys, but for the 2^-64 chance that two first draws of distinct seeds
+// collide — the odds the engine's 64-bit block hashes take already.
+// Drawing the key first is part of how prompts are drawn (SimPrompts).
 func (g generator) shared(r *rand.Rand, n int) (string, tokenizer.Span) {
+	key := max(r.Uint64(), 1)
+	if g.ids && g.blind {
+		return "", tokenizer.Span{Key: key, Blind: n}
+	}
 	text, ids := g.generate(r, n)
 	if !g.ids {
 		return text, tokenizer.Span{}
 	}
-	return text, tokenizer.Span{IDs: ids, Key: max(r.Uint64(), 1)}
+	return text, tokenizer.Span{IDs: ids, Key: key}
 }
 
-// appendSpan appends s to spans when g draws ids and s has some.
+// appendSpan appends s to spans when g draws ids and s has tokens.
 func (g generator) appendSpan(spans []tokenizer.Span, s tokenizer.Span) []tokenizer.Span {
-	if !g.ids || len(s.IDs) == 0 {
+	if !g.ids || s.Len() == 0 {
 		return spans
 	}
 	return append(spans, s)

@@ -29,15 +29,8 @@ func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 		{Kind: Random, InputLen: 30, OutputLen: 5, PrefixLen: 12, UniquePrefixes: true},
 		{Kind: Trace, Path: trace, BlockSize: 16},
 	} {
-		n := 6
-		if w.Kind == Trace {
-			n = 0
-		}
-		items, err := BuildItems(w, n, testSource(3), Sim{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ti := items.(TokenItems)
+		ti := tokenItems(t, w)
+		items := Items(ti)
 		for i := range items.Len() {
 			it, spans := ti.AtTokens(i)
 			ids := flat(spans)
@@ -47,7 +40,7 @@ func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 			if want := tokenizer.Tokenize(it.Prompt); !slices.Equal(ids, want) || len(ids) != it.InputTokens {
 				t.Fatalf("%s item %d: %d ids (input_tokens %d), the prompt tokenizes to %d", w.Kind, i, len(ids), it.InputTokens, len(want))
 			}
-			pit, pspans, parts := ti.AtParts(i)
+			pit, pspans, parts := ti.AtParts(i, false)
 			pids := flat(pspans)
 			if parts != nil {
 				if pit.Prompt != "" {
@@ -60,6 +53,21 @@ func TestAtTokensAreTheTokenizedPrompt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tokenItems builds w's items with the sim tokenizer: six of random, the
+// whole trace.
+func tokenItems(t *testing.T, w Workload) TokenItems {
+	t.Helper()
+	n := 6
+	if w.Kind == Trace {
+		n = 0
+	}
+	items, err := BuildItems(w, n, testSource(3), Sim{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items.(TokenItems)
 }
 
 // flat is spans' ids in order.
@@ -139,5 +147,59 @@ func TestSharedBlocksAreOneSpan(t *testing.T) {
 	_, q := random.(TokenItems).AtTokens(1)
 	if len(p) != 2 || len(q) != 2 || !same(p[0], q[0]) || p[0].Key == 0 || len(p[0].IDs) != 12 || p[1].Key != 0 || q[1].Key != 0 {
 		t.Fatalf("random prompts' spans %v and %v: want the 12-token prefix's one keyed span, then each prompt's own", p, q)
+	}
+}
+
+// A blind prompt is the drawn one with every shared part named, not drawn:
+// the same item and span lengths, a full trace block or random's shared
+// prefix as {Key, Blind} under the drawn span's own Key, every other span
+// (a partial block, a tail, a body) drawn as it is. Asked first or after
+// the drawn prompt, so whatever the block cache holds.
+func TestBlindPartsNameTheDrawnSpans(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t.jsonl")
+	lines := `{"timestamp":0,"input_length":40,"output_length":3,"hash_ids":[1,2,3]}
+{"timestamp":5,"input_length":37,"output_length":4,"hash_ids":[1,2,4]}
+{"timestamp":9,"input_length":50,"output_length":2,"hash_ids":[1,5]}
+`
+	if err := os.WriteFile(trace, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []Workload{
+		{Kind: Random, InputLen: 30, OutputLen: 5, PrefixLen: 12, RangeRatio: 0.5},
+		{Kind: Trace, Path: trace, BlockSize: 16},
+	} {
+		for _, blindFirst := range []bool{true, false} {
+			ti := tokenItems(t, w)
+			blinds := 0
+			for i := range ti.Len() {
+				var bit, it Item
+				var bspans, spans []tokenizer.Span
+				if blindFirst {
+					bit, bspans, _ = ti.AtParts(i, true)
+					it, spans, _ = ti.AtParts(i, false)
+				} else {
+					it, spans, _ = ti.AtParts(i, false)
+					bit, bspans, _ = ti.AtParts(i, true)
+				}
+				if bit != it || len(bspans) != len(spans) {
+					t.Fatalf("%s item %d: blind item %+v (%d spans), drawn %+v (%d)", w.Kind, i, bit, len(bspans), it, len(spans))
+				}
+				for k, s := range spans {
+					b := bspans[k]
+					switch {
+					case s.Key != 0 && (b.Key != s.Key || b.Blind != len(s.IDs) || b.IDs != nil):
+						t.Fatalf("%s item %d span %d: blind %+v, drawn key %d of %d ids", w.Kind, i, k, b, s.Key, len(s.IDs))
+					case s.Key == 0 && (b.Blind != 0 || !slices.Equal(b.IDs, s.IDs)):
+						t.Fatalf("%s item %d span %d: an own span came blind or changed", w.Kind, i, k)
+					}
+					if b.Blind != 0 {
+						blinds++
+					}
+				}
+			}
+			if blinds == 0 {
+				t.Fatalf("%s: no span came blind", w.Kind)
+			}
+		}
 	}
 }

@@ -72,10 +72,23 @@ type traceItems struct {
 // block is one hash id's text and, once a token-path request asked for
 // them, its ids under the sim tokenizer as the span every prompt holding
 // the block shares (generator.shared: keyed by the block's source), two
-// bytes an id: a 512-token block's ids take 1 KB.
+// bytes an id: a 512-token block's ids take 1 KB. A blind request caches
+// the key alone (text "", span {Key, Blind}).
 type block struct {
 	text string
 	span tokenizer.Span
+}
+
+// has reports whether b holds what g draws: its key (blind), its ids
+// (which come with its text), or its text.
+func (b block) has(g generator) bool {
+	switch {
+	case g.ids && g.blind:
+		return b.span.Key != 0
+	case g.ids:
+		return b.span.IDs != nil
+	}
+	return b.text != ""
 }
 
 // maxCachedBlocks bounds traceItems' block cache: about 20 MB of text and
@@ -125,13 +138,13 @@ func (t *traceItems) Starts() int { return len(t.lines) }
 
 // At renders item i.
 func (t *traceItems) At(i int) Item {
-	it, _, _ := t.render(i, false)
+	it, _, _ := t.render(i, generator{tok: t.b.tok})
 	return it
 }
 
 // AtTokens is At with the prompt's ids (TokenItems).
 func (t *traceItems) AtTokens(i int) (Item, []tokenizer.Span) {
-	it, spans, parts := t.AtParts(i)
+	it, spans, parts := t.AtParts(i, false)
 	if parts != nil {
 		it.Prompt = join(parts...)
 	}
@@ -139,17 +152,17 @@ func (t *traceItems) AtTokens(i int) (Item, []tokenizer.Span) {
 }
 
 // AtParts is AtTokens with a generated prompt as its parts (TokenItems).
-func (t *traceItems) AtParts(i int) (Item, []tokenizer.Span, []string) {
+func (t *traceItems) AtParts(i int, blind bool) (Item, []tokenizer.Span, []string) {
 	if _, sim := t.b.tok.(Sim); !sim {
 		return t.At(i), nil, nil
 	}
-	return t.render(i, true)
+	return t.render(i, generator{tok: t.b.tok, ids: true, blind: blind})
 }
 
-// render renders item i, and with ids its prompt's sim-tokenizer ids as
-// spans and, when generated, its prompt as parts (the item's Prompt then
-// "").
-func (t *traceItems) render(i int, ids bool) (Item, []tokenizer.Span, []string) {
+// render renders item i with g, and with g.ids its prompt's sim-tokenizer
+// ids as spans and, when generated, its prompt as parts (the item's Prompt
+// then "").
+func (t *traceItems) render(i int, g generator) (Item, []tokenizer.Span, []string) {
 	w, l := t.b.w, t.lines[i]
 	it := single(i)
 	it.Session = t.sessions[i]
@@ -159,15 +172,14 @@ func (t *traceItems) render(i int, ids bool) (Item, []tokenizer.Span, []string) 
 	if l.Prompt != "" {
 		it.Prompt = l.Prompt
 		it.InputTokens = t.b.tok.Count(it.Prompt)
-		if ids {
+		if g.ids {
 			spans = []tokenizer.Span{{IDs: compact(tokenizer.Tokenize(l.Prompt))}}
 		}
 	} else {
 		t.mu.Lock()
-		g := generator{tok: t.b.tok, ids: ids}
 		parts, spans = g.blockPrompt(l, w.BlockSize, &t.blocks, t.b.src, i, w.UniquePrefixes)
 		t.mu.Unlock()
-		if !ids {
+		if !g.ids {
 			it.Prompt, parts = join(parts...), nil
 		}
 		if _, sim := t.b.tok.(Sim); sim {
@@ -261,8 +273,9 @@ func (l TraceLine) validate() error {
 // input_length tokens: no block is shared with another line. The prompt
 // comes as its parts (join) and, with g.ids, as its spans: a full block's
 // is the cached block's own (keyed, shared by every line that holds it,
-// not copied), the rest are the line's own (Key 0: a partial block or a
-// tail is drawn for its line alone).
+// not copied; with g.blind only its key, the block not drawn), the rest
+// are the line's own (Key 0: a partial block or a tail is drawn for its
+// line alone).
 func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src Source, i int, unique bool) ([]string, []tokenizer.Span) {
 	if unique {
 		text, ids := g.generate(src("unique-trace", i), l.InputLength)
@@ -282,11 +295,17 @@ func (g generator) blockPrompt(l TraceLine, size int, blocks *blockCache, src So
 			break
 		}
 		b, ok := blocks.get(id)
-		if !ok || g.ids && b.span.IDs == nil {
+		if !ok || !b.has(g) {
 			b.text, b.span = g.shared(src("block", id), size)
 			blocks.put(id, b)
 		}
-		parts, spans = append(parts, b.text), g.appendSpan(spans, b.span)
+		if g.blind {
+			// Blind whatever the cache holds: every span of a key comes
+			// one way in a run.
+			parts, spans = append(parts, ""), append(spans, tokenizer.Span{Key: b.span.Key, Blind: size})
+		} else {
+			parts, spans = append(parts, b.text), g.appendSpan(spans, b.span)
+		}
 		left -= size
 	}
 	if left > 0 {
