@@ -40,7 +40,11 @@ func newHTTPClient(conns int) *http.Client {
 		Proxy:               nil,
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
-		IdleConnTimeout:     90 * time.Second,
+		// Below the servers' keep-alive timeouts (vLLM's uvicorn: 5 s;
+		// the sim and the router: minutes): the client retires an idle
+		// connection before a server closes it, which could race a send
+		// on it into a transport error (a POST is not retried).
+		IdleConnTimeout:     4 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}}

@@ -126,13 +126,12 @@ func wallOnSim(t *testing.T, cfg Config, kept bool, sink func(*RequestRecord)) *
 	var res *Result
 	synctest.Test(t, func(t *testing.T) {
 		net := simtest.NewNetwork()
-		// A connection's deadlines are timers on the fake clock that keep
-		// its in-memory pipe until they fire, also once it is closed (and
-		// Run's client closes one per request: it stops reading at
-		// [DONE]); short ones keep the closed pipes few at any count.
-		limit := 100 * time.Millisecond
-		w := simtest.StartPipe(t, net, sim.Options{Limits: sim.Limits{ReadHeaderTimeout: limit, BodyReadTimeout: limit,
-			WriteIdleTimeout: limit, IdleTimeout: limit}})
+		// Run's client keeps its connections (it reads each stream to its
+		// end), so at most max_concurrency pipes live at any count; the
+		// engine's default limits, far above the run's gaps, close none
+		// under a request (a keep-alive close racing a send would be a
+		// transport error).
+		w := simtest.StartPipe(t, net, sim.Options{})
 		cfg = wallSimConfig(cfg)
 		cfg.BaseURL, cfg.HTTPClient = w.URL, net.Client()
 		res = wallRunOf(t, cfg, kept, sink)
