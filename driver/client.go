@@ -44,9 +44,9 @@ func newHTTPClient(conns int) *http.Client {
 		// the sim and the router: minutes): the client retires an idle
 		// connection before a server closes it, which could race a send
 		// on it into a transport error (a POST is not retried).
-		IdleConnTimeout:     4 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
+		IdleConnTimeout:    4 * time.Second,
+		DisableCompression: true,
+		ForceAttemptHTTP2:  false,
 	}}
 }
 
