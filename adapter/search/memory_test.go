@@ -157,8 +157,12 @@ func searchPeak(t testing.TB, trace string, replicas, n, parallel int) uint64 {
 }
 
 // sharedWorkload is the heap the trace's shared items hold once every
-// prompt was drawn (its lines and a full block cache): what a search holds
-// once, not per candidate.
+// prompt was drawn as the search's candidates draw them (its lines and
+// its block cache): what a search holds once, not per candidate. Their
+// round_robin reads no prompt, so they go blind: a full block is named
+// by its key, never drawn, and the cache holds no block's text or ids (a
+// W measured with every block drawn made C, the peak alone less W, come
+// out smaller than a candidate's own cost).
 func sharedWorkload(t testing.TB, trace string) uint64 {
 	t.Helper()
 	runtime.GC()
@@ -170,7 +174,7 @@ func sharedWorkload(t testing.TB, trace string) uint64 {
 	}
 	ti := items.(workload.TokenItems)
 	for i := range items.Len() {
-		ti.AtTokens(i)
+		ti.AtParts(i, true)
 	}
 	runtime.GC()
 	live := startHeapPeak().end()
