@@ -1,0 +1,109 @@
+package virtual_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/autoinfer/autoinfer/adapter/virtual"
+	"github.com/autoinfer/autoinfer/driver"
+	"github.com/autoinfer/autoinfer/router"
+	"github.com/autoinfer/autoinfer/router/policy"
+)
+
+// heldProbe remembers the text the router's index keys the prompt under
+// way by (its prompt, as the HTTP path extracts it from a completions
+// body), on the token path or the text path.
+type heldProbe struct {
+	*virtual.Deployment
+	text *string
+}
+
+func (h heldProbe) SendPrompt(id int, route string, header http.Header, pr driver.Prompt, at time.Duration) error {
+	*h.text = pr.Text()
+	return h.Deployment.SendPrompt(id, route, header, pr, at)
+}
+
+func (h heldProbe) Send(id int, route string, header http.Header, body []byte, at time.Duration) error {
+	var b struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return err
+	}
+	*h.text = b.Prompt
+	return h.Deployment.Send(id, route, header, body, at)
+}
+
+// TestEngineHeldMatchesIndex checks that a receipt's held tokens, which
+// the engines now count themselves (sim.Fleet.Held: their own block
+// hashes against their GPU caches' index), are what the router-side index
+// of their caches (fed by their KV events at the instant they happen,
+// keyed by the prompt's text) reported for every candidate of every
+// receipt: on a Mooncake-format trace with shared hash_ids, over engines
+// small enough to evict, under cache_aware and round_robin, on the token
+// path and the text path (bodies). Both are computed in the same run; the
+// figures vary (some candidates hold some of a prompt, others none), so
+// the comparison can fail.
+func TestEngineHeldMatchesIndex(t *testing.T) {
+	trace := tokenTrace(t, 90)
+	dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 11,
+		WarmupRequests: 2, Workload: driver.Workload{Kind: "trace", Path: trace, BlockSize: 16}}
+	for _, pol := range []string{"cache_aware", "round_robin"} {
+		for _, body := range []bool{false, true} {
+			name := pol + "/token_path"
+			if body {
+				name = pol + "/text_path"
+			}
+			t.Run(name, func(t *testing.T) {
+				ws, rc := collocatedUnder(t, pol)
+				for i := range ws { // 20 blocks of 16: the trace's six conversations evict one another
+					ws[i].Options.Engine.NumGPUBlocksOverride, ws[i].Options.Engine.MaxModelLen = 20, 256
+				}
+				d, err := virtual.New(ws, rc, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.RecordReceipts()
+				idx := policy.NewBlockIndex()
+				d.FeedIndex(idx)
+				var text string
+				var receipts, held, none int
+				d.RecordDecisions(func(x virtual.Decision) {
+					if x.Receipt == nil {
+						t.Errorf("request %d: no receipt", x.ID)
+						return
+					}
+					want := router.Receipt{Candidates: slices.Clone(x.Receipt.Candidates)}
+					want.SetHeld(idx, text)
+					receipts++
+					for i, c := range x.Receipt.Candidates {
+						if c.Held == nil || *c.Held != *want.Candidates[i].Held {
+							t.Errorf("request %d candidate %s: the engine holds %v tokens, the index %d", x.ID, c.ID, c.Held, *want.Candidates[i].Held)
+							continue
+						}
+						if *c.Held > 0 {
+							held++
+						} else {
+							none++
+						}
+					}
+				})
+				var sys driver.System = heldProbe{d, &text}
+				if body {
+					sys = textPath{heldProbe{d, &text}, d}
+				}
+				if _, err := driver.SimulateWith(context.Background(), dc, sys, driver.SimOptions{Stream: true}); err != nil {
+					t.Fatal(err)
+				}
+				if receipts < 90 || held == 0 || none == 0 {
+					t.Fatalf("%d receipts, %d candidates holding part of the prompt, %d holding none: want 90+ receipts and both kinds", receipts, held, none)
+				}
+				t.Logf("%d receipts: %d candidates hold part of the prompt, %d none", receipts, held, none)
+			})
+		}
+	}
+}
