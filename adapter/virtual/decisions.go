@@ -43,7 +43,8 @@ func (d *Deployment) RecordReceipts() {
 }
 
 // held gives, for a route receipt, the prompt tokens the engine of a
-// candidate (by its router id) holds of fr's prompt now (sim.Fleet.Held):
+// candidate (by its router id) holds of fr's prompt now (sim.HeldPrompt,
+// hashed once for all the candidates):
 // the candidate's rank's cache when the router addresses ranks, else any
 // of the worker's ranks', as one stream of KV events would show them.
 // Nil when receipts are off.
@@ -51,6 +52,7 @@ func (d *Deployment) held(fr sim.FleetRequest) func(id string) (int, bool) {
 	if !d.receipts {
 		return nil
 	}
+	p := d.fleet.HeldPrompt(fr)
 	return func(id string) (int, bool) {
 		url, rank := id, -1
 		if d.dp > 1 {
@@ -68,8 +70,7 @@ func (d *Deployment) held(fr sim.FleetRequest) func(id string) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		fr.Worker, fr.Rank = w, rank
-		n, err := d.fleet.Held(fr)
+		n, err := p.Held(w, rank)
 		return n, err == nil
 	}
 }

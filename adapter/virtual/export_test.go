@@ -9,7 +9,7 @@ import (
 // FeedIndex makes the engines report their KV events and applies each
 // batch to idx at once, as the router's index of their caches is fed: what
 // receipts' held tokens were read from before the engines counted them
-// (Fleet.Held), for a test to compare the two. The engines then refuse
+// (sim.HeldPrompt), for a test to compare the two. The engines then refuse
 // blind prompts, so the deployment reads prompts.
 func (d *Deployment) FeedIndex(idx *policy.BlockIndex) {
 	d.kv.observed = true

@@ -39,7 +39,7 @@ func (h heldProbe) Send(id int, route string, header http.Header, body []byte, a
 }
 
 // TestEngineHeldMatchesIndex checks that a receipt's held tokens, which
-// the engines now count themselves (sim.Fleet.Held: their own block
+// the engines now count themselves (sim.HeldPrompt: their own block
 // hashes against their GPU caches' index), are what the router-side index
 // of their caches (fed by their KV events at the instant they happen,
 // keyed by the prompt's text) reported for every candidate of every
