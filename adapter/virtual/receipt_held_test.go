@@ -3,6 +3,7 @@ package virtual_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -52,17 +53,31 @@ func TestEngineHeldMatchesIndex(t *testing.T) {
 	trace := tokenTrace(t, 90)
 	dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 11,
 		WarmupRequests: 2, Workload: driver.Workload{Kind: "trace", Path: trace, BlockSize: 16}}
+	type variant struct {
+		policy        string
+		body          bool // the text path
+		engineDP, rDP int  // engine ranks per worker; ranks the router addresses
+	}
+	var cases []variant
 	for _, pol := range []string{"cache_aware", "round_robin"} {
-		for _, body := range []bool{false, true} {
-			name := pol + "/token_path"
-			if body {
-				name = pol + "/text_path"
+		cases = append(cases, variant{pol, false, 1, 1}, variant{pol, true, 1, 1})
+	}
+	// Two ranks per engine: held by any rank when the router sees a worker
+	// as one (one event stream), by the rank when it addresses ranks.
+	cases = append(cases, variant{"round_robin", false, 2, 1}, variant{"round_robin", false, 2, 2})
+	for _, c := range cases {
+		{
+			name := fmt.Sprintf("%s/token_path/dp%d-%d", c.policy, c.engineDP, c.rDP)
+			if c.body {
+				name = fmt.Sprintf("%s/text_path/dp%d-%d", c.policy, c.engineDP, c.rDP)
 			}
 			t.Run(name, func(t *testing.T) {
-				ws, rc := collocatedUnder(t, pol)
+				ws, rc := collocatedUnder(t, c.policy)
 				for i := range ws { // 20 blocks of 16: the trace's six conversations evict one another
-					ws[i].Options.Engine.NumGPUBlocksOverride, ws[i].Options.Engine.MaxModelLen = 20, 256
+					e := &ws[i].Options.Engine
+					e.NumGPUBlocksOverride, e.MaxModelLen, e.DataParallelSize = 20, 256, c.engineDP
 				}
+				rc.IntraNodeDataParallelSize = c.rDP
 				d, err := virtual.New(ws, rc, 3)
 				if err != nil {
 					t.Fatal(err)
@@ -93,7 +108,7 @@ func TestEngineHeldMatchesIndex(t *testing.T) {
 					}
 				})
 				var sys driver.System = heldProbe{d, &text}
-				if body {
+				if c.body {
 					sys = textPath{heldProbe{d, &text}, d}
 				}
 				if _, err := driver.SimulateWith(context.Background(), dc, sys, driver.SimOptions{Stream: true}); err != nil {
