@@ -13,6 +13,8 @@ import (
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/router"
 	"github.com/autoinfer/autoinfer/router/policy"
+	"github.com/autoinfer/autoinfer/router/routerconfig"
+	"github.com/autoinfer/autoinfer/target/sim"
 )
 
 // heldProbe remembers the text the router's index keys the prompt under
@@ -46,7 +48,9 @@ func (h heldProbe) Send(id int, route string, header http.Header, body []byte, a
 // keyed by the prompt's text) reported for every candidate of every
 // receipt: on a Mooncake-format trace with shared hash_ids, over engines
 // small enough to evict, under cache_aware and round_robin, on the token
-// path and the text path (bodies). Both are computed in the same run; the
+// path and the text path (bodies), with two ranks per engine (the router
+// seeing a worker as one or addressing its ranks) and under
+// prefill/decode (the decode candidates). Both are computed in the same run; the
 // figures vary (some candidates hold some of a prompt, others none), so
 // the comparison can fail.
 func TestEngineHeldMatchesIndex(t *testing.T) {
@@ -57,22 +61,33 @@ func TestEngineHeldMatchesIndex(t *testing.T) {
 		policy        string
 		body          bool // the text path
 		engineDP, rDP int  // engine ranks per worker; ranks the router addresses
+		pd            bool // two prefill, two decode workers: the receipt's candidates decode
 	}
 	var cases []variant
 	for _, pol := range []string{"cache_aware", "round_robin"} {
-		cases = append(cases, variant{pol, false, 1, 1}, variant{pol, true, 1, 1})
+		cases = append(cases, variant{pol, false, 1, 1, false}, variant{pol, true, 1, 1, false})
 	}
 	// Two ranks per engine: held by any rank when the router sees a worker
 	// as one (one event stream), by the rank when it addresses ranks.
-	cases = append(cases, variant{"round_robin", false, 2, 1}, variant{"round_robin", false, 2, 2})
+	cases = append(cases, variant{"round_robin", false, 2, 1, false}, variant{"round_robin", false, 2, 2, false},
+		variant{"cache_aware", false, 1, 1, true})
 	for _, c := range cases {
 		{
-			name := fmt.Sprintf("%s/token_path/dp%d-%d", c.policy, c.engineDP, c.rDP)
+			name := fmt.Sprintf("%s/token_path/dp%d-%d/pd=%t", c.policy, c.engineDP, c.rDP, c.pd)
 			if c.body {
-				name = fmt.Sprintf("%s/text_path/dp%d-%d", c.policy, c.engineDP, c.rDP)
+				name = fmt.Sprintf("%s/text_path/dp%d-%d/pd=%t", c.policy, c.engineDP, c.rDP, c.pd)
 			}
 			t.Run(name, func(t *testing.T) {
 				ws, rc := collocatedUnder(t, c.policy)
+				if c.pd {
+					ws = append(workers(t, 2, sim.RolePrefill), workers(t, 2, sim.RoleDecode)...)
+					cfg := routerconfig.Default()
+					cfg.PDDisaggregation, cfg.KVConnector = true, "nixl"
+					cfg.PrefillPolicy, cfg.DecodePolicy = "power_of_two", c.policy
+					cfg.PrefillURLs, cfg.DecodeURLs = []string{ws[0].URL, ws[1].URL}, []string{ws[2].URL, ws[3].URL}
+					r := router.Config(cfg)
+					rc = &r
+				}
 				for i := range ws { // 20 blocks of 16: the trace's six conversations evict one another
 					e := &ws[i].Options.Engine
 					e.NumGPUBlocksOverride, e.MaxModelLen, e.DataParallelSize = 20, 256, c.engineDP
