@@ -71,9 +71,9 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 // ReadsPrompts reports whether RoutePrompt ever reads a prompt's text or
 // length: a policy that matches on the text (Needs.Text: cache_aware,
 // precise_prefix, a weighted prefix scorer), receipts keyed by it (an
-// index of the engines' caches, Receipts: a caller that gives
-// Prompt.Held sets none), or a PD routing_threshold (Chars). When not, the caller may route a prompt
-// it never drew.
+// index of the engines' caches, Receipts: a caller that gives Prompt.Held
+// sets none), or a PD routing_threshold (Chars). When not, the caller may
+// route a prompt it never drew.
 func (r *Router) ReadsPrompts() bool {
 	return r.policyNeeds().Text || r.pd != nil && r.pd.threshold > 0
 }

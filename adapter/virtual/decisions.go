@@ -44,10 +44,9 @@ func (d *Deployment) RecordReceipts() {
 
 // held gives, for a route receipt, the prompt tokens the engine of a
 // candidate (by its router id) holds of fr's prompt now (sim.HeldPrompt,
-// hashed once for all the candidates):
-// the candidate's rank's cache when the router addresses ranks, else any
-// of the worker's ranks', as one stream of KV events would show them.
-// Nil when receipts are off.
+// hashed once for all the candidates): the candidate's rank's cache when
+// the router addresses ranks, else any of the worker's ranks', as one
+// stream of KV events would show them. Nil when receipts are off.
 func (d *Deployment) held(fr sim.FleetRequest) func(id string) (int, bool) {
 	if !d.receipts {
 		return nil

@@ -54,8 +54,8 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 // a policy over the text, a PD routing_threshold), or whatever takes the
 // engines' KV events (precise_prefix's index), which carry token ids.
 // Receipts do not: their held tokens are the engines' own count (held),
-// which a blind span's blocks give as well. Else only the engines' prefix caches
-// read a prompt, by its blocks' identities, which a blind span
+// which a blind span's blocks give as well. Else only the engines' prefix
+// caches read a prompt, by its blocks' identities, which a blind span
 // (tokenizer.Span.Blind) gives without its ids. Asked as a run starts,
 // after RecordReceipts.
 func (d *Deployment) ReadsPrompts() bool {

@@ -97,7 +97,8 @@ func (r *Receipt) SetHeld(idx *BlockIndex, text string) {
 
 // SetHeldBy fills every candidate's Held from held, which gives the
 // prompt tokens a candidate's engine holds (by candidate id) as the
-// engine itself counts them; a candidate held does not know keeps none.
+// engine itself counts them; a candidate held reports nothing for keeps
+// a nil Held.
 func (r *Receipt) SetHeldBy(held func(id string) (tokens int, ok bool)) {
 	for i := range r.Candidates {
 		if n, ok := held(r.Candidates[i].ID); ok {
