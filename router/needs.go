@@ -11,8 +11,12 @@ import (
 )
 
 // policyNeeds is the union of what the policies of the router's pools read
-// from a request (policy.Needer).
-func (r *Router) policyNeeds() policy.Needs {
+// from a request (policy.Needer), and the text when receipts key it.
+func (r *Router) policyNeeds() policy.Needs { return r.needs(false) }
+
+// needs is policyNeeds of a request whose caller gives its receipt's held
+// tokens (heldGiven: Prompt.Held), which then reads no text for them.
+func (r *Router) needs(heldGiven bool) policy.Needs {
 	var n policy.Needs
 	for _, p := range r.pools {
 		if d, ok := p.policy.(policy.Needer); ok {
@@ -22,7 +26,7 @@ func (r *Router) policyNeeds() policy.Needs {
 	}
 	// A receipt with the engines' held tokens keys the prompt as
 	// precise_prefix does, whatever the policies read.
-	n.Text = n.Text || r.rcpt.held != nil
+	n.Text = n.Text || r.rcpt.held != nil && !heldGiven
 	return n
 }
 

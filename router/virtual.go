@@ -37,6 +37,7 @@ type Routed struct {
 	Receipt *Receipt
 
 	r               *Router
+	held            func(string) (int, bool) // Prompt.Held
 	worker, prefill target
 	pool            *Pool
 	wg, pg          *guard
@@ -98,7 +99,7 @@ func (x *Routed) start(pr policy.Request) (*Routed, error) {
 	if !ok {
 		return nil, errNoWorkers
 	}
-	x.worker, x.Outcome, x.Receipt = t, d.Outcome, d.Receipt
+	x.worker, x.Outcome, x.Receipt = t, d.Outcome, x.heldBy(d.Receipt)
 	x.Worker = t.public()
 	x.wg = x.pool.acquire(t)
 	return x, nil

@@ -22,6 +22,12 @@ type Prompt struct {
 	// counts them in the body (pd.Body.EstimateTokens: the text of the
 	// prompt or of the messages' contents); called only under a threshold.
 	Chars func() int
+	// Held, when not nil, gives the prompt tokens the engine of a
+	// candidate (by its id, "url" or "url@rank") holds in its GPU prefix
+	// cache now, as the engine counts them: the receipt's held tokens then
+	// come from it instead of the router's index of the engines' caches
+	// (Receipts), so receipts read no text.
+	Held func(id string) (tokens int, ok bool)
 }
 
 // RoutePrompt is Route for a request given as p instead of its body: the
@@ -32,7 +38,7 @@ type Prompt struct {
 func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Routed, error) {
 	req := &http.Request{Method: http.MethodPost, Header: header, RemoteAddr: "127.0.0.1:1"}
 	var pr policy.Request
-	need := r.policyNeeds()
+	need := r.needs(p.Held != nil)
 	if need.Text {
 		pr.Model, pr.Text = p.Model, p.Text()
 	}
@@ -46,7 +52,7 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 			return nil, apiErr
 		}
 	}
-	x := &Routed{r: r}
+	x := &Routed{r: r, held: p.Held}
 	if r.pd == nil || !pdRoutes[route] {
 		return x.local(pr)
 	}
@@ -58,17 +64,27 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 	if !ok {
 		return nil, errNoWorkers
 	}
-	x.worker, x.Outcome, x.Receipt = t, d.Outcome, d.Receipt
+	x.worker, x.Outcome, x.Receipt = t, d.Outcome, x.heldBy(d.Receipt)
 	return x.withPrefill(pr)
 }
 
 // ReadsPrompts reports whether RoutePrompt ever reads a prompt's text or
 // length: a policy that matches on the text (Needs.Text: cache_aware,
-// precise_prefix, a weighted prefix scorer), receipts keyed by it, or a
-// PD routing_threshold (Chars). When not, the caller may route a prompt
-// it never drew.
+// precise_prefix, a weighted prefix scorer), receipts keyed by it (an
+// index of the engines' caches, Receipts: a caller that gives Prompt.Held
+// sets none), or a PD routing_threshold (Chars). When not, the caller may
+// route a prompt it never drew.
 func (r *Router) ReadsPrompts() bool {
 	return r.policyNeeds().Text || r.pd != nil && r.pd.threshold > 0
+}
+
+// heldBy is rc with every candidate's held tokens from x's Prompt.Held,
+// when given.
+func (x *Routed) heldBy(rc *Receipt) *Receipt {
+	if x.held != nil && rc != nil {
+		rc.SetHeldBy(x.held)
+	}
+	return rc
 }
 
 // local starts x on the pool that serves a request without a prefill hop:

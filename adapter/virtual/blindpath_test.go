@@ -2,6 +2,7 @@ package virtual_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -84,5 +85,45 @@ func TestBlindPathParity(t *testing.T) {
 				t.Fatalf("%d of %d prompts came blind: want none", blind, prompts)
 			}
 		})
+	}
+}
+
+// TestBlindReceiptParity is TestBlindPathParity with route receipts on, as
+// `trial run --clock virtual` records them (RecordReceipts before the
+// run): under round_robin every prompt still goes blind, since the
+// receipts' held tokens are the engines' own count, not an index keyed by
+// the prompt's text, and every decision's receipt (each candidate's load
+// and held tokens) is byte-identical to the text path's (bodies); some
+// candidates hold part of a prompt, so the held figures are compared.
+func TestBlindReceiptParity(t *testing.T) {
+	trace := tokenTrace(t, 90)
+	dc := driver.Config{BaseURL: virtual.BaseURL, Endpoint: driver.CompletionsEndpoint, Model: "sim-model", Seed: 11,
+		WarmupRequests: 2, Workload: driver.Workload{Kind: "trace", Path: trace, BlockSize: 16}}
+	var blind, prompts int
+	ws, rc := collocatedUnder(t, "round_robin")
+	_, decs, sum, _ := tokenRun(t, ws, rc, dc, true, func(d *virtual.Deployment) driver.System {
+		d.RecordReceipts()
+		return blindCount{d, &blind, &prompts}
+	})
+	if blind != sum.Completed || blind == 0 {
+		t.Fatalf("%d of %d prompts came blind with receipts on, %d completed: want all of them", blind, prompts, sum.Completed)
+	}
+	_, wantDecs, _, _ := tokenRun(t, ws, rc, dc, true, func(d *virtual.Deployment) driver.System {
+		d.RecordReceipts()
+		return textPath{d, d}
+	})
+	got, err := json.Marshal(decs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(wantDecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the blind path's receipts differ from the text path's: %s", firstDiff(got, want))
+	}
+	if !bytes.Contains(got, []byte(`"held_tokens":16`)) || !bytes.Contains(got, []byte(`"held_tokens":0`)) {
+		t.Fatalf("no candidate holds a block, or every one does: the parity says nothing about held tokens: %.300s", got)
 	}
 }

@@ -2,11 +2,12 @@ package virtual
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/autoinfer/autoinfer/driver"
 	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/policy"
+	"github.com/autoinfer/autoinfer/target/sim"
 )
 
 // Decision is one routing decision of a virtual run: the worker (and, for
@@ -29,16 +30,48 @@ type Decision struct {
 func (d *Deployment) RecordDecisions(fn func(Decision)) { d.record = fn }
 
 // RecordReceipts makes every decision carry its route receipt, each
-// candidate's held tokens read from an index of the engines' real caches
-// (fed by their KV events at the instant they happen). Call it before the
-// first Send; without a router there is no decision to explain.
+// candidate's held tokens counted by its engine at the decision (held):
+// no index of the engines' caches and no KV events, so receipts read no
+// prompt and a run may still send blind ones. Call it before the first
+// Send; without a router there is no decision to explain.
 func (d *Deployment) RecordReceipts() {
-	if d.router == nil || d.kv.held != nil {
+	if d.router == nil || d.receipts {
 		return
 	}
-	d.kv.held = policy.NewBlockIndex()
-	d.observeKV()
-	d.router.Receipts(d.kv.held)
+	d.receipts = true
+	d.router.Receipts(nil)
+}
+
+// held gives, for a route receipt, the prompt tokens the engine of a
+// candidate (by its router id) holds of fr's prompt now (sim.HeldPrompt,
+// hashed once for all the candidates): the candidate's rank's cache when
+// the router addresses ranks, else any of the worker's ranks', as one
+// stream of KV events would show them. Nil when receipts are off.
+func (d *Deployment) held(fr sim.FleetRequest) func(id string) (int, bool) {
+	if !d.receipts {
+		return nil
+	}
+	p := d.fleet.HeldPrompt(fr)
+	return func(id string) (int, bool) {
+		url, rank := id, -1
+		if d.dp > 1 {
+			i := strings.LastIndexByte(id, '@')
+			if i < 0 {
+				return 0, false
+			}
+			r, err := strconv.Atoi(id[i+1:])
+			if err != nil {
+				return 0, false
+			}
+			url, rank = id[:i], r
+		}
+		w, ok := d.workers[url]
+		if !ok {
+			return 0, false
+		}
+		n, err := p.Held(w, rank)
+		return n, err == nil
+	}
 }
 
 func decisionOf(id int, header http.Header, x *router.Routed) Decision {

@@ -40,8 +40,9 @@ type Deployment struct {
 	evictEvery time.Duration // 0: no stateful policy to trim
 	nextEvict  time.Duration
 
-	done   func(driver.Answer) // set while Complete runs
-	record func(Decision)      // --record-decisions, nil: off
+	done     func(driver.Answer) // set while Complete runs
+	record   func(Decision)      // --record-decisions, nil: off
+	receipts bool                // RecordReceipts: decisions carry receipts
 }
 
 // The driver's contracts a Deployment keeps, the optional one included.
@@ -180,6 +181,9 @@ func (d *Deployment) send(rq *request, header http.Header, body []byte, at time.
 	x, err := d.router.Route(rq.route, header, body)
 	if err != nil {
 		return err
+	}
+	if h := d.held(sim.FleetRequest{Body: body, Chat: rq.route == "/v1/chat/completions"}); h != nil && x.Receipt != nil {
+		x.Receipt.SetHeldBy(h)
 	}
 	return d.start(rq, header, x, body, at)
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/autoinfer/autoinfer/router"
-	"github.com/autoinfer/autoinfer/router/policy"
 	"github.com/autoinfer/autoinfer/target/kvevents"
 )
 
@@ -18,16 +17,14 @@ import (
 const KVEventDelay = time.Millisecond
 
 // kvFeed is the deployment's KV event plumbing: the engines' batches go,
-// at once, into the index of their real caches (held, for receipts), and,
-// KVEventDelay later, into the router's block index when its policy
-// follows KV events and the engines publish them (the spec's
+// KVEventDelay after they are flushed, into the router's block index when
+// its policy follows KV events and the engines publish them (the spec's
 // kv_events_config, as on the sim target in real time).
 type kvFeed struct {
-	held     *policy.BlockIndex // nil: receipts carry no held tokens
-	deliver  bool               // the router follows the engines' events
-	pending  []kvBatch          // to the router, in publish order
-	urls     []string           // worker URL by fleet worker
-	observed bool               // the fleet's engines report their events
+	deliver  bool      // the router follows the engines' events
+	pending  []kvBatch // to the router, in publish order
+	urls     []string  // worker URL by fleet worker
+	observed bool      // the fleet's engines report their events
 }
 
 // kvBatch is one batch on its way to the router.
@@ -51,31 +48,20 @@ func publishes(workers []Worker) bool {
 }
 
 // followKVEvents sets up the feed before the first request: delivery to a
-// router whose policy follows KV events on engines that publish them.
+// router whose policy follows KV events on engines that publish them; the
+// engines report events only then.
 func (d *Deployment) followKVEvents(workers []Worker) {
 	f := &kvFeed{deliver: d.router != nil && d.router.FollowsKVEvents() && publishes(workers), urls: make([]string, len(workers))}
 	for _, w := range workers {
 		f.urls[d.workers[w.URL]] = w.URL
 	}
 	d.kv = f
-	d.observeKV()
-}
-
-// observeKV makes the engines report their events once something wants
-// them; until then they record none.
-func (d *Deployment) observeKV() {
-	f := d.kv
-	if f.observed || !f.deliver && f.held == nil {
+	if !f.deliver {
 		return
 	}
 	f.observed = true
 	d.fleet.ObserveKVEvents(func(w, _ int, b kvevents.Batch) {
-		if f.held != nil {
-			router.ApplyKVBatch(f.held, f.urls[w], d.dp, b)
-		}
-		if f.deliver {
-			f.pending = append(f.pending, kvBatch{at: d.fleet.Now() + KVEventDelay, worker: f.urls[w], b: b})
-		}
+		f.pending = append(f.pending, kvBatch{at: d.fleet.Now() + KVEventDelay, worker: f.urls[w], b: b})
 	})
 }
 

@@ -42,7 +42,7 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 		return d.send(rq, header, nil, at)
 	}
 	x, err := d.router.RoutePrompt(route, header, router.Prompt{Model: sh.model, Text: text,
-		Chars: p.Chars})
+		Chars: p.Chars, Held: d.held(sim.FleetRequest{Shape: sh.serve, Spans: p.Spans})})
 	if err != nil {
 		return err
 	}
@@ -51,10 +51,11 @@ func (d *Deployment) SendPrompt(id int, route string, header http.Header, p driv
 
 // ReadsPrompts (driver.Prompted) is true when something on a request's
 // way reads its prompt's ids or text: the router (Router.ReadsPrompts:
-// a policy over the text, receipts, a PD routing_threshold), or whatever
-// takes the engines' KV events (precise_prefix's index, receipts' held
-// tokens), which carry token ids. Else only the engines' prefix caches
-// read a prompt, by its blocks' identities, which a blind span
+// a policy over the text, a PD routing_threshold), or whatever takes the
+// engines' KV events (precise_prefix's index), which carry token ids.
+// Receipts do not: their held tokens are the engines' own count (held),
+// which a blind span's blocks give as well. Else only the engines' prefix
+// caches read a prompt, by its blocks' identities, which a blind span
 // (tokenizer.Span.Blind) gives without its ids. Asked as a run starts,
 // after RecordReceipts.
 func (d *Deployment) ReadsPrompts() bool {

@@ -95,6 +95,18 @@ func (r *Receipt) SetHeld(idx *BlockIndex, text string) {
 	}
 }
 
+// SetHeldBy fills every candidate's Held from held, which gives the
+// prompt tokens a candidate's engine holds (by candidate id) as the
+// engine itself counts them; a candidate held reports nothing for keeps
+// a nil Held.
+func (r *Receipt) SetHeldBy(held func(id string) (tokens int, ok bool)) {
+	for i := range r.Candidates {
+		if n, ok := held(r.Candidates[i].ID); ok {
+			r.Candidates[i].Held = &n
+		}
+	}
+}
+
 // reusableKeys are the chained keys of the prompt's full blocks an engine
 // may serve from its cache: it always computes the last prompt token, so a
 // block ending on it is never a hit.

@@ -210,21 +210,14 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 		return fmt.Errorf("sim fleet: no worker %d rank %d", r.Worker, r.Rank)
 	}
 	s := f.servers[r.Worker]
-	var req *genRequest
-	var e *apiError
-	switch {
-	case r.Spans != nil && (r.Shape == nil || r.Prompt != nil):
-		return errors.New("sim fleet: Spans needs a Shape and no Prompt")
-	case r.Shape != nil:
+	if r.Shape != nil {
 		if err := checkBlind(r.Spans, f.ranks[f.first[r.Worker]+r.Rank].kv != nil); err != nil {
 			return err
 		}
-		req, e = r.Shape.request(r.Prompt, r.Spans, r.MaxTokens, &s.cfg)
-	default:
-		req, e = parseGenBody(r.Body, r.Chat, &s.cfg)
 	}
-	if e != nil {
-		return fmt.Errorf("%s: %s", e.typ, e.msg)
+	req, err := f.parse(r)
+	if err != nil {
+		return err
 	}
 	sq := f.newSeq(r.Worker, r.Tag, r.ID, req)
 	if req.kv != nil && s.cfg.role == RolePrefill && req.kv.DoRemoteDecode && !req.stream {
@@ -235,6 +228,26 @@ func (f *Fleet) Submit(r FleetRequest, at time.Duration) error {
 	}
 	f.queue(r.Worker, r.Rank, sq)
 	return nil
+}
+
+// parse is r's request as worker r.Worker's engine takes it: r.Shape's
+// with r.Prompt or r.Spans, else r.Body parsed as the HTTP handler does.
+func (f *Fleet) parse(r FleetRequest) (*genRequest, error) {
+	cfg := &f.servers[r.Worker].cfg
+	var req *genRequest
+	var e *apiError
+	switch {
+	case r.Spans != nil && (r.Shape == nil || r.Prompt != nil):
+		return nil, errors.New("sim fleet: Spans needs a Shape and no Prompt")
+	case r.Shape != nil:
+		req, e = r.Shape.request(r.Prompt, r.Spans, r.MaxTokens, cfg)
+	default:
+		req, e = parseGenBody(r.Body, r.Chat, cfg)
+	}
+	if e != nil {
+		return nil, fmt.Errorf("%s: %s", e.typ, e.msg)
+	}
+	return req, nil
 }
 
 // submitSeq hands a parsed request to worker w's rank at virtual time at

@@ -82,13 +82,7 @@ func shapeBody(body []byte, wr *wireRequest) []byte {
 // chat body's single user message content), and length maxTokens (0: the
 // body's own), checked against cfg's context length as the body would be.
 func (s *Shape) request(prompt []int, spans []tokenizer.Span, maxTokens int, cfg *config) (*genRequest, *apiError) {
-	g := s.g
-	var e *apiError
-	if spans != nil {
-		g.spans, e = s.spansPrompt(spans)
-	} else {
-		g.prompt, e = s.flatPrompt(prompt)
-	}
+	g, e := s.withPrompt(prompt, spans)
 	if e != nil {
 		return nil, e
 	}
@@ -97,6 +91,22 @@ func (s *Shape) request(prompt []int, spans []tokenizer.Span, maxTokens int, cfg
 		mt = &maxTokens
 	}
 	if e := g.setLength(mt, s.param, cfg); e != nil {
+		return nil, e
+	}
+	return g, nil
+}
+
+// withPrompt is the shape's request with prompt (or spans) checked as
+// its prompt and its length not yet set.
+func (s *Shape) withPrompt(prompt []int, spans []tokenizer.Span) (*genRequest, *apiError) {
+	g := s.g
+	var e *apiError
+	if spans != nil {
+		g.spans, e = s.spansPrompt(spans)
+	} else {
+		g.prompt, e = s.flatPrompt(prompt)
+	}
+	if e != nil {
 		return nil, e
 	}
 	return &g, nil
