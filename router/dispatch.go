@@ -187,9 +187,6 @@ func (r *Router) choose(pool *Pool, pol policy.Policy, req policy.Request, skip 
 	if ok && pol == nil {
 		r.recordDecision(pool, t, d)
 	}
-	if ok {
-		r.explain(req, &d)
-	}
 	return t, d, ok
 }
 

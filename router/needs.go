@@ -11,12 +11,9 @@ import (
 )
 
 // policyNeeds is the union of what the policies of the router's pools read
-// from a request (policy.Needer), and the text when receipts key it.
-func (r *Router) policyNeeds() policy.Needs { return r.needs(false) }
-
-// needs is policyNeeds of a request whose caller gives its receipt's held
-// tokens (heldGiven: Prompt.Held), which then reads no text for them.
-func (r *Router) needs(heldGiven bool) policy.Needs {
+// from a request (policy.Needer). Receipts read nothing of their own: the
+// engines' held tokens come from the caller (Prompt.Held).
+func (r *Router) policyNeeds() policy.Needs {
 	var n policy.Needs
 	for _, p := range r.pools {
 		if d, ok := p.policy.(policy.Needer); ok {
@@ -24,9 +21,6 @@ func (r *Router) needs(heldGiven bool) policy.Needs {
 			n.Text, n.HashKey, n.SLO, n.Latency = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO, n.Latency || x.Latency
 		}
 	}
-	// A receipt with the engines' held tokens keys the prompt as
-	// precise_prefix does, whatever the policies read.
-	n.Text = n.Text || r.rcpt.held != nil && !heldGiven
 	return n
 }
 

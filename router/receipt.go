@@ -21,9 +21,6 @@ type receipts struct {
 	on bool
 	// fn hears every served request's receipt (HTTP path); nil: none.
 	fn func(ReceiptRecord)
-	// held is an index of the engines' real caches (the virtual clock's
-	// engines), from which every candidate's Held is filled; nil: unknown.
-	held *policy.BlockIndex
 }
 
 // WithReceipts makes the router build a route receipt for every inference
@@ -34,20 +31,12 @@ func WithReceipts(fn func(ReceiptRecord)) Option {
 	return func(o *options) { o.receipts = fn }
 }
 
-// Receipts turns receipts on for a router that routes without HTTP (Route):
-// every Routed carries its receipt, and held, when not nil, is the index of
-// the engines' real caches that fills each candidate's held tokens. Call
-// it before the first Route.
-func (r *Router) Receipts(held *policy.BlockIndex) {
-	r.rcpt.on, r.rcpt.held = true, held
-}
-
-// explain fills in the receipt of decision d for request req: the engines'
-// real cache state per candidate, when the router can see it.
-func (r *Router) explain(req policy.Request, d *policy.Decision) {
-	if d.Receipt != nil && r.rcpt.held != nil {
-		d.Receipt.SetHeld(r.rcpt.held, req.Text)
-	}
+// Receipts turns receipts on for a router that routes without HTTP (Route,
+// RoutePrompt): every Routed carries its receipt. The engines' held tokens
+// are the caller's to give (Prompt.Held: the virtual clock's engines count
+// them themselves). Call it before the first Route.
+func (r *Router) Receipts() {
+	r.rcpt.on = true
 }
 
 // noteReceipt reports the receipt of in's serving decision (HTTP path).

@@ -47,7 +47,7 @@ func TestReceiptClockParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			virt.Receipts(nil)
+			virt.Receipts()
 			var virtual []string
 			for i, body := range parityPrompts() {
 				x, err := virt.Route("/v1/completions", http.Header{}, []byte(body))

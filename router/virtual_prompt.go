@@ -38,7 +38,7 @@ type Prompt struct {
 func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Routed, error) {
 	req := &http.Request{Method: http.MethodPost, Header: header, RemoteAddr: "127.0.0.1:1"}
 	var pr policy.Request
-	need := r.needs(p.Held != nil)
+	need := r.policyNeeds()
 	if need.Text {
 		pr.Model, pr.Text = p.Model, p.Text()
 	}
@@ -70,10 +70,10 @@ func (r *Router) RoutePrompt(route string, header http.Header, p Prompt) (*Route
 
 // ReadsPrompts reports whether RoutePrompt ever reads a prompt's text or
 // length: a policy that matches on the text (Needs.Text: cache_aware,
-// precise_prefix, a weighted prefix scorer), receipts keyed by it (an
-// index of the engines' caches, Receipts: a caller that gives Prompt.Held
-// sets none), or a PD routing_threshold (Chars). When not, the caller may
-// route a prompt it never drew.
+// precise_prefix, a weighted prefix scorer) or a PD routing_threshold
+// (Chars); receipts read nothing of it (their held tokens are the
+// caller's: Prompt.Held). When not, the caller may route a prompt it never
+// drew.
 func (r *Router) ReadsPrompts() bool {
 	return r.policyNeeds().Text || r.pd != nil && r.pd.threshold > 0
 }

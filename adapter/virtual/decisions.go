@@ -39,7 +39,7 @@ func (d *Deployment) RecordReceipts() {
 		return
 	}
 	d.receipts = true
-	d.router.Receipts(nil)
+	d.router.Receipts()
 }
 
 // held gives, for a route receipt, the prompt tokens the engine of a

@@ -83,7 +83,9 @@ func NewReceipt(name string, cands []Candidate, d Decision) *Receipt {
 // SetHeld fills every candidate's Held from idx, an index of the engines'
 // real cache state, for the prompt text (keyed as precise_prefix keys it:
 // the simulator's tokenizer, the index's block size, the blocks an engine
-// may reuse).
+// may reuse): what precise_prefix's own view says the engines hold, which
+// adapter/virtual's TestEngineHeldMatchesIndex holds the engines' own
+// count (SetHeldBy, the virtual clock's receipts) to.
 func (r *Receipt) SetHeld(idx *BlockIndex, text string) {
 	keys, bs := reusableKeys(tokenizer.Tokenize(text), idx.BlockSize())
 	idx.mu.RLock()
