@@ -53,6 +53,7 @@ type bodySums struct {
 	t      *bodyTemplate // nil: no request is a parts body
 	tsum   bodySum       // the template's digest
 	record []byte        // a parts body's record, reused
+	ids    []byte        // a span's ids as the record digests them, reused
 }
 
 func newBodySums(t *bodyTemplate) *bodySums {
@@ -96,7 +97,6 @@ func (d *bodySums) partsSum(spans []tokenizer.Span, maxTokens int) bodySum {
 	r = append(le.AppendUint64(r, uint64(len(workload.SimPrompts))), workload.SimPrompts...)
 	r = le.AppendUint64(r, uint64(maxTokens))
 	r = le.AppendUint64(r, uint64(len(spans)))
-	var ids []byte
 	for _, s := range spans {
 		if s.Key != 0 {
 			r = le.AppendUint64(le.AppendUint64(append(r, 1), s.Key), uint64(s.Len()))
@@ -104,11 +104,11 @@ func (d *bodySums) partsSum(spans []tokenizer.Span, maxTokens int) bodySum {
 		}
 		// The ids' bytes in place would do, but their order is the
 		// platform's: written out, the digest is the same everywhere.
-		ids = ids[:0]
+		d.ids = d.ids[:0]
 		for _, id := range s.IDs {
-			ids = le.AppendUint16(ids, id)
+			d.ids = le.AppendUint16(d.ids, id)
 		}
-		sum := sha256.Sum256(ids)
+		sum := sha256.Sum256(d.ids)
 		r = append(append(r, 0), sum[:]...)
 	}
 	d.record = r

@@ -3,7 +3,6 @@ package virtual_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -196,5 +195,5 @@ func receiptString(t *testing.T, rc *router.Receipt) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprint(string(b))
+	return string(b)
 }
