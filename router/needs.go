@@ -10,12 +10,17 @@ import (
 	"github.com/autoinfer/autoinfer/router/policy"
 )
 
-// policyNeeds is the union of what the policies of the router's pools read
-// from a request (policy.Needer). Receipts read nothing of their own: the
+// policyNeeds is the union of what the policies of the pools that route
+// read from a request (policy.Needer): under PD the prefill and decode
+// pools' (every request goes to them, servePD), not the default pool's,
+// whose policy then picks nothing. Receipts read nothing of their own: the
 // engines' held tokens come from the caller (Prompt.Held).
 func (r *Router) policyNeeds() policy.Needs {
 	var n policy.Needs
 	for _, p := range r.pools {
+		if r.pd != nil && p == r.pool {
+			continue
+		}
 		if d, ok := p.policy.(policy.Needer); ok {
 			x := d.Needs()
 			n.Text, n.HashKey, n.SLO, n.Latency = n.Text || x.Text, n.HashKey || x.HashKey, n.SLO || x.SLO, n.Latency || x.Latency

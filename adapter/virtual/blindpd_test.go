@@ -14,8 +14,8 @@ import (
 
 // Blind prompts under prefill/decode: with no routing_threshold and
 // policies that read no prompt (power_of_two prefilling, round_robin
-// decoding and as the router's own policy, which the router counts among
-// its readers even when PD routes every request), both legs of every request take its full blocks blind, the
+// decoding; the router's own policy stays the default cache_aware, which
+// picks nothing under PD and so reads nothing), both legs of every request take its full blocks blind, the
 // decode engine pulling the prefill engine's KV as for a drawn prompt,
 // and the records, decisions and hashes are the text path's.
 func TestBlindPathParityPrefillDecode(t *testing.T) {
@@ -24,7 +24,7 @@ func TestBlindPathParityPrefillDecode(t *testing.T) {
 		WarmupRequests: 2, Workload: driver.Workload{Kind: "trace", Path: trace, BlockSize: 16}}
 	ws := append(workers(t, 2, sim.RolePrefill), workers(t, 2, sim.RoleDecode)...)
 	cfg := routerconfig.Default()
-	cfg.PDDisaggregation, cfg.KVConnector, cfg.Policy = true, "nixl", "round_robin"
+	cfg.PDDisaggregation, cfg.KVConnector = true, "nixl"
 	cfg.PrefillPolicy, cfg.DecodePolicy = "power_of_two", "round_robin"
 	cfg.PrefillURLs, cfg.DecodeURLs = []string{ws[0].URL, ws[1].URL}, []string{ws[2].URL, ws[3].URL}
 	rc := router.Config(cfg)
